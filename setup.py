@@ -16,7 +16,12 @@ setup(
     ext_modules=[
         Extension(
             "ranked.engine._zset",
-            sources=["src/ranked/engine/_zset.c"],
+            sources=[
+                "src/ranked/engine/_zset.c",
+                "src/ranked/engine/zsl_list.c",
+                "src/ranked/engine/zsl_dict.c",
+                "src/ranked/engine/zsl_rand.c",
+            ],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,
         )

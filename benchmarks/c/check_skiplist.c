@@ -1,0 +1,117 @@
+/* check_skiplist.c - randomized self-test of the engine core against a
+ * naive sorted-array model; runs zset_check() after every operation.
+ * Build and run: make check-c (also what `make valgrind` runs under
+ * memcheck). Exit status 0 when every comparison held. */
+#include "../../src/ranked/engine/zsl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    double score;
+    char m[8];
+    size_t len;
+} entry;
+
+static entry model[4096];
+static size_t nmodel;
+
+static int entry_cmp(const void *a, const void *b) {
+    const entry *x = a, *y = b;
+    if (x->score < y->score) return -1;
+    if (x->score > y->score) return 1;
+    return zsl_cmp_members(x->m, x->len, y->m, y->len);
+}
+
+static long model_find(const char *m, size_t len) {
+    for (size_t i = 0; i < nmodel; i++)
+        if (model[i].len == len && memcmp(model[i].m, m, len) == 0) return (long)i;
+    return -1;
+}
+
+#define EXPECT(cond, ...)                                  \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            fprintf(stderr, "step %ld: ", step);           \
+            fprintf(stderr, __VA_ARGS__);                  \
+            fputc('\n', stderr);                           \
+            return 1;                                      \
+        }                                                  \
+    } while (0)
+
+int main(int argc, char **argv) {
+    long steps = argc > 1 ? atol(argv[1]) : 200000;
+    zset z;
+    char msg[256];
+    if (zset_init(&z) < 0) return 2;
+    for (long step = 0; step < steps; step++) {
+        int op = (int)zsl_rand_below(100);
+        char m[8];
+        size_t len = (size_t)snprintf(m, sizeof m, "m%u", (unsigned)zsl_rand_below(600));
+        double score = (double)((int)zsl_rand_below(40) - 20);
+        if (zsl_rand_below(10) == 0) score = -0.0;
+        long at = model_find(m, len);
+        zsl_node *n = zset_find(&z, m, len);
+        EXPECT((at >= 0) == (n != NULL), "find disagrees");
+        if (op < 45) {                                  /* add or update */
+            if (at < 0) {
+                EXPECT(zset_insert(&z, score, m, len, zdict_hash(m, len)), "oom");
+                model[nmodel].score = score;
+                memcpy(model[nmodel].m, m, len);
+                model[nmodel++].len = len;
+            } else if (n->score != score) {
+                zset_set_score(&z, n, score);
+                model[at].score = score;
+            }
+        } else if (op < 65) {                           /* delete */
+            if (at >= 0) {
+                zset_delete(&z, n);
+                model[at] = model[--nmodel];
+            }
+        } else if (op < 68 && nmodel) {                 /* rank range delete */
+            size_t a = 1 + (size_t)zsl_rand_below(nmodel);
+            size_t b = a + (size_t)zsl_rand_below(4);
+            if (b > nmodel) b = nmodel;
+            qsort(model, nmodel, sizeof(entry), entry_cmp);
+            EXPECT(zset_delete_rank_range(&z, a, b) == b - a + 1, "range delete count");
+            memmove(model + a - 1, model + b, (nmodel - b) * sizeof(entry));
+            nmodel -= b - a + 1;
+        } else if (op < 69) {                           /* clear + bulk reload */
+            qsort(model, nmodel, sizeof(entry), entry_cmp);
+            zset_clear(&z);
+            zset_bulk b;
+            EXPECT(zdict_reserve(&z, nmodel) == 0, "oom");
+            zset_bulk_begin(&z, &b);
+            for (size_t i = 0; i < nmodel; i++)
+                zset_bulk_append(&z, &b, zsl_node_new(&z, model[i].score, model[i].m, model[i].len));
+            zset_bulk_end(&z, &b);
+        } else if (at >= 0) {                           /* reads */
+            qsort(model, nmodel, sizeof(entry), entry_cmp);
+            at = model_find(m, len);
+            size_t dr, r = zset_rank(&z, n, &dr);
+            size_t less = 0, groups = 0, lessg = 0;
+            for (size_t i = 0; i < nmodel; i++) {
+                int starts = i == 0 || model[i - 1].score != model[i].score;
+                groups += (size_t)starts;
+                if (model[i].score < n->score) { less++; lessg += (size_t)starts; }
+            }
+            EXPECT(r == (size_t)at + 1, "rank %zu != %ld", r, at + 1);
+            EXPECT(dr == lessg + 1, "dense rank %zu != %zu", dr, lessg + 1);
+            EXPECT(groups == z.groups, "groups");
+            EXPECT(zset_count_below(&z, n->score, 0) == less, "count_below");
+            EXPECT(zset_by_rank(&z, r) == n, "by_rank");
+            zsl_node *after = zset_seek_after(&z, n->score, m, len);
+            EXPECT(after == n->level[0].forward, "seek_after");
+            EXPECT(zset_seek_before(&z, n->score, m, len) == n->backward, "seek_before");
+        }
+        if (zset_check(&z, msg, sizeof msg) < 0) {
+            fprintf(stderr, "step %ld op %d: %s\n", step, op, msg);
+            return 1;
+        }
+    }
+    printf("check_skiplist: %ld steps ok, final length %zu, %zu groups, %zu bytes\n", steps,
+           z.length, z.groups, z.bytes);
+    zset_destroy(&z);
+    return 0;
+}

@@ -1,0 +1,2143 @@
+/* _zset.c - the Python binding of the engine: ranked.engine._zset.SortedSet.
+ *
+ * The contract is _zset.pyi; the pure-Python twin skiplist.py follows the same
+ * contract and raises the same errors with the same texts. All structure
+ * lives in the Python-free core (zsl.h: zsl_list.c, zsl_dict.c, zsl_rand.c);
+ * this file converts arguments, calls the core and builds results.
+ *
+ * Rules every method here follows:
+ *  - every argument is converted and validated before the set changes, so an
+ *    error leaves it exactly as it was (out-of-memory in a multi-member write
+ *    is the only exception);
+ *  - no Python code runs in the middle of a core mutation; the GIL makes each
+ *    call atomic;
+ *  - a node pointer is never used after anything that could run Python code
+ *    (allocating a GC-tracked object can trigger a collection and __del__
+ *    methods); readers compare z.modcount to notice changes.
+ *
+ * Names: py_* convert arguments and results, SortedSet_* / ZIter_* are the
+ * methods and slots, ss_* are shared operations on a SortedSetObject. Indexes
+ * in Python are 0-based; core ranks are 1-based.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "zsl.h"
+
+static PyObject *InvalidScoreError;
+static PyObject *SnapshotError;
+static PyObject *MappingABC;
+static PyObject *SequenceABC;
+
+typedef struct {
+    PyObject_HEAD
+    zset z;
+    int raw;
+} SortedSetObject;
+
+static PyTypeObject SortedSetType;
+static PyTypeObject ZIterType;
+
+#define FLAG_NX 1
+#define FLAG_XX 2
+#define FLAG_GT 4
+#define FLAG_LT 8
+#define FLAG_CH 16
+
+/* ==== argument conversion ================================================= */
+
+/* Keyword-capable FASTCALL signature: names[0..nargs-1], of which the first
+ * npos may come positionally and the first nreq are required. */
+typedef struct {
+    const char *fname;
+    int npos;
+    int nreq;
+    int nargs;
+    const char *const *names;
+} argspec;
+
+/* Spread args/kwnames over out[0..spec->nargs-1] as borrowed references,
+ * NULL for arguments not given. Returns 0, or -1 with TypeError set. */
+static int py_parse(const argspec *spec, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames, PyObject **out) {
+    if (kwnames == NULL && nargs >= spec->nreq && nargs <= spec->npos) {
+        for (Py_ssize_t i = 0; i < nargs; i++)
+            out[i] = args[i];
+        for (int i = (int)nargs; i < spec->nargs; i++)
+            out[i] = NULL;
+        return 0;
+    }
+    for (int i = 0; i < spec->nargs; i++)
+        out[i] = NULL;
+    if (nargs > spec->npos) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional argument%s (%zd given)",
+                     spec->fname, spec->npos, spec->npos == 1 ? "" : "s", nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        out[i] = args[i];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int j = 0;
+        while (j < spec->nargs && PyUnicode_CompareWithASCIIString(key, spec->names[j]) != 0)
+            j++;
+        if (j == spec->nargs) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
+                         spec->fname, key);
+            return -1;
+        }
+        if (out[j]) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'",
+                         spec->fname, spec->names[j]);
+            return -1;
+        }
+        out[j] = args[nargs + k];
+    }
+    for (int i = 0; i < spec->nreq; i++) {
+        if (!out[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", spec->fname,
+                         spec->names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A member as bytes: p[0:n] borrowed from the argument (or from `owned`,
+ * a new reference the caller drops with mbuf_release). */
+typedef struct {
+    const char *p;
+    size_t n;
+    PyObject *owned;
+} mbuf;
+
+static void mbuf_release(mbuf *b) { Py_CLEAR(b->owned); }
+
+/* Convert a str (UTF-8, surrogateescape) or bytes member. Returns 0, or -1
+ * with TypeError (other types), UnicodeEncodeError (surrogates outside the
+ * escape range) or ValueError (longer than 4 GiB). */
+static int py_member(PyObject *o, mbuf *b) {
+    b->owned = NULL;
+    if (PyUnicode_Check(o)) {
+        Py_ssize_t n;
+        const char *p = PyUnicode_AsUTF8AndSize(o, &n);
+        if (!p) {
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+                return -1;
+            PyErr_Clear();
+            PyObject *e = PyUnicode_AsEncodedString(o, "utf-8", "surrogateescape");
+            if (!e)
+                return -1;
+            b->owned = e;
+            p = PyBytes_AS_STRING(e);
+            n = PyBytes_GET_SIZE(e);
+        }
+        b->p = p;
+        b->n = (size_t)n;
+    } else if (PyBytes_Check(o)) {
+        b->p = PyBytes_AS_STRING(o);
+        b->n = (size_t)PyBytes_GET_SIZE(o);
+    } else {
+        PyErr_Format(PyExc_TypeError, "member must be str or bytes, not %.200s",
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    if (b->n > ZSL_MAX_MEMBER_LEN) {
+        mbuf_release(b);
+        PyErr_SetString(PyExc_ValueError, "member is longer than 4 GiB");
+        return -1;
+    }
+    return 0;
+}
+
+/* Convert a lex bound: None means unbounded (*given = 0). */
+static int py_member_or_none(PyObject *o, mbuf *b, int *given) {
+    b->owned = NULL;
+    *given = !(o == NULL || o == Py_None);
+    return *given ? py_member(o, b) : 0;
+}
+
+/* Convert a score-like number (float, int, anything with __float__ or
+ * __index__; never str/bytes). `what` names it in errors. Returns 0, or -1
+ * with TypeError, OverflowError or InvalidScoreError (NaN). */
+static int py_score(PyObject *o, const char *what, double *out) {
+    double d;
+    if (PyFloat_CheckExact(o)) {
+        d = PyFloat_AS_DOUBLE(o);
+    } else if (PyLong_CheckExact(o)) {
+        d = PyLong_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred())
+            return -1;
+    } else if (PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o)) {
+        goto type_error;
+    } else {
+        d = PyFloat_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred()) {
+            if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_Clear();
+                goto type_error;
+            }
+            return -1;
+        }
+    }
+    if (isnan(d)) {
+        PyErr_Format(InvalidScoreError, "%s is not a number (NaN)", what);
+        return -1;
+    }
+    *out = d;
+    return 0;
+type_error:
+    PyErr_Format(PyExc_TypeError, "%s must be a number, not %.200s", what, Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+/* Values beyond this are clamped: every index rule gives the same answer
+ * for them as for the exact value, for any set that fits in memory. */
+#define COUNT_CLAMP (LLONG_MAX / 4)
+
+/* Convert an integer argument (anything with __index__). o == NULL gives
+ * `dflt`. Returns 0, or -1 with TypeError. */
+static int py_count(PyObject *o, const char *what, long long dflt, long long *out) {
+    if (!o) {
+        *out = dflt;
+        return 0;
+    }
+    PyObject *i = PyLong_CheckExact(o) ? Py_NewRef(o) : PyNumber_Index(o);
+    if (!i) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s must be an integer, not %.200s", what,
+                         Py_TYPE(o)->tp_name);
+        }
+        return -1;
+    }
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || v > COUNT_CLAMP || v < -COUNT_CLAMP)
+        v = (overflow > 0 || v > 0) ? COUNT_CLAMP : -COUNT_CLAMP;
+    *out = v;
+    return 0;
+}
+
+/* Truth value of an optional argument (absent = false); -1 on error. */
+static int py_truth(PyObject *o) { return o ? PyObject_IsTrue(o) : 0; }
+
+/* Read the nx/xx/gt/lt/ch flags from a[0..n-1] and refuse the combinations
+ * Redis refuses. Returns the FLAG_* mask, or -1 with ValueError. */
+static int py_flags(PyObject *const *a, int n) {
+    int mask = 0;
+    for (int i = 0; i < n; i++) {
+        int t = py_truth(a[i]);
+        if (t < 0)
+            return -1;
+        if (t)
+            mask |= 1 << i;
+    }
+    if ((mask & FLAG_NX) && (mask & FLAG_XX)) {
+        PyErr_SetString(PyExc_ValueError, "XX and NX options at the same time are not compatible");
+        return -1;
+    }
+    if (((mask & FLAG_GT) && (mask & FLAG_LT)) ||
+        ((mask & FLAG_NX) && (mask & (FLAG_GT | FLAG_LT)))) {
+        PyErr_SetString(PyExc_ValueError,
+                        "GT, LT, and/or NX options at the same time are not compatible");
+        return -1;
+    }
+    return mask;
+}
+
+/* One validated (member, score) pair; p[0:n] is kept alive by the keeper
+ * list py_pairs returns. */
+typedef struct {
+    const char *p;
+    size_t n;
+    uint32_t h;
+    double score;
+} cpair;
+
+/* Materialise and validate pairs (a Mapping, or an iterable of (member, score)
+ * tuples). On success returns a new reference that keeps every member buffer
+ * alive, with *out (PyMem_Malloc'ed, caller frees) and *count set. On error
+ * returns NULL with an exception set and nothing to free. */
+static PyObject *py_pairs(PyObject *pairs, cpair **out, Py_ssize_t *count) {
+    if (PyUnicode_Check(pairs) || PyBytes_Check(pairs) || PyByteArray_Check(pairs)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "pairs must be a mapping or an iterable of (member, score) pairs");
+        return NULL;
+    }
+    PyObject *keeper;
+    if (PyDict_Check(pairs)) {
+        keeper = PyDict_Items(pairs);
+    } else {
+        int is_mapping = PyObject_IsInstance(pairs, MappingABC);
+        if (is_mapping < 0)
+            return NULL;
+        if (is_mapping) {
+            PyObject *items = PyObject_CallMethod(pairs, "items", NULL);
+            if (!items)
+                return NULL;
+            keeper = PySequence_List(items);
+            Py_DECREF(items);
+        } else {
+            if (!Py_TYPE(pairs)->tp_iter) {
+                PyErr_Format(PyExc_TypeError,
+                             "pairs must be a mapping or an iterable, not %.200s",
+                             Py_TYPE(pairs)->tp_name);
+                return NULL;
+            }
+            keeper = PySequence_List(pairs);
+        }
+    }
+    if (!keeper)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(keeper);
+    cpair *arr = PyMem_Malloc(sizeof(cpair) * (size_t)(n ? n : 1));
+    if (!arr) {
+        Py_DECREF(keeper);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        /* keeper is private and tuples are immutable: the items stay alive
+         * even if a __float__ below runs arbitrary code. */
+        PyObject *item = PyList_GET_ITEM(keeper, i);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
+            PyErr_SetString(PyExc_TypeError, "each pair must be a (member, score) tuple");
+            goto error;
+        }
+        mbuf m;
+        if (py_member(PyTuple_GET_ITEM(item, 0), &m) < 0)
+            goto error;
+        if (m.owned) {
+            int rc = PyList_Append(keeper, m.owned);
+            mbuf_release(&m);
+            if (rc < 0)
+                goto error;
+            PyObject *last = PyList_GET_ITEM(keeper, PyList_GET_SIZE(keeper) - 1);
+            m.p = PyBytes_AS_STRING(last);
+        }
+        arr[i].p = m.p;
+        arr[i].n = m.n;
+        arr[i].h = zdict_hash(m.p, m.n);
+        if (py_score(PyTuple_GET_ITEM(item, 1), "score", &arr[i].score) < 0)
+            goto error;
+    }
+    *out = arr;
+    *count = n;
+    return keeper;
+error:
+    PyMem_Free(arr);
+    Py_DECREF(keeper);
+    return NULL;
+}
+
+/* ==== result building ===================================================== */
+
+/* The member of node x as the set returns it: bytes when raw, else str
+ * decoded with surrogateescape. New reference; allocates no GC object. */
+static PyObject *py_member_out(const SortedSetObject *s, const zsl_node *x) {
+    if (s->raw)
+        return PyBytes_FromStringAndSize(zsl_member(x), (Py_ssize_t)x->mlen);
+    return PyUnicode_DecodeUTF8(zsl_member(x), (Py_ssize_t)x->mlen, "surrogateescape");
+}
+
+/* (member, score) tuple from already-built parts; steals both. */
+static PyObject *py_tuple2(PyObject *a, PyObject *b) {
+    if (!a || !b) {
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        return NULL;
+    }
+    PyObject *t = PyTuple_New(2);
+    if (!t) {
+        Py_DECREF(a);
+        Py_DECREF(b);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(t, 0, a);
+    PyTuple_SET_ITEM(t, 1, b);
+    return t;
+}
+
+/* (member, score) of node x. x is read before the tuple allocation (which
+ * may run a collection), never after. New reference. */
+static PyObject *py_pair(const SortedSetObject *s, const zsl_node *x) {
+    PyObject *m = py_member_out(s, x);
+    PyObject *f = m ? PyFloat_FromDouble(x->score) : NULL;
+    return py_tuple2(m, f);
+}
+
+static PyObject *py_changed_error(PyObject *list) {
+    Py_XDECREF(list);
+    PyErr_SetString(PyExc_RuntimeError, "SortedSet changed during a range read");
+    return NULL;
+}
+
+/* Range walk predicates: does node x still lie inside the range? */
+typedef struct {
+    int kind; /* 0: none (count only), 1: score <= / <, 2: score >= / >, 3: member up to, 4: member from */
+    int incl;
+    double score;
+    const char *p;
+    size_t n;
+} bound;
+
+static int bound_holds(const bound *b, const zsl_node *x) {
+    switch (b->kind) {
+    case 1:
+        return b->incl ? x->score <= b->score : x->score < b->score;
+    case 2:
+        return b->incl ? x->score >= b->score : x->score > b->score;
+    case 3: {
+        int c = zsl_cmp_members(zsl_member(x), x->mlen, b->p, b->n);
+        return b->incl ? c <= 0 : c < 0;
+    }
+    case 4: {
+        int c = zsl_cmp_members(zsl_member(x), x->mlen, b->p, b->n);
+        return b->incl ? c >= 0 : c > 0;
+    }
+    default:
+        return 1;
+    }
+}
+
+/* List of up to `limit` (< 0: no limit) pairs walking from the node of
+ * 1-based rank `rank` (forward, or backward when reverse) while `b` holds.
+ * rank may be out of range (empty list). New reference. O(log n + k). */
+static PyObject *ss_collect(SortedSetObject *s, size_t rank, int reverse, long long limit,
+                            const bound *b) {
+    PyObject *list = PyList_New(0);
+    if (!list)
+        return NULL;
+    uint64_t mc = s->z.modcount;
+    zsl_node *x = zset_by_rank(&s->z, rank);
+    while (x && limit != 0 && bound_holds(b, x)) {
+        PyObject *t = py_pair(s, x);
+        if (!t || PyList_Append(list, t) < 0) {
+            Py_XDECREF(t);
+            Py_DECREF(list);
+            return NULL;
+        }
+        Py_DECREF(t);
+        if (s->z.modcount != mc)
+            return py_changed_error(list);
+        x = reverse ? x->backward : x->level[0].forward;
+        limit--;
+    }
+    return list;
+}
+
+/* Exactly k pairs starting at 1-based rank `rank` (1 <= rank, and k nodes
+ * exist in that direction: the caller clamped). New reference. */
+static PyObject *ss_collect_exact(SortedSetObject *s, size_t rank, int reverse, size_t k) {
+    PyObject *list = PyList_New((Py_ssize_t)k);
+    if (!list)
+        return NULL;
+    uint64_t mc = s->z.modcount;
+    zsl_node *x = zset_by_rank(&s->z, rank);
+    for (size_t i = 0; i < k && x; i++) {
+        PyObject *t = py_pair(s, x);
+        if (!t) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+        if (s->z.modcount != mc)
+            return py_changed_error(list);
+        x = reverse ? x->backward : x->level[0].forward;
+    }
+    return list;
+}
+
+/* ==== object lifecycle ==================================================== */
+
+/* A fresh empty set of the exact SortedSet type; NULL with MemoryError. */
+static SortedSetObject *ss_new(int raw) {
+    SortedSetObject *s = PyObject_New(SortedSetObject, &SortedSetType);
+    if (!s)
+        return NULL;
+    if (zset_init(&s->z) < 0) {
+        s->z.header = NULL;
+        Py_DECREF(s);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    s->raw = raw;
+    return s;
+}
+
+static PyObject *SortedSet_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    SortedSetObject *s = (SortedSetObject *)type->tp_alloc(type, 0);
+    if (!s)
+        return NULL;
+    if (zset_init(&s->z) < 0) {
+        s->z.header = NULL;
+        Py_DECREF(s);
+        return PyErr_NoMemory();
+    }
+    s->raw = 0;
+    return (PyObject *)s;
+}
+
+static void SortedSet_dealloc(PyObject *self) {
+    zset_destroy(&((SortedSetObject *)self)->z);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static Py_ssize_t ss_load(SortedSetObject *s, const cpair *pairs, Py_ssize_t n);
+
+static int SortedSet_init(PyObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"pairs", "raw", NULL};
+    PyObject *pairs = Py_None, *rawobj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$O:SortedSet", kwlist, &pairs, &rawobj))
+        return -1;
+    int raw = py_truth(rawobj);
+    if (raw < 0)
+        return -1;
+    SortedSetObject *s = (SortedSetObject *)self;
+    cpair *arr = NULL;
+    Py_ssize_t n = 0;
+    PyObject *keeper = NULL;
+    if (pairs != Py_None && !(keeper = py_pairs(pairs, &arr, &n)))
+        return -1;
+    s->raw = raw;
+    if (s->z.length)
+        zset_clear(&s->z);
+    Py_ssize_t rc = keeper ? ss_load(s, arr, n) : 0;
+    PyMem_Free(arr);
+    Py_XDECREF(keeper);
+    return rc < 0 ? -1 : 0;
+}
+
+static PyObject *SortedSet_repr(PyObject *self) {
+    return PyUnicode_FromFormat("%s(%zu members)", Py_TYPE(self)->tp_name,
+                                ((SortedSetObject *)self)->z.length);
+}
+
+/* ==== size ================================================================ */
+
+static Py_ssize_t SortedSet_len(PyObject *self) {
+    return (Py_ssize_t)((SortedSetObject *)self)->z.length;
+}
+
+static int SortedSet_contains(PyObject *self, PyObject *member) {
+    if (!PyUnicode_Check(member) && !PyBytes_Check(member))
+        return 0;
+    mbuf m;
+    if (py_member(member, &m) < 0)
+        return -1;
+    int found = zset_find(&((SortedSetObject *)self)->z, m.p, m.n) != NULL;
+    mbuf_release(&m);
+    return found;
+}
+
+static PyObject *SortedSet_clear(PyObject *self, PyObject *unused) {
+    zset_clear(&((SortedSetObject *)self)->z);
+    Py_RETURN_NONE;
+}
+
+static PyObject *SortedSet_get_raw(PyObject *self, void *closure) {
+    return PyBool_FromLong(((SortedSetObject *)self)->raw);
+}
+
+/* ==== writes ============================================================== */
+
+/* ZADD of one converted pair under the FLAG_* mask (already checked).
+ * Returns 1 when added (with CH: added or changed), 0 otherwise, -1 with
+ * MemoryError. */
+static int ss_add(SortedSetObject *s, const char *p, size_t n, uint32_t h, double score,
+                  int flags) {
+    zsl_node *x = zset_lookup(&s->z, p, n, h);
+    if (!x) {
+        if (flags & FLAG_XX)
+            return 0;
+        if (!zset_insert(&s->z, score, p, n, h)) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        return 1;
+    }
+    if (flags & FLAG_NX)
+        return 0;
+    double cur = x->score;
+    if (((flags & FLAG_GT) && !(score > cur)) || ((flags & FLAG_LT) && !(score < cur)))
+        return 0;
+    if (score != cur) { /* so 0.0 never overwrites a stored -0.0 */
+        zset_set_score(&s->z, x, score);
+        return (flags & FLAG_CH) ? 1 : 0;
+    }
+    return 0;
+}
+
+static const char *const kw_add[] = {"member", "score", "nx", "xx", "gt", "lt", "ch"};
+static const argspec spec_add = {"add", 2, 2, 7, kw_add};
+
+static PyObject *SortedSet_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames) {
+    PyObject *a[7];
+    if (py_parse(&spec_add, args, nargs, kwnames, a) < 0)
+        return NULL;
+    int flags = 0;
+    if (kwnames && (flags = py_flags(a + 2, 5)) < 0)
+        return NULL;
+    mbuf m;
+    double score;
+    if (py_member(a[0], &m) < 0)
+        return NULL;
+    if (py_score(a[1], "score", &score) < 0) {
+        mbuf_release(&m);
+        return NULL;
+    }
+    int r = ss_add((SortedSetObject *)self, m.p, m.n, zdict_hash(m.p, m.n), score, flags);
+    mbuf_release(&m);
+    return r < 0 ? NULL : PyLong_FromLong(r);
+}
+
+static const char *const kw_add_many[] = {"pairs", "nx", "xx", "gt", "lt", "ch"};
+static const argspec spec_add_many = {"add_many", 1, 1, 6, kw_add_many};
+
+static PyObject *SortedSet_add_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames) {
+    PyObject *a[6];
+    if (py_parse(&spec_add_many, args, nargs, kwnames, a) < 0)
+        return NULL;
+    int flags = py_flags(a + 1, 5);
+    if (flags < 0)
+        return NULL;
+    cpair *arr;
+    Py_ssize_t n;
+    PyObject *keeper = py_pairs(a[0], &arr, &n);
+    if (!keeper)
+        return NULL;
+    long total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int r = ss_add((SortedSetObject *)self, arr[i].p, arr[i].n, arr[i].h, arr[i].score, flags);
+        if (r < 0) {
+            total = -1;
+            break;
+        }
+        total += r;
+    }
+    PyMem_Free(arr);
+    Py_DECREF(keeper);
+    return total < 0 ? NULL : PyLong_FromLong(total);
+}
+
+static const char *const kw_incr[] = {"member", "amount", "nx", "xx", "gt", "lt"};
+static const argspec spec_incr = {"incr", 2, 1, 6, kw_incr};
+
+static PyObject *SortedSet_incr(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames) {
+    PyObject *a[6];
+    if (py_parse(&spec_incr, args, nargs, kwnames, a) < 0)
+        return NULL;
+    int flags = 0;
+    if (kwnames && (flags = py_flags(a + 2, 4)) < 0)
+        return NULL;
+    mbuf m;
+    double step = 1.0;
+    if (py_member(a[0], &m) < 0)
+        return NULL;
+    if (a[1] && py_score(a[1], "increment", &step) < 0) {
+        mbuf_release(&m);
+        return NULL;
+    }
+    SortedSetObject *s = (SortedSetObject *)self;
+    uint32_t h = zdict_hash(m.p, m.n);
+    zsl_node *x = zset_lookup(&s->z, m.p, m.n, h);
+    PyObject *result;
+    if (!x) {
+        if (flags & FLAG_XX) {
+            result = Py_NewRef(Py_None);
+        } else if (!zset_insert(&s->z, step, m.p, m.n, h)) {
+            result = PyErr_NoMemory(); /* Redis stores the increment itself: -0.0 stays */
+        } else {
+            result = PyFloat_FromDouble(step);
+        }
+    } else if (flags & FLAG_NX) {
+        result = Py_NewRef(Py_None);
+    } else {
+        double cur = x->score, now = cur + step;
+        if (isnan(now)) {
+            PyErr_SetString(InvalidScoreError, "resulting score is not a number (NaN)");
+            result = NULL;
+        } else if (((flags & FLAG_GT) && !(now > cur)) || ((flags & FLAG_LT) && !(now < cur))) {
+            result = Py_NewRef(Py_None);
+        } else {
+            if (now != cur)
+                zset_set_score(&s->z, x, now);
+            result = PyFloat_FromDouble(now);
+        }
+    }
+    mbuf_release(&m);
+    return result;
+}
+
+static PyObject *SortedSet_remove(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    SortedSetObject *s = (SortedSetObject *)self;
+    mbuf one[8];
+    mbuf *ms = nargs <= 8 ? one : PyMem_Malloc(sizeof(mbuf) * (size_t)nargs);
+    if (!ms)
+        return PyErr_NoMemory();
+    Py_ssize_t done = 0;
+    long removed = -1;
+    for (; done < nargs; done++)
+        if (py_member(args[done], &ms[done]) < 0)
+            goto out;
+    removed = 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        zsl_node *x = zset_find(&s->z, ms[i].p, ms[i].n);
+        if (x) {
+            zset_delete(&s->z, x);
+            removed++;
+        }
+    }
+out:
+    for (Py_ssize_t i = 0; i < done; i++)
+        mbuf_release(&ms[i]);
+    if (ms != one)
+        PyMem_Free(ms);
+    return removed < 0 ? NULL : PyLong_FromLong(removed);
+}
+
+/* Add validated pairs without flags, appending in O(1) per pair while they
+ * arrive after the tail (bulk mode), else by search. Returns the number of
+ * new members, or -1 with MemoryError. */
+static Py_ssize_t ss_load(SortedSetObject *s, const cpair *pairs, Py_ssize_t n) {
+    zset *z = &s->z;
+    zset_bulk bulk;
+    int bulk_on = 0;
+    Py_ssize_t added = 0;
+    if (z->length == 0 && zdict_reserve(z, (size_t)n) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const cpair *q = &pairs[i];
+        zsl_node *x = zset_lookup(z, q->p, q->n, q->h);
+        int appendable = !x && (!z->tail || zsl_cmp(z->tail, q->score, q->p, q->n) < 0);
+        if (appendable && zdict_reserve(z, 1) == 0) {
+            zsl_node *node = zsl_node_new(z, q->score, q->p, q->n);
+            if (node) {
+                if (!bulk_on) {
+                    zset_bulk_begin(z, &bulk);
+                    bulk_on = 1;
+                }
+                zset_bulk_append(z, &bulk, node);
+                added++;
+                continue;
+            }
+        }
+        if (bulk_on) {
+            zset_bulk_end(z, &bulk);
+            bulk_on = 0;
+        }
+        int r = ss_add(s, q->p, q->n, q->h, q->score, 0);
+        if (r < 0)
+            return -1;
+        added += r;
+    }
+    if (bulk_on)
+        zset_bulk_end(z, &bulk);
+    return added;
+}
+
+static const char *const kw_load[] = {"pairs"};
+static const argspec spec_load = {"load", 1, 1, 1, kw_load};
+
+static PyObject *SortedSet_load(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames) {
+    PyObject *a[1];
+    if (py_parse(&spec_load, args, nargs, kwnames, a) < 0)
+        return NULL;
+    cpair *arr;
+    Py_ssize_t n;
+    PyObject *keeper = py_pairs(a[0], &arr, &n);
+    if (!keeper)
+        return NULL;
+    Py_ssize_t added = ss_load((SortedSetObject *)self, arr, n);
+    PyMem_Free(arr);
+    Py_DECREF(keeper);
+    return added < 0 ? NULL : PyLong_FromSsize_t(added);
+}
+
+/* ==== point reads ========================================================= */
+
+static const char *const kw_member[] = {"member"};
+static const argspec spec_score = {"score", 1, 1, 1, kw_member};
+
+static PyObject *SortedSet_score(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+    PyObject *a[1];
+    if (py_parse(&spec_score, args, nargs, kwnames, a) < 0)
+        return NULL;
+    mbuf m;
+    if (py_member(a[0], &m) < 0)
+        return NULL;
+    zsl_node *x = zset_find(&((SortedSetObject *)self)->z, m.p, m.n);
+    mbuf_release(&m);
+    if (!x)
+        Py_RETURN_NONE;
+    return PyFloat_FromDouble(x->score);
+}
+
+static const char *const kw_members[] = {"members"};
+static const argspec spec_scores = {"scores", 1, 1, 1, kw_members};
+
+static PyObject *SortedSet_scores(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames) {
+    PyObject *a[1];
+    if (py_parse(&spec_scores, args, nargs, kwnames, a) < 0)
+        return NULL;
+    PyObject *keys = PySequence_List(a[0]);
+    if (!keys)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(keys);
+    for (Py_ssize_t i = 0; i < n; i++) { /* validate every member first, like the twin */
+        mbuf m;
+        if (py_member(PyList_GET_ITEM(keys, i), &m) < 0) {
+            Py_DECREF(keys);
+            return NULL;
+        }
+        mbuf_release(&m);
+    }
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        mbuf m;
+        if (py_member(PyList_GET_ITEM(keys, i), &m) < 0) {
+            Py_CLEAR(out);
+            break;
+        }
+        zsl_node *x = zset_find(&((SortedSetObject *)self)->z, m.p, m.n);
+        mbuf_release(&m);
+        PyObject *v = x ? PyFloat_FromDouble(x->score) : Py_NewRef(Py_None);
+        if (!v) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, v);
+    }
+    Py_DECREF(keys);
+    return out;
+}
+
+static const char *const kw_index[] = {"member", "reverse"};
+static const argspec spec_index = {"index", 1, 1, 2, kw_index};
+
+static PyObject *SortedSet_index(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+    PyObject *a[2];
+    if (py_parse(&spec_index, args, nargs, kwnames, a) < 0)
+        return NULL;
+    int reverse = py_truth(a[1]);
+    if (reverse < 0)
+        return NULL;
+    mbuf m;
+    if (py_member(a[0], &m) < 0)
+        return NULL;
+    zset *z = &((SortedSetObject *)self)->z;
+    zsl_node *x = zset_find(z, m.p, m.n);
+    mbuf_release(&m);
+    if (!x)
+        Py_RETURN_NONE;
+    size_t r = zset_rank(z, x, NULL);
+    return PyLong_FromSize_t(reverse ? z->length - r : r - 1);
+}
+
+static const char *const kw_rank[] = {"member", "style", "reverse"};
+static const argspec spec_rank = {"rank", 1, 1, 3, kw_rank};
+
+static PyObject *SortedSet_rank(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames) {
+    PyObject *a[3];
+    if (py_parse(&spec_rank, args, nargs, kwnames, a) < 0)
+        return NULL;
+    int style = 1; /* 0 unique, 1 competition, 2 dense */
+    if (a[1]) {
+        static const char *const styles[] = {"unique", "competition", "dense"};
+        style = -1;
+        if (PyUnicode_Check(a[1]))
+            for (int i = 0; i < 3 && style < 0; i++)
+                if (PyUnicode_CompareWithASCIIString(a[1], styles[i]) == 0)
+                    style = i;
+        if (style < 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "rank style must be one of ('unique', 'competition', 'dense'), not %R",
+                         a[1]);
+            return NULL;
+        }
+    }
+    int reverse = py_truth(a[2]);
+    if (reverse < 0)
+        return NULL;
+    mbuf m;
+    if (py_member(a[0], &m) < 0)
+        return NULL;
+    zset *z = &((SortedSetObject *)self)->z;
+    zsl_node *x = zset_find(z, m.p, m.n);
+    mbuf_release(&m);
+    if (!x)
+        Py_RETURN_NONE;
+    size_t r;
+    if (style == 0) {
+        r = zset_rank(z, x, NULL);
+        r = reverse ? z->length - r + 1 : r;
+    } else if (style == 1) {
+        r = reverse ? 1 + z->length - zset_count_below(z, x->score, 1)
+                    : 1 + zset_count_below(z, x->score, 0);
+    } else {
+        size_t dr;
+        zset_rank(z, x, &dr);
+        r = reverse ? z->groups - dr + 1 : dr;
+    }
+    return PyLong_FromSize_t(r);
+}
+
+/* (member, score) at 0-based index (negative from the end); IndexError. */
+static PyObject *ss_at(SortedSetObject *s, PyObject *index) {
+    long long i;
+    if (py_count(index, "index", 0, &i) < 0)
+        return NULL;
+    long long len = (long long)s->z.length;
+    if (i < 0)
+        i += len;
+    if (i < 0 || i >= len) {
+        PyErr_SetString(PyExc_IndexError, "sorted set index out of range");
+        return NULL;
+    }
+    return py_pair(s, zset_by_rank(&s->z, (size_t)i + 1));
+}
+
+static const char *const kw_at[] = {"index"};
+static const argspec spec_at = {"at", 1, 1, 1, kw_at};
+
+static PyObject *SortedSet_at(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+    PyObject *a[1];
+    if (py_parse(&spec_at, args, nargs, kwnames, a) < 0)
+        return NULL;
+    return ss_at((SortedSetObject *)self, a[0]);
+}
+
+static PyObject *SortedSet_subscript(PyObject *self, PyObject *index) {
+    return ss_at((SortedSetObject *)self, index);
+}
+
+/* ==== range reads ========================================================= */
+
+/* ZRANGE index rules: negatives count from the end, then clamp. Returns 0
+ * for an empty range, else 1 with 0-based *first <= *last < length. */
+static int ss_clamp(long long start, long long stop, size_t length, size_t *first,
+                    size_t *last) {
+    long long len = (long long)length;
+    if (start < 0)
+        start += len;
+    if (stop < 0)
+        stop += len;
+    if (start < 0)
+        start = 0;
+    if (start > stop || start >= len)
+        return 0;
+    if (stop >= len)
+        stop = len - 1;
+    *first = (size_t)start;
+    *last = (size_t)stop;
+    return 1;
+}
+
+static const char *const kw_range_index[] = {"start", "stop", "reverse"};
+static const argspec spec_range_index = {"range_by_index", 2, 2, 3, kw_range_index};
+
+static PyObject *SortedSet_range_by_index(PyObject *self, PyObject *const *args,
+                                          Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *a[3];
+    long long start, stop;
+    if (py_parse(&spec_range_index, args, nargs, kwnames, a) < 0 ||
+        py_count(a[0], "start", 0, &start) < 0 || py_count(a[1], "stop", 0, &stop) < 0)
+        return NULL;
+    int reverse = py_truth(a[2]);
+    if (reverse < 0)
+        return NULL;
+    SortedSetObject *s = (SortedSetObject *)self;
+    size_t first, last;
+    if (!ss_clamp(start, stop, s->z.length, &first, &last))
+        return PyList_New(0);
+    size_t rank = reverse ? s->z.length - first : first + 1;
+    return ss_collect_exact(s, rank, reverse, last - first + 1);
+}
+
+/* Shared range walk for score and lex ranges, as the twin's _range:
+ * below = number of nodes before the range, upto = number of nodes not after
+ * it (both by one descent); walk from the first (or last) rank in range while
+ * the far (or near) bound holds. */
+static PyObject *ss_range(SortedSetObject *s, size_t below, size_t upto, const bound *hi,
+                          const bound *lo, int reverse, long long offset, long long count) {
+    if (offset < 0 || count == 0)
+        return PyList_New(0);
+    if (reverse) {
+        if ((long long)upto - offset < 1)
+            return PyList_New(0);
+        return ss_collect(s, (size_t)((long long)upto - offset), 1, count, lo);
+    }
+    if ((long long)below + 1 + offset > (long long)s->z.length)
+        return PyList_New(0);
+    return ss_collect(s, (size_t)((long long)below + 1 + offset), 0, count, hi);
+}
+
+/* Parsed score range: nodes before it / not after it, and the two walk bounds. */
+typedef struct {
+    size_t below, upto;
+    bound hi, lo;
+} score_range;
+
+static void ss_score_range(const zset *z, double min, double max, int min_excl, int max_excl,
+                           score_range *r) {
+    r->below = zset_count_below(z, min, min_excl);
+    r->upto = zset_count_below(z, max, !max_excl);
+    r->hi = (bound){1, !max_excl, max, NULL, 0};
+    r->lo = (bound){2, !min_excl, min, NULL, 0};
+}
+
+static size_t ss_lex_below(const zset *z, const mbuf *m, int given, int incl) {
+    return given ? zset_count_lex_below(z, m->p, m->n, incl) : 0;
+}
+
+static const char *const kw_range_score[] = {"min",     "max",    "min_exclusive", "max_exclusive",
+                                             "reverse", "offset", "count"};
+static const argspec spec_range_score = {"range_by_score", 2, 0, 7, kw_range_score};
+
+static PyObject *SortedSet_range_by_score(PyObject *self, PyObject *const *args,
+                                          Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *a[7];
+    double min = -INFINITY, max = INFINITY;
+    long long offset, count;
+    if (py_parse(&spec_range_score, args, nargs, kwnames, a) < 0 ||
+        (a[0] && py_score(a[0], "min", &min) < 0) || (a[1] && py_score(a[1], "max", &max) < 0) ||
+        py_count(a[5], "offset", 0, &offset) < 0 || py_count(a[6], "count", -1, &count) < 0)
+        return NULL;
+    int min_excl = py_truth(a[2]), max_excl = py_truth(a[3]), reverse = py_truth(a[4]);
+    if (min_excl < 0 || max_excl < 0 || reverse < 0)
+        return NULL;
+    SortedSetObject *s = (SortedSetObject *)self;
+    score_range r;
+    ss_score_range(&s->z, min, max, min_excl, max_excl, &r);
+    return ss_range(s, r.below, r.upto, &r.hi, &r.lo, reverse, offset, count);
+}
+
+/* Lex range arguments, converted. */
+typedef struct {
+    mbuf lo, hi;
+    int lo_given, hi_given, lo_excl, hi_excl;
+} lex_args;
+
+static void lex_release(lex_args *l) {
+    mbuf_release(&l->lo);
+    mbuf_release(&l->hi);
+}
+
+static int py_lex_args(PyObject *min, PyObject *max, PyObject *min_excl, PyObject *max_excl,
+                       lex_args *l) {
+    l->lo.owned = l->hi.owned = NULL;
+    if (py_member_or_none(min, &l->lo, &l->lo_given) < 0)
+        return -1;
+    if (py_member_or_none(max, &l->hi, &l->hi_given) < 0) {
+        lex_release(l);
+        return -1;
+    }
+    l->lo_excl = py_truth(min_excl);
+    l->hi_excl = py_truth(max_excl);
+    if (l->lo_excl < 0 || l->hi_excl < 0) {
+        lex_release(l);
+        return -1;
+    }
+    return 0;
+}
+
+/* below/upto counts and walk bounds of a lex range. */
+static void ss_lex_range(const zset *z, const lex_args *l, size_t *below, size_t *upto,
+                         bound *hi, bound *lo) {
+    *below = ss_lex_below(z, &l->lo, l->lo_given, l->lo_excl);
+    *upto = l->hi_given ? zset_count_lex_below(z, l->hi.p, l->hi.n, !l->hi_excl) : z->length;
+    *hi = l->hi_given ? (bound){3, !l->hi_excl, 0, l->hi.p, l->hi.n} : (bound){0, 0, 0, NULL, 0};
+    *lo = l->lo_given ? (bound){4, !l->lo_excl, 0, l->lo.p, l->lo.n} : (bound){0, 0, 0, NULL, 0};
+}
+
+static const char *const kw_range_lex[] = {"min",     "max",    "min_exclusive", "max_exclusive",
+                                           "reverse", "offset", "count"};
+static const argspec spec_range_lex = {"range_by_lex", 2, 0, 7, kw_range_lex};
+
+static PyObject *SortedSet_range_by_lex(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                        PyObject *kwnames) {
+    PyObject *a[7];
+    lex_args l;
+    long long offset, count;
+    if (py_parse(&spec_range_lex, args, nargs, kwnames, a) < 0 ||
+        py_lex_args(a[0], a[1], a[2], a[3], &l) < 0)
+        return NULL;
+    int reverse = py_truth(a[4]);
+    if (reverse < 0 || py_count(a[5], "offset", 0, &offset) < 0 ||
+        py_count(a[6], "count", -1, &count) < 0) {
+        lex_release(&l);
+        return NULL;
+    }
+    SortedSetObject *s = (SortedSetObject *)self;
+    size_t below, upto;
+    bound hi, lo;
+    ss_lex_range(&s->z, &l, &below, &upto, &hi, &lo);
+    PyObject *out = ss_range(s, below, upto, &hi, &lo, reverse, offset, count);
+    lex_release(&l);
+    return out;
+}
+
+static const char *const kw_count_range[] = {"min", "max", "min_exclusive", "max_exclusive"};
+static const argspec spec_count_score = {"count_by_score", 2, 0, 4, kw_count_range};
+static const argspec spec_count_lex = {"count_by_lex", 2, 0, 4, kw_count_range};
+
+static PyObject *SortedSet_count_by_score(PyObject *self, PyObject *const *args,
+                                          Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *a[4];
+    double min = -INFINITY, max = INFINITY;
+    if (py_parse(&spec_count_score, args, nargs, kwnames, a) < 0 ||
+        (a[0] && py_score(a[0], "min", &min) < 0) || (a[1] && py_score(a[1], "max", &max) < 0))
+        return NULL;
+    int min_excl = py_truth(a[2]), max_excl = py_truth(a[3]);
+    if (min_excl < 0 || max_excl < 0)
+        return NULL;
+    score_range r;
+    ss_score_range(&((SortedSetObject *)self)->z, min, max, min_excl, max_excl, &r);
+    return PyLong_FromSize_t(r.upto > r.below ? r.upto - r.below : 0);
+}
+
+static PyObject *SortedSet_count_by_lex(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                        PyObject *kwnames) {
+    PyObject *a[4];
+    lex_args l;
+    if (py_parse(&spec_count_lex, args, nargs, kwnames, a) < 0 ||
+        py_lex_args(a[0], a[1], a[2], a[3], &l) < 0)
+        return NULL;
+    size_t below, upto;
+    bound hi, lo;
+    ss_lex_range(&((SortedSetObject *)self)->z, &l, &below, &upto, &hi, &lo);
+    lex_release(&l);
+    return PyLong_FromSize_t(upto > below ? upto - below : 0);
+}
+
+/* ==== cursor iterator ===================================================== */
+
+/* A cursor over a set: holds a strong reference to it, a copy of the last
+ * yielded (score, member) and the set's modcount at that time. While the
+ * modcount is unchanged the remembered node is still valid and the next one
+ * is one pointer away; otherwise the cursor re-seeks strictly after (before,
+ * when reversed) its copied point. Holds no other Python objects, and the
+ * set holds none, so it needs no GC support. */
+typedef struct {
+    PyObject_HEAD
+    SortedSetObject *set; /* NULL once exhausted */
+    zsl_node *node;       /* last yielded node; valid only while modcount matches */
+    uint64_t modcount;
+    int have_node, have_point, reverse, members_only;
+    double score;
+    char *mem;
+    size_t mlen, mcap;
+} ZIterObject;
+
+/* Remember (score, m[0:len]) as the cursor point. 0, or -1 with MemoryError. */
+static int ziter_set_point(ZIterObject *it, double score, const char *m, size_t len) {
+    if (len > it->mcap) {
+        char *p = PyMem_Realloc(it->mem, len);
+        if (!p) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        it->mem = p;
+        it->mcap = len;
+    }
+    if (len)
+        memcpy(it->mem, m, len);
+    it->mlen = len;
+    it->score = score;
+    it->have_point = 1;
+    return 0;
+}
+
+/* New cursor on s (a new reference to s is taken). */
+static PyObject *ziter_new(SortedSetObject *s, int reverse, int members_only) {
+    ZIterObject *it = PyObject_New(ZIterObject, &ZIterType);
+    if (!it)
+        return NULL;
+    it->set = (SortedSetObject *)Py_NewRef(s);
+    it->node = NULL;
+    it->modcount = 0;
+    it->have_node = it->have_point = 0;
+    it->reverse = reverse;
+    it->members_only = members_only;
+    it->score = 0.0;
+    it->mem = NULL;
+    it->mlen = it->mcap = 0;
+    return (PyObject *)it;
+}
+
+static void ZIter_dealloc(PyObject *self) {
+    ZIterObject *it = (ZIterObject *)self;
+    Py_XDECREF(it->set);
+    PyMem_Free(it->mem);
+    PyObject_Free(self);
+}
+
+static PyObject *ZIter_next(PyObject *self) {
+    ZIterObject *it = (ZIterObject *)self;
+    if (!it->set)
+        return NULL;
+    zset *z = &it->set->z;
+    zsl_node *x;
+    if (it->have_node && it->modcount == z->modcount)
+        x = it->reverse ? it->node->backward : it->node->level[0].forward;
+    else if (!it->have_point)
+        x = it->reverse ? z->tail : z->header->level[0].forward;
+    else if (it->reverse)
+        x = zset_seek_before(z, it->score, it->mem ? it->mem : "", it->mlen);
+    else
+        x = zset_seek_after(z, it->score, it->mem ? it->mem : "", it->mlen);
+    if (!x) {
+        Py_CLEAR(it->set);
+        return NULL;
+    }
+    if (ziter_set_point(it, x->score, zsl_member(x), x->mlen) < 0)
+        return NULL;
+    it->node = x;
+    it->have_node = 1;
+    it->modcount = z->modcount;
+    return it->members_only ? py_member_out(it->set, x) : py_pair(it->set, x);
+}
+
+static PyObject *SortedSet_iter(PyObject *self) {
+    return ziter_new((SortedSetObject *)self, 0, 1);
+}
+
+static const char *const kw_items[] = {"reverse", "after"};
+static const argspec spec_items = {"items", 0, 0, 2, kw_items};
+
+static PyObject *SortedSet_items(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+    PyObject *a[2];
+    if (py_parse(&spec_items, args, nargs, kwnames, a) < 0)
+        return NULL;
+    int reverse = py_truth(a[0]);
+    if (reverse < 0)
+        return NULL;
+    double score = 0.0;
+    mbuf m = {NULL, 0, NULL};
+    PyObject *after = a[1] == Py_None ? NULL : a[1];
+    if (after) {
+        if (!PyTuple_Check(after) || PyTuple_GET_SIZE(after) != 2) {
+            PyErr_SetString(PyExc_TypeError, "after must be a (score, member) tuple");
+            return NULL;
+        }
+        if (py_score(PyTuple_GET_ITEM(after, 0), "after score", &score) < 0 ||
+            py_member(PyTuple_GET_ITEM(after, 1), &m) < 0)
+            return NULL;
+    }
+    ZIterObject *it = (ZIterObject *)ziter_new((SortedSetObject *)self, reverse, 0);
+    if (it && after && ziter_set_point(it, score, m.p, m.n) < 0)
+        Py_CLEAR(it);
+    mbuf_release(&m);
+    return (PyObject *)it;
+}
+
+static const char *const kw_items_after[] = {"score", "member", "count", "reverse"};
+static const argspec spec_items_after = {"items_after", 3, 3, 4, kw_items_after};
+
+static PyObject *SortedSet_items_after(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                       PyObject *kwnames) {
+    PyObject *a[4];
+    double score;
+    long long count;
+    mbuf m;
+    if (py_parse(&spec_items_after, args, nargs, kwnames, a) < 0 ||
+        py_score(a[0], "score", &score) < 0 || py_member(a[1], &m) < 0)
+        return NULL;
+    int reverse = 0;
+    if (py_count(a[2], "count", 0, &count) < 0 || (reverse = py_truth(a[3])) < 0) {
+        mbuf_release(&m);
+        return NULL;
+    }
+    if (count < 0) {
+        mbuf_release(&m);
+        PyErr_SetString(PyExc_ValueError, "count must not be negative");
+        return NULL;
+    }
+    SortedSetObject *s = (SortedSetObject *)self;
+    PyObject *out;
+    if (count == 0) {
+        out = PyList_New(0);
+    } else {
+        zsl_node *x = reverse ? zset_seek_before(&s->z, score, m.p, m.n)
+                              : zset_seek_after(&s->z, score, m.p, m.n);
+        size_t rank = x ? zset_rank(&s->z, x, NULL) : 0;
+        static const bound all = {0, 0, 0, NULL, 0};
+        out = ss_collect(s, rank, reverse, count, &all);
+    }
+    mbuf_release(&m);
+    return out;
+}
+
+/* ==== removals ============================================================ */
+
+static const char *const kw_start_stop[] = {"start", "stop"};
+static const argspec spec_remove_index = {"remove_range_by_index", 2, 2, 2, kw_start_stop};
+
+static PyObject *SortedSet_remove_range_by_index(PyObject *self, PyObject *const *args,
+                                                 Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *a[2];
+    long long start, stop;
+    if (py_parse(&spec_remove_index, args, nargs, kwnames, a) < 0 ||
+        py_count(a[0], "start", 0, &start) < 0 || py_count(a[1], "stop", 0, &stop) < 0)
+        return NULL;
+    zset *z = &((SortedSetObject *)self)->z;
+    size_t first, last;
+    if (!ss_clamp(start, stop, z->length, &first, &last))
+        return PyLong_FromLong(0);
+    return PyLong_FromSize_t(zset_delete_rank_range(z, first + 1, last + 1));
+}
+
+/* Delete the run of nodes from 1-based rank `first` on while `b` holds.
+ * Returns how many were deleted. O(log n + k). */
+static size_t ss_remove_run(zset *z, size_t first, const bound *b) {
+    size_t k = 0;
+    for (zsl_node *x = zset_by_rank(z, first); x && bound_holds(b, x); x = x->level[0].forward)
+        k++;
+    return k ? zset_delete_rank_range(z, first, first + k - 1) : 0;
+}
+
+static const argspec spec_remove_score = {"remove_range_by_score", 2, 2, 4, kw_count_range};
+static const argspec spec_remove_lex = {"remove_range_by_lex", 2, 2, 4, kw_count_range};
+
+static PyObject *SortedSet_remove_range_by_score(PyObject *self, PyObject *const *args,
+                                                 Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *a[4];
+    double min, max;
+    if (py_parse(&spec_remove_score, args, nargs, kwnames, a) < 0 ||
+        py_score(a[0], "min", &min) < 0 || py_score(a[1], "max", &max) < 0)
+        return NULL;
+    int min_excl = py_truth(a[2]), max_excl = py_truth(a[3]);
+    if (min_excl < 0 || max_excl < 0)
+        return NULL;
+    zset *z = &((SortedSetObject *)self)->z;
+    score_range r;
+    ss_score_range(z, min, max, min_excl, max_excl, &r);
+    return PyLong_FromSize_t(ss_remove_run(z, r.below + 1, &r.hi));
+}
+
+static PyObject *SortedSet_remove_range_by_lex(PyObject *self, PyObject *const *args,
+                                               Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *a[4];
+    lex_args l;
+    if (py_parse(&spec_remove_lex, args, nargs, kwnames, a) < 0 ||
+        py_lex_args(a[0], a[1], a[2], a[3], &l) < 0)
+        return NULL;
+    zset *z = &((SortedSetObject *)self)->z;
+    size_t below, upto;
+    bound hi, lo;
+    ss_lex_range(z, &l, &below, &upto, &hi, &lo);
+    size_t removed = ss_remove_run(z, below + 1, &hi);
+    lex_release(&l);
+    return PyLong_FromSize_t(removed);
+}
+
+/* ZPOPMIN / ZPOPMAX. Each node's member and score become Python objects
+ * (no GC allocation) before the node is deleted; the tuple is built after. */
+static PyObject *ss_pop(SortedSetObject *s, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames, const argspec *spec, int from_max) {
+    PyObject *a[1];
+    long long count;
+    if (py_parse(spec, args, nargs, kwnames, a) < 0 || py_count(a[0], "count", 1, &count) < 0)
+        return NULL;
+    if (count < 0) {
+        PyErr_SetString(PyExc_ValueError, "count must not be negative");
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    while (out && count-- > 0 && s->z.length) {
+        zsl_node *x = from_max ? s->z.tail : s->z.header->level[0].forward;
+        PyObject *m = py_member_out(s, x);
+        PyObject *f = m ? PyFloat_FromDouble(x->score) : NULL;
+        if (m && f)
+            zset_delete(&s->z, x);
+        PyObject *t = py_tuple2(m, f);
+        if (!t || PyList_Append(out, t) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(t);
+    }
+    return out;
+}
+
+static const char *const kw_count[] = {"count"};
+static const argspec spec_pop_min = {"pop_min", 1, 0, 1, kw_count};
+static const argspec spec_pop_max = {"pop_max", 1, 0, 1, kw_count};
+
+static PyObject *SortedSet_pop_min(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames) {
+    return ss_pop((SortedSetObject *)self, args, nargs, kwnames, &spec_pop_min, 0);
+}
+
+static PyObject *SortedSet_pop_max(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames) {
+    return ss_pop((SortedSetObject *)self, args, nargs, kwnames, &spec_pop_max, 1);
+}
+
+/* ==== random members ====================================================== */
+
+static PyObject *SortedSet_random_member(PyObject *self, PyObject *unused) {
+    SortedSetObject *s = (SortedSetObject *)self;
+    if (!s->z.length)
+        Py_RETURN_NONE;
+    return py_pair(s, zset_by_rank(&s->z, 1 + (size_t)zsl_rand_below(s->z.length)));
+}
+
+/* k distinct 0-based positions below n (0 < k < n) by Floyd's sampling, with
+ * a small open-addressing set of the positions taken. out has k slots.
+ * Returns 0, or -1 with MemoryError. */
+static int ss_sample(size_t n, size_t k, size_t *out) {
+    size_t cap = 16;
+    while (cap < 2 * k)
+        cap *= 2;
+    size_t *taken = PyMem_Malloc(cap * sizeof *taken);
+    if (!taken) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++)
+        taken[i] = SIZE_MAX;
+    size_t used = 0;
+    for (size_t j = n - k; j < n; j++) {
+        size_t t = (size_t)zsl_rand_below((uint64_t)j + 1);
+        for (int pass = 0; pass < 2; pass++) { /* try t; if already taken, take j */
+            size_t slot = (t * 0x9E3779B97F4A7C15ull) & (cap - 1);
+            while (taken[slot] != SIZE_MAX && taken[slot] != t)
+                slot = (slot + 1) & (cap - 1);
+            if (taken[slot] == SIZE_MAX) {
+                taken[slot] = t;
+                out[used++] = t;
+                break;
+            }
+            t = j;
+        }
+    }
+    PyMem_Free(taken);
+    return 0;
+}
+
+static const argspec spec_random_members = {"random_members", 1, 1, 1, kw_count};
+
+static PyObject *SortedSet_random_members(PyObject *self, PyObject *const *args,
+                                          Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *a[1];
+    long long count;
+    if (py_parse(&spec_random_members, args, nargs, kwnames, a) < 0 ||
+        py_count(a[0], "count", 0, &count) < 0)
+        return NULL;
+    SortedSetObject *s = (SortedSetObject *)self;
+    size_t n = s->z.length;
+    if (count == 0 || n == 0)
+        return PyList_New(0);
+    if (count > 0 && (unsigned long long)count >= n)
+        return ss_collect_exact(s, 1, 0, n);
+    size_t k = count > 0 ? (size_t)count : (size_t)(-count);
+    if (k > (size_t)PY_SSIZE_T_MAX / sizeof(size_t))
+        return PyErr_NoMemory();
+    size_t *pos = PyMem_Malloc(k * sizeof *pos);
+    if (!pos)
+        return PyErr_NoMemory();
+    if (count > 0) {
+        if (ss_sample(n, k, pos) < 0) {
+            PyMem_Free(pos);
+            return NULL;
+        }
+    } else {
+        for (size_t i = 0; i < k; i++)
+            pos[i] = (size_t)zsl_rand_below(n);
+    }
+    PyObject *out = PyList_New((Py_ssize_t)k);
+    uint64_t mc = s->z.modcount;
+    for (size_t i = 0; out && i < k; i++) {
+        PyObject *t = py_pair(s, zset_by_rank(&s->z, pos[i] + 1));
+        if (!t) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, t);
+        if (s->z.modcount != mc) {
+            out = py_changed_error(out);
+            break;
+        }
+    }
+    PyMem_Free(pos);
+    return out;
+}
+
+/* ==== set algebra ========================================================= */
+
+/* Order nodes by (score, member) for qsort. */
+static int node_order(const void *a, const void *b) {
+    const zsl_node *x = *(zsl_node *const *)a, *y = *(zsl_node *const *)b;
+    return zsl_cmp(x, y->score, zsl_member(y), y->mlen);
+}
+
+/* Link n unlinked nodes of s (allocated with zsl_node_new on s->z, members
+ * distinct and absent from s) in sorted order, taking ownership of them.
+ * Returns 0, or -1 with MemoryError (then the nodes are freed). */
+static int ss_link_sorted(SortedSetObject *s, zsl_node **nodes, size_t n, int presorted) {
+    if (zdict_reserve(&s->z, n) < 0) {
+        for (size_t i = 0; i < n; i++)
+            zsl_node_free(&s->z, nodes[i]);
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (!presorted && n > 1)
+        qsort(nodes, n, sizeof *nodes, node_order);
+    zset_bulk bulk;
+    zset_bulk_begin(&s->z, &bulk);
+    for (size_t i = 0; i < n; i++)
+        zset_bulk_append(&s->z, &bulk, nodes[i]);
+    zset_bulk_end(&s->z, &bulk);
+    return 0;
+}
+
+/* A growable array of node pointers (PyMem). */
+typedef struct {
+    zsl_node **v;
+    size_t n, cap;
+} nodevec;
+
+static int nodevec_push(nodevec *nv, zsl_node *x) {
+    if (nv->n == nv->cap) {
+        size_t cap = nv->cap ? 2 * nv->cap : 64;
+        zsl_node **v = PyMem_Realloc(nv->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        nv->v = v;
+        nv->cap = cap;
+    }
+    nv->v[nv->n++] = x;
+    return 0;
+}
+
+/* Free nodes not yet linked into s and the vector itself. */
+static void nodevec_discard(SortedSetObject *s, nodevec *nv) {
+    for (size_t i = 0; i < nv->n; i++)
+        zsl_node_free(&s->z, nv->v[i]);
+    PyMem_Free(nv->v);
+}
+
+/* Validated inputs of union/inter: sets (borrowed, kept alive by `seq`) in
+ * ascending size order (stable), each with its weight. */
+typedef struct {
+    PyObject *seq;
+    Py_ssize_t n;
+    SortedSetObject **sets;
+    double *weights;
+    int aggregate; /* 0 sum, 1 min, 2 max */
+} algebra_args;
+
+static void algebra_release(algebra_args *g) {
+    Py_XDECREF(g->seq);
+    PyMem_Free(g->sets);
+    PyMem_Free(g->weights);
+}
+
+/* Check `sets` (a Sequence of SortedSet, not a SortedSet); fills g->seq,
+ * g->n, g->sets in argument order. 0 or -1 with TypeError/ValueError. */
+static int py_sets(PyObject *sets, algebra_args *g) {
+    int is_seq = PyObject_TypeCheck(sets, &SortedSetType) ? 0 : PyObject_IsInstance(sets, SequenceABC);
+    if (is_seq < 0)
+        return -1;
+    if (!is_seq) {
+        PyErr_SetString(PyExc_TypeError, "sets must be a sequence of SortedSet");
+        return -1;
+    }
+    g->seq = PySequence_Fast(sets, "sets must be a sequence of SortedSet");
+    if (!g->seq)
+        return -1;
+    g->n = PySequence_Fast_GET_SIZE(g->seq);
+    g->sets = PyMem_Malloc(sizeof(SortedSetObject *) * (size_t)(g->n ? g->n : 1));
+    if (!g->sets) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < g->n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(g->seq, i);
+        if (!PyObject_TypeCheck(item, &SortedSetType)) {
+            PyErr_Format(PyExc_TypeError, "sets must hold SortedSet objects, not %.200s",
+                         Py_TYPE(item)->tp_name);
+            return -1;
+        }
+        g->sets[i] = (SortedSetObject *)item;
+    }
+    if (g->n == 0) {
+        PyErr_SetString(PyExc_ValueError, "at least one input set is required");
+        return -1;
+    }
+    return 0;
+}
+
+static int py_algebra_args(PyObject *sets, PyObject *weights, PyObject *aggregate,
+                           algebra_args *g) {
+    memset(g, 0, sizeof *g);
+    if (py_sets(sets, g) < 0)
+        return -1;
+    g->weights = PyMem_Malloc(sizeof(double) * (size_t)g->n);
+    if (!g->weights) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < g->n; i++)
+        g->weights[i] = 1.0;
+    if (weights && weights != Py_None) {
+        Py_ssize_t nw = PyObject_Length(weights);
+        if (nw < 0)
+            return -1;
+        if (nw != g->n) {
+            PyErr_SetString(PyExc_ValueError, "weights must have one entry per input set");
+            return -1;
+        }
+        PyObject *wl = PySequence_List(weights);
+        if (!wl)
+            return -1;
+        int bad = PyList_GET_SIZE(wl) != g->n;
+        for (Py_ssize_t i = 0; !bad && i < g->n; i++)
+            bad = py_score(PyList_GET_ITEM(wl, i), "weight", &g->weights[i]) < 0;
+        Py_DECREF(wl);
+        if (bad) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "weights must have one entry per input set");
+            return -1;
+        }
+    }
+    g->aggregate = -1;
+    if (!aggregate) {
+        g->aggregate = 0;
+    } else if (PyUnicode_Check(aggregate)) {
+        static const char *const names[] = {"sum", "min", "max"};
+        for (int i = 0; i < 3 && g->aggregate < 0; i++)
+            if (PyUnicode_CompareWithASCIIString(aggregate, names[i]) == 0)
+                g->aggregate = i;
+    }
+    if (g->aggregate < 0) {
+        PyErr_Format(PyExc_ValueError, "aggregate must be one of ('sum', 'min', 'max'), not %R",
+                     aggregate);
+        return -1;
+    }
+    /* Stable insertion sort by size: Redis visits the smallest input first. */
+    for (Py_ssize_t i = 1; i < g->n; i++) {
+        SortedSetObject *s = g->sets[i];
+        double w = g->weights[i];
+        Py_ssize_t j = i;
+        while (j > 0 && g->sets[j - 1]->z.length > s->z.length) {
+            g->sets[j] = g->sets[j - 1];
+            g->weights[j] = g->weights[j - 1];
+            j--;
+        }
+        g->sets[j] = s;
+        g->weights[j] = w;
+    }
+    return 0;
+}
+
+/* SUM (a NaN total becomes 0), MIN or MAX (a NaN value never wins). */
+static double aggregate_scores(int how, double cur, double v) {
+    if (how == 0) {
+        double t = cur + v;
+        return isnan(t) ? 0.0 : t;
+    }
+    if (how == 1)
+        return v < cur ? v : cur;
+    return v > cur ? v : cur;
+}
+
+static const char *const kw_algebra[] = {"sets", "weights", "aggregate", "raw"};
+static const argspec spec_union = {"union", 3, 1, 4, kw_algebra};
+static const argspec spec_inter = {"inter", 3, 1, 4, kw_algebra};
+
+/* union (is_union) or inter of validated inputs into a new set. */
+static PyObject *ss_algebra(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                            int is_union) {
+    PyObject *a[4];
+    if (py_parse(is_union ? &spec_union : &spec_inter, args, nargs, kwnames, a) < 0)
+        return NULL;
+    int raw = py_truth(a[3]);
+    if (raw < 0)
+        return NULL;
+    algebra_args g;
+    if (py_algebra_args(a[0], a[1], a[2], &g) < 0) {
+        algebra_release(&g);
+        return NULL;
+    }
+    SortedSetObject *out = ss_new(raw);
+    nodevec nv = {NULL, 0, 0};
+    int failed = !out;
+    if (!failed && is_union) {
+        /* Accumulate in a scratch zset's table; nodes are charged to `out`. */
+        zset acc;
+        failed = zset_init(&acc) < 0;
+        for (Py_ssize_t i = 0; !failed && i < g.n; i++) {
+            double w = g.weights[i];
+            for (zsl_node *x = g.sets[i]->z.header->level[0].forward; x && !failed;
+                 x = x->level[0].forward) {
+                double v = w * x->score;
+                if (isnan(v))
+                    v = 0.0;
+                uint32_t h = zdict_hash(zsl_member(x), x->mlen);
+                zsl_node *y = zset_lookup(&acc, zsl_member(x), x->mlen, h);
+                if (y) {
+                    y->score = aggregate_scores(g.aggregate, y->score, v);
+                    continue;
+                }
+                y = zsl_node_new(&out->z, v, zsl_member(x), x->mlen);
+                if (!y || zdict_reserve(&acc, 1) < 0 || nodevec_push(&nv, y) < 0) {
+                    if (y)
+                        zsl_node_free(&out->z, y);
+                    failed = 1;
+                    break;
+                }
+                zdict_insert(&acc.dict, y, h);
+            }
+        }
+        if (acc.header)
+            zset_destroy(&acc);
+    } else if (!failed) {
+        SortedSetObject *driver = g.sets[0];
+        for (zsl_node *x = driver->z.header->level[0].forward; x && !failed;
+             x = x->level[0].forward) {
+            double total = g.weights[0] * x->score;
+            if (isnan(total))
+                total = 0.0;
+            uint32_t h = zdict_hash(zsl_member(x), x->mlen);
+            Py_ssize_t j = 1;
+            for (; j < g.n; j++) {
+                zsl_node *y = zset_lookup(&g.sets[j]->z, zsl_member(x), x->mlen, h);
+                if (!y)
+                    break;
+                total = aggregate_scores(g.aggregate, total, y->score * g.weights[j]);
+            }
+            if (j < g.n)
+                continue;
+            zsl_node *y = zsl_node_new(&out->z, total, zsl_member(x), x->mlen);
+            if (!y || nodevec_push(&nv, y) < 0) {
+                if (y)
+                    zsl_node_free(&out->z, y);
+                failed = 1;
+            }
+        }
+    }
+    if (failed) {
+        if (out)
+            nodevec_discard(out, &nv);
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        Py_CLEAR(out);
+    } else {
+        if (ss_link_sorted(out, nv.v, nv.n, 0) < 0)
+            Py_CLEAR(out);
+        PyMem_Free(nv.v);
+    }
+    algebra_release(&g);
+    return (PyObject *)out;
+}
+
+static PyObject *SortedSet_union(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+    return ss_algebra(args, nargs, kwnames, 1);
+}
+
+static PyObject *SortedSet_inter(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+    return ss_algebra(args, nargs, kwnames, 0);
+}
+
+static const char *const kw_diff[] = {"sets", "raw"};
+static const argspec spec_diff = {"diff", 1, 1, 2, kw_diff};
+
+static PyObject *SortedSet_diff(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames) {
+    PyObject *a[2];
+    if (py_parse(&spec_diff, args, nargs, kwnames, a) < 0)
+        return NULL;
+    int raw = py_truth(a[1]);
+    if (raw < 0)
+        return NULL;
+    algebra_args g;
+    memset(&g, 0, sizeof g);
+    if (py_sets(a[0], &g) < 0) {
+        algebra_release(&g);
+        return NULL;
+    }
+    SortedSetObject *out = ss_new(raw);
+    nodevec nv = {NULL, 0, 0};
+    int failed = !out;
+    for (zsl_node *x = failed ? NULL : g.sets[0]->z.header->level[0].forward; x;
+         x = x->level[0].forward) {
+        uint32_t h = zdict_hash(zsl_member(x), x->mlen);
+        Py_ssize_t j = 1;
+        while (j < g.n && !zset_lookup(&g.sets[j]->z, zsl_member(x), x->mlen, h))
+            j++;
+        if (j < g.n)
+            continue;
+        zsl_node *y = zsl_node_new(&out->z, x->score, zsl_member(x), x->mlen);
+        if (!y || nodevec_push(&nv, y) < 0) {
+            if (y)
+                zsl_node_free(&out->z, y);
+            failed = 1;
+            break;
+        }
+    }
+    if (failed) {
+        if (out)
+            nodevec_discard(out, &nv);
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        Py_CLEAR(out);
+    } else {
+        if (ss_link_sorted(out, nv.v, nv.n, 1) < 0)
+            Py_CLEAR(out);
+        PyMem_Free(nv.v);
+    }
+    algebra_release(&g);
+    return (PyObject *)out;
+}
+
+/* ==== whole set =========================================================== */
+
+static PyObject *SortedSet_copy(PyObject *self, PyObject *unused) {
+    SortedSetObject *s = (SortedSetObject *)self;
+    SortedSetObject *out = ss_new(s->raw);
+    if (!out)
+        return NULL;
+    if (zdict_reserve(&out->z, s->z.length) < 0) {
+        Py_DECREF(out);
+        return PyErr_NoMemory();
+    }
+    zset_bulk bulk;
+    zset_bulk_begin(&out->z, &bulk);
+    for (zsl_node *x = s->z.header->level[0].forward; x; x = x->level[0].forward) {
+        zsl_node *y = zsl_node_new(&out->z, x->score, zsl_member(x), x->mlen);
+        if (!y) {
+            zset_bulk_end(&out->z, &bulk);
+            Py_DECREF(out);
+            return PyErr_NoMemory();
+        }
+        zset_bulk_append(&out->z, &bulk, y);
+    }
+    zset_bulk_end(&out->z, &bulk);
+    return (PyObject *)out;
+}
+
+static void put_le(unsigned char *p, uint64_t v, int nbytes) {
+    for (int i = 0; i < nbytes; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, int nbytes) {
+    uint64_t v = 0;
+    for (int i = nbytes - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+#define SNAP_HEADER 13 /* "RKZS" + version u8 + count u64 */
+#define SNAP_ENTRY 12  /* score f64 + length u32 */
+
+static PyObject *SortedSet_snapshot(PyObject *self, PyObject *unused) {
+    SortedSetObject *s = (SortedSetObject *)self;
+    size_t size = SNAP_HEADER;
+    for (zsl_node *x = s->z.header->level[0].forward; x; x = x->level[0].forward)
+        size += SNAP_ENTRY + x->mlen;
+    if (size > (size_t)PY_SSIZE_T_MAX)
+        return PyErr_NoMemory();
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (!out)
+        return NULL;
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
+    memcpy(p, "RKZS", 4);
+    p[4] = 1;
+    put_le(p + 5, s->z.length, 8);
+    p += SNAP_HEADER;
+    for (zsl_node *x = s->z.header->level[0].forward; x; x = x->level[0].forward) {
+        uint64_t bits;
+        memcpy(&bits, &x->score, sizeof bits);
+        put_le(p, bits, 8);
+        put_le(p + 8, x->mlen, 4);
+        if (x->mlen)
+            memcpy(p + SNAP_ENTRY, zsl_member(x), x->mlen);
+        p += SNAP_ENTRY + x->mlen;
+    }
+    return out;
+}
+
+static PyObject *snap_error(SortedSetObject *out, const char *msg) {
+    Py_XDECREF(out);
+    PyErr_SetString(SnapshotError, msg);
+    return NULL;
+}
+
+/* Parse and validate a snapshot into a new set (raw as given). */
+static PyObject *ss_restore(const unsigned char *data, size_t size, int raw) {
+    if (size < SNAP_HEADER)
+        return snap_error(NULL, "snapshot truncated: incomplete header");
+    if (memcmp(data, "RKZS", 4) != 0)
+        return snap_error(NULL, "not a ranked sorted-set snapshot (bad magic)");
+    if (data[4] != 1) {
+        PyErr_Format(SnapshotError, "unknown snapshot version %d", data[4]);
+        return NULL;
+    }
+    uint64_t count = get_le(data + 5, 8);
+    size_t pos = SNAP_HEADER;
+    if (count > (size - pos) / SNAP_ENTRY)
+        return snap_error(NULL, "snapshot truncated: fewer entries than its count");
+    SortedSetObject *out = ss_new(raw);
+    if (!out)
+        return NULL;
+    zset *z = &out->z;
+    if (zdict_reserve(z, (size_t)count) < 0) {
+        Py_DECREF(out);
+        return PyErr_NoMemory();
+    }
+    zset_bulk bulk;
+    zset_bulk_begin(z, &bulk);
+    const char *err = NULL;
+    for (uint64_t i = 0; i < count && !err; i++) {
+        if (size - pos < SNAP_ENTRY) {
+            err = "snapshot truncated inside an entry";
+            break;
+        }
+        uint64_t bits = get_le(data + pos, 8);
+        double score;
+        memcpy(&score, &bits, sizeof score);
+        size_t len = (size_t)get_le(data + pos + 8, 4);
+        pos += SNAP_ENTRY;
+        if (size - pos < len) {
+            err = "snapshot truncated inside a member";
+            break;
+        }
+        const char *m = (const char *)data + pos;
+        pos += len;
+        if (isnan(score))
+            err = "snapshot holds a NaN score";
+        else if (z->tail && zsl_cmp(z->tail, score, m, len) >= 0)
+            err = "snapshot entries are not in ascending order";
+        else if (zset_find(z, m, len))
+            err = "snapshot repeats a member";
+        else {
+            zsl_node *x = zsl_node_new(z, score, m, len);
+            if (!x) {
+                zset_bulk_end(z, &bulk);
+                Py_DECREF(out);
+                return PyErr_NoMemory();
+            }
+            zset_bulk_append(z, &bulk, x);
+        }
+    }
+    zset_bulk_end(z, &bulk);
+    if (!err && pos != size)
+        err = "snapshot has trailing bytes";
+    if (err)
+        return snap_error(out, err);
+    return (PyObject *)out;
+}
+
+static const char *const kw_restore[] = {"data", "raw"};
+static const argspec spec_restore = {"restore", 1, 1, 2, kw_restore};
+
+static PyObject *SortedSet_restore(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames) {
+    PyObject *a[2];
+    if (py_parse(&spec_restore, args, nargs, kwnames, a) < 0)
+        return NULL;
+    int raw = py_truth(a[1]);
+    if (raw < 0)
+        return NULL;
+    PyObject *data = a[0];
+    if (!PyBytes_Check(data) && !PyByteArray_Check(data) && !PyMemoryView_Check(data)) {
+        PyErr_Format(PyExc_TypeError, "snapshot must be bytes, not %.200s",
+                     Py_TYPE(data)->tp_name);
+        return NULL;
+    }
+    PyObject *bytes = PyBytes_Check(data) ? Py_NewRef(data) : PyBytes_FromObject(data);
+    if (!bytes)
+        return NULL;
+    PyObject *out = ss_restore((const unsigned char *)PyBytes_AS_STRING(bytes),
+                               (size_t)PyBytes_GET_SIZE(bytes), raw);
+    Py_DECREF(bytes);
+    return out;
+}
+
+static PyObject *SortedSet_memory_usage(PyObject *self, PyObject *unused) {
+    SortedSetObject *s = (SortedSetObject *)self;
+    return PyLong_FromSize_t(sizeof(SortedSetObject) + s->z.bytes);
+}
+
+static PyObject *SortedSet_check(PyObject *self, PyObject *unused) {
+    char msg[256];
+    if (zset_check(&((SortedSetObject *)self)->z, msg, sizeof msg) < 0) {
+        PyErr_SetString(PyExc_AssertionError, msg);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* ==== type objects ======================================================== */
+
+#define FASTKW (METH_FASTCALL | METH_KEYWORDS)
+
+static PyMethodDef SortedSet_methods[] = {
+    {"clear", SortedSet_clear, METH_NOARGS, "Remove every member. O(n). Redis: DEL."},
+    {"add", (PyCFunction)(void (*)(void))SortedSet_add, FASTKW,
+     "Add or update one member. O(log n). Redis: ZADD [NX|XX] [GT|LT] [CH]."},
+    {"add_many", (PyCFunction)(void (*)(void))SortedSet_add_many, FASTKW,
+     "ZADD with many pairs, applied in order. O(k log n). Redis: ZADD."},
+    {"incr", (PyCFunction)(void (*)(void))SortedSet_incr, FASTKW,
+     "Add amount to the member's score; the new score or None. O(log n). Redis: ZINCRBY."},
+    {"remove", (PyCFunction)(void (*)(void))SortedSet_remove, METH_FASTCALL,
+     "Remove the members; how many existed. O(k log n). Redis: ZREM."},
+    {"load", (PyCFunction)(void (*)(void))SortedSet_load, FASTKW,
+     "Bulk add; how many were new. O(n) for ascending input into an empty set. Redis: ZADD."},
+    {"score", (PyCFunction)(void (*)(void))SortedSet_score, FASTKW,
+     "The member's score, or None. O(1). Redis: ZSCORE."},
+    {"scores", (PyCFunction)(void (*)(void))SortedSet_scores, FASTKW,
+     "Scores of many members, None for missing ones. O(k). Redis: ZMSCORE."},
+    {"index", (PyCFunction)(void (*)(void))SortedSet_index, FASTKW,
+     "0-based position (descending with reverse), or None. O(log n). Redis: ZRANK/ZREVRANK."},
+    {"rank", (PyCFunction)(void (*)(void))SortedSet_rank, FASTKW,
+     "1-based rank in a style (unique/competition/dense), or None. O(log n)."},
+    {"at", (PyCFunction)(void (*)(void))SortedSet_at, FASTKW,
+     "(member, score) at a 0-based index. O(log n). Redis: ZRANGE key i i WITHSCORES."},
+    {"range_by_index", (PyCFunction)(void (*)(void))SortedSet_range_by_index, FASTKW,
+     "Pairs from start to stop inclusive. O(log n + k). Redis: ZRANGE [REV] WITHSCORES."},
+    {"range_by_score", (PyCFunction)(void (*)(void))SortedSet_range_by_score, FASTKW,
+     "Pairs in a score range. O(log n + k). Redis: ZRANGE BYSCORE [REV] [LIMIT]."},
+    {"range_by_lex", (PyCFunction)(void (*)(void))SortedSet_range_by_lex, FASTKW,
+     "Pairs in a member range. O(log n + k). Redis: ZRANGE BYLEX [REV] [LIMIT]."},
+    {"count_by_score", (PyCFunction)(void (*)(void))SortedSet_count_by_score, FASTKW,
+     "Members in a score range. O(log n). Redis: ZCOUNT."},
+    {"count_by_lex", (PyCFunction)(void (*)(void))SortedSet_count_by_lex, FASTKW,
+     "Members in a lex range. O(log n). Redis: ZLEXCOUNT."},
+    {"items", (PyCFunction)(void (*)(void))SortedSet_items, FASTKW,
+     "Cursor over (member, score) pairs, safe while the set changes. O(1) per step."},
+    {"items_after", (PyCFunction)(void (*)(void))SortedSet_items_after, FASTKW,
+     "Up to count pairs strictly after (score, member). O(log n + count)."},
+    {"remove_range_by_index", (PyCFunction)(void (*)(void))SortedSet_remove_range_by_index,
+     FASTKW, "Remove an index range. O(log n + k). Redis: ZREMRANGEBYRANK."},
+    {"remove_range_by_score", (PyCFunction)(void (*)(void))SortedSet_remove_range_by_score,
+     FASTKW, "Remove a score range. O(log n + k). Redis: ZREMRANGEBYSCORE."},
+    {"remove_range_by_lex", (PyCFunction)(void (*)(void))SortedSet_remove_range_by_lex, FASTKW,
+     "Remove a lex range. O(log n + k). Redis: ZREMRANGEBYLEX."},
+    {"pop_min", (PyCFunction)(void (*)(void))SortedSet_pop_min, FASTKW,
+     "Remove and return up to count lowest pairs. O(k log n). Redis: ZPOPMIN."},
+    {"pop_max", (PyCFunction)(void (*)(void))SortedSet_pop_max, FASTKW,
+     "Remove and return up to count highest pairs. O(k log n). Redis: ZPOPMAX."},
+    {"random_member", SortedSet_random_member, METH_NOARGS,
+     "One uniformly random pair, or None. O(log n). Redis: ZRANDMEMBER."},
+    {"random_members", (PyCFunction)(void (*)(void))SortedSet_random_members, FASTKW,
+     "ZRANDMEMBER key count WITHSCORES. O(|count| log n)."},
+    {"union", (PyCFunction)(void (*)(void))SortedSet_union, FASTKW | METH_CLASS,
+     "Union with weights and SUM/MIN/MAX. O(N log N). Redis: ZUNION."},
+    {"inter", (PyCFunction)(void (*)(void))SortedSet_inter, FASTKW | METH_CLASS,
+     "Intersection with weights and SUM/MIN/MAX. Redis: ZINTER."},
+    {"diff", (PyCFunction)(void (*)(void))SortedSet_diff, FASTKW | METH_CLASS,
+     "Members of the first set in none of the others. Redis: ZDIFF."},
+    {"copy", SortedSet_copy, METH_NOARGS, "An independent copy. O(n). Redis: COPY."},
+    {"snapshot", SortedSet_snapshot, METH_NOARGS, "Serialise to bytes. O(n). Redis: DUMP."},
+    {"restore", (PyCFunction)(void (*)(void))SortedSet_restore, FASTKW | METH_CLASS,
+     "Rebuild from snapshot() bytes. O(n). Redis: RESTORE."},
+    {"memory_usage", SortedSet_memory_usage, METH_NOARGS,
+     "Allocator bytes held by the structure. O(1). Redis: MEMORY USAGE."},
+    {"_check", SortedSet_check, METH_NOARGS, "Verify every invariant. O(n)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef SortedSet_getset[] = {
+    {"raw", SortedSet_get_raw, NULL, "True when members are returned as bytes.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods SortedSet_as_sequence = {
+    .sq_length = SortedSet_len,
+    .sq_contains = SortedSet_contains,
+};
+
+static PyMappingMethods SortedSet_as_mapping = {
+    .mp_length = SortedSet_len,
+    .mp_subscript = SortedSet_subscript,
+};
+
+static PyTypeObject SortedSetType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.engine._zset.SortedSet",
+    .tp_basicsize = sizeof(SortedSetObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A Redis-style sorted set (C engine). The contract is _zset.pyi.",
+    .tp_new = SortedSet_tp_new,
+    .tp_init = SortedSet_init,
+    .tp_dealloc = SortedSet_dealloc,
+    .tp_repr = SortedSet_repr,
+    .tp_iter = SortedSet_iter,
+    .tp_as_sequence = &SortedSet_as_sequence,
+    .tp_as_mapping = &SortedSet_as_mapping,
+    .tp_methods = SortedSet_methods,
+    .tp_getset = SortedSet_getset,
+};
+
+static PyTypeObject ZIterType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.engine._zset.SortedSetIterator",
+    .tp_basicsize = sizeof(ZIterObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Cursor over a SortedSet; survives changes to the set.",
+    .tp_dealloc = ZIter_dealloc,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = ZIter_next,
+};
+
+static struct PyModuleDef zset_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "ranked.engine._zset",
+    .m_doc = "C engine of ranked: a skip list with spans and a seeded hash table.",
+    .m_size = -1,
+};
+
+/* Borrow-free lookup of module.attr; new reference or NULL. */
+static PyObject *import_attr(const char *module, const char *attr) {
+    PyObject *mod = PyImport_ImportModule(module);
+    if (!mod)
+        return NULL;
+    PyObject *value = PyObject_GetAttrString(mod, attr);
+    Py_DECREF(mod);
+    return value;
+}
+
+PyMODINIT_FUNC PyInit__zset(void) {
+    zsl_rand_init();
+    if (!InvalidScoreError && !(InvalidScoreError = import_attr("ranked.errors", "InvalidScoreError")))
+        return NULL;
+    if (!SnapshotError && !(SnapshotError = import_attr("ranked.errors", "SnapshotError")))
+        return NULL;
+    if (!MappingABC && !(MappingABC = import_attr("collections.abc", "Mapping")))
+        return NULL;
+    if (!SequenceABC && !(SequenceABC = import_attr("collections.abc", "Sequence")))
+        return NULL;
+    if (PyType_Ready(&SortedSetType) < 0 || PyType_Ready(&ZIterType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&zset_module);
+    if (!m)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "SortedSet", (PyObject *)&SortedSetType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

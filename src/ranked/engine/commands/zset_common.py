@@ -1,0 +1,160 @@
+"""Helpers shared by the sorted-set commands: lookups, ranges, replies, encodings.
+
+Redis 7.0 keeps small sorted sets "listpack-encoded" (at most 128 members, none
+longer than 64 bytes) and never converts them back once they outgrow that. The
+only reply-visible difference is that a listpack stores an integral score as an
+integer, so ``-0`` becomes ``0``. The keyspace tracks a per-key flag and the
+functions here apply Redis's conversion rules at the same moments Redis does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, NamedTuple, cast
+
+from ..redisfloat import format_double, parse_lex_bound, parse_score_bound
+from ..zset import SortedSet
+from .common import Reply, error, wrongtype
+
+if TYPE_CHECKING:
+    from ..keyspace import Keyspace
+
+__all__ = [
+    "LISTPACK_ENTRIES",
+    "LISTPACK_VALUE",
+    "LexRange",
+    "ScoreRange",
+    "flatten",
+    "lookup_zset",
+    "parse_lex_range",
+    "parse_score_range",
+    "store_emitted",
+    "store_result",
+]
+
+LISTPACK_ENTRIES = 128  # zset-max-listpack-entries
+LISTPACK_VALUE = 64  # zset-max-listpack-value
+
+Pair = tuple[bytes, float]
+
+
+def lookup_zset(ks: Keyspace, key: bytes) -> SortedSet | None:
+    """The zset at ``key``, None when missing; WRONGTYPE for another type."""
+    value = ks.get(key)
+    if value is None or isinstance(value, SortedSet):
+        return value
+    raise wrongtype()
+
+
+def pairs(items: Iterable[tuple[str | bytes, float]]) -> list[Pair]:
+    """Pairs from a raw SortedSet, typed as bytes (raw sets always return bytes)."""
+    return cast(list[Pair], list(items))
+
+
+def delete_if_empty(ks: Keyspace, key: bytes, zset: SortedSet) -> None:
+    """Redis never keeps an empty key: drop it after a removal emptied it."""
+    if len(zset) == 0:
+        ks.delete(key)
+
+
+class ScoreRange(NamedTuple):
+    """A parsed score range (always min then max)."""
+
+    min: float
+    max: float
+    min_exclusive: bool
+    max_exclusive: bool
+
+
+def parse_score_range(low: bytes, high: bytes) -> ScoreRange:
+    """Parse two score bounds or raise ``ERR min or max is not a float``."""
+    lo = parse_score_bound(low)
+    hi = parse_score_bound(high)
+    if lo is None or hi is None:
+        raise error("ERR min or max is not a float")
+    return ScoreRange(lo[0], hi[0], lo[1], hi[1])
+
+
+class LexRange(NamedTuple):
+    """A parsed lex range; None bounds are unbounded, ``empty`` for ``+ ...`` or ``... -``."""
+
+    min: bytes | None
+    max: bytes | None
+    min_exclusive: bool
+    max_exclusive: bool
+    empty: bool
+
+
+def parse_lex_range(low: bytes, high: bytes) -> LexRange:
+    """Parse two lex bounds or raise ``ERR min or max not valid string range item``."""
+    lo = parse_lex_bound(low)
+    hi = parse_lex_bound(high)
+    if lo is None or hi is None:
+        raise error("ERR min or max not valid string range item")
+    empty = (lo.value is None and not lo.low) or (hi.value is None and hi.low)
+    return LexRange(
+        lo.value,
+        hi.value,
+        lo.exclusive and lo.value is not None,
+        hi.exclusive and hi.value is not None,
+        empty,
+    )
+
+
+def flatten(found: Sequence[Pair], withscores: bool) -> list[Reply]:
+    """A flat RESP2 reply: members, each followed by its score with ``withscores``."""
+    if not withscores:
+        return [member for member, _ in found]
+    flat: list[Reply] = []
+    for member, score in found:
+        flat += [member, format_double(score)]
+    return flat
+
+
+def fits_listpack(found: Iterable[Pair], size: int) -> bool:
+    """Would Redis keep this many members, with these lengths, as a listpack?"""
+    return size <= LISTPACK_ENTRIES and all(len(member) <= LISTPACK_VALUE for member, _ in found)
+
+
+def store_result(ks: Keyspace, key: bytes, result: SortedSet) -> int:
+    """Store a Z*STORE result like Redis: empty deletes ``key``; small ones lose ``-0``.
+
+    Redis builds the result as a skiplist and converts it to a listpack when it
+    fits, which turns every ``-0`` score into ``0``. Returns the size stored.
+    """
+    size = len(result)
+    if size == 0:
+        ks.delete(key)
+        return 0
+    listpack = size <= LISTPACK_ENTRIES and fits_listpack(pairs(result.items()), size)
+    if listpack:
+        for member, score in pairs(result.items()):
+            if score == 0.0:
+                result.remove(member)
+                result.add(member, 0.0)
+    ks.store(key, result)
+    ks.set_listpack(key, listpack)
+    return size
+
+
+def store_emitted(ks: Keyspace, key: bytes, emitted: Sequence[Pair], size_hint: int) -> int:
+    """Store ZRANGESTORE results, inserted one by one in reply order as Redis does.
+
+    The destination starts as a listpack unless ``size_hint`` exceeds 128, and
+    converts on the first insert that would not fit; ``-0`` inserted while it is
+    a listpack is stored as ``0``.
+    """
+    if not emitted:
+        ks.delete(key)
+        return 0
+    listpack = size_hint <= LISTPACK_ENTRIES
+    stored: list[Pair] = []
+    for count, (member, score) in enumerate(emitted, start=1):
+        if listpack and (count > LISTPACK_ENTRIES or len(member) > LISTPACK_VALUE):
+            listpack = False
+        stored.append((member, 0.0 if listpack and score == 0.0 else score))
+    result = SortedSet(raw=True)
+    result.load(stored)
+    ks.store(key, result)
+    ks.set_listpack(key, listpack)
+    return len(stored)

@@ -1,0 +1,238 @@
+"""Sorted-set writes: ZADD ZINCRBY ZREM ZREMRANGEBYRANK/SCORE/LEX ZPOPMIN ZPOPMAX ZMPOP."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...errors import InvalidScoreError
+from ..redisfloat import format_double
+from ..zset import SortedSet
+from .common import SYNTAX, CommandTable, Reply, error, float_arg, int_arg, option, register
+from .zset_common import (
+    LISTPACK_ENTRIES,
+    LISTPACK_VALUE,
+    delete_if_empty,
+    lookup_zset,
+    pairs,
+    parse_lex_range,
+    parse_score_range,
+)
+
+if TYPE_CHECKING:
+    from ..keyspace import Keyspace
+
+__all__ = ["COMMANDS"]
+
+COMMANDS: CommandTable = {}
+
+_ZADD_FLAGS = (b"nx", b"xx", b"gt", b"lt", b"ch", b"incr")
+NAN_RESULT = "ERR resulting score is not a number (NaN)"
+
+
+def _zadd_zset(ks: Keyspace, key: bytes, first_member: bytes, xx: bool) -> SortedSet | None:
+    """Look up or create the target; a new key starts as a listpack unless its first
+    member is longer than 64 bytes. XX on a missing key creates nothing."""
+    zset = lookup_zset(ks, key)
+    if zset is None and not xx:
+        zset = SortedSet(raw=True)
+        ks.store(key, zset)
+        ks.set_listpack(key, len(first_member) <= LISTPACK_VALUE)
+    return zset
+
+
+def _converts_on_insert(ks: Keyspace, key: bytes, zset: SortedSet, member: bytes) -> None:
+    # A listpack converts *before* an insert that would make it too long or too wide.
+    if len(zset) + 1 > LISTPACK_ENTRIES or len(member) > LISTPACK_VALUE:
+        ks.set_listpack(key, False)
+
+
+def _zadd_incr(
+    ks: Keyspace, key: bytes, zset: SortedSet, member: bytes, amount: float, flags: set[bytes]
+) -> Reply:
+    if member not in zset:
+        if b"xx" in flags:
+            return None
+        if ks.is_listpack(key):
+            _converts_on_insert(ks, key, zset, member)
+        # A new member gets the increment itself (so -0 stays -0 in the reply).
+        zset.add(member, 0.0 if ks.is_listpack(key) and amount == 0.0 else amount)
+        return format_double(amount)
+    try:
+        result = zset.incr(
+            member, amount, nx=b"nx" in flags, gt=b"gt" in flags, lt=b"lt" in flags
+        )
+    except InvalidScoreError:
+        raise error(NAN_RESULT) from None
+    return None if result is None else format_double(result)
+
+
+def _zadd_apply(
+    ks: Keyspace, key: bytes, zset: SortedSet, scored: list[tuple[bytes, float]], flags: set[bytes]
+) -> int:
+    nx, xx, gt, lt, ch = (word in flags for word in (b"nx", b"xx", b"gt", b"lt", b"ch"))
+    changed = 0
+    index = 0
+    # While the key is a listpack, apply pair by pair: conversion happens mid-command.
+    while index < len(scored) and ks.is_listpack(key):
+        member, score = scored[index]
+        if member not in zset and not xx:
+            _converts_on_insert(ks, key, zset, member)
+        if ks.is_listpack(key) and score == 0.0:
+            score = 0.0
+        changed += zset.add(member, score, nx=nx, xx=xx, gt=gt, lt=lt, ch=ch)
+        index += 1
+    if index < len(scored):
+        changed += zset.add_many(scored[index:], nx=nx, xx=xx, gt=gt, lt=lt, ch=ch)
+    return changed
+
+
+def _zadd(ks: Keyspace, argv: list[bytes], flags: set[bytes], first: int) -> Reply:
+    elements = len(argv) - first
+    if elements % 2 or elements == 0:
+        raise error(SYNTAX)
+    if b"nx" in flags and b"xx" in flags:
+        raise error("ERR XX and NX options at the same time are not compatible")
+    if b"nx" in flags and (b"gt" in flags or b"lt" in flags) or {b"gt", b"lt"} <= flags:
+        raise error("ERR GT, LT, and/or NX options at the same time are not compatible")
+    incr = b"incr" in flags
+    if incr and elements > 2:
+        raise error("ERR INCR option supports a single increment-element pair")
+    scored = [(argv[i + 1], float_arg(argv[i])) for i in range(first, len(argv), 2)]
+    key = argv[1]
+    zset = _zadd_zset(ks, key, argv[first + 1], b"xx" in flags)
+    if zset is None:
+        return None if incr else 0
+    if incr:
+        return _zadd_incr(ks, key, zset, scored[0][0], scored[0][1], flags)
+    return _zadd_apply(ks, key, zset, scored, flags)
+
+
+@register(COMMANDS, "zadd", -4)
+def zadd(ks: Keyspace, argv: list[bytes]) -> Reply:
+    flags: set[bytes] = set()
+    first = 2
+    while first < len(argv) and option(argv[first]) in _ZADD_FLAGS:
+        flags.add(option(argv[first]))
+        first += 1
+    return _zadd(ks, argv, flags, first)
+
+
+@register(COMMANDS, "zincrby", 4)
+def zincrby(ks: Keyspace, argv: list[bytes]) -> Reply:
+    return _zadd(ks, argv, {b"incr"}, 2)
+
+
+@register(COMMANDS, "zrem", -3)
+def zrem(ks: Keyspace, argv: list[bytes]) -> Reply:
+    zset = lookup_zset(ks, argv[1])
+    if zset is None:
+        return 0
+    removed = zset.remove(*argv[2:])
+    delete_if_empty(ks, argv[1], zset)
+    return removed
+
+
+@register(COMMANDS, "zremrangebyrank", 4)
+def zremrangebyrank(ks: Keyspace, argv: list[bytes]) -> Reply:
+    start, stop = int_arg(argv[2]), int_arg(argv[3])
+    zset = lookup_zset(ks, argv[1])
+    if zset is None:
+        return 0
+    removed = zset.remove_range_by_index(start, stop)
+    delete_if_empty(ks, argv[1], zset)
+    return removed
+
+
+@register(COMMANDS, "zremrangebyscore", 4)
+def zremrangebyscore(ks: Keyspace, argv: list[bytes]) -> Reply:
+    bounds = parse_score_range(argv[2], argv[3])
+    zset = lookup_zset(ks, argv[1])
+    if zset is None:
+        return 0
+    removed = zset.remove_range_by_score(
+        bounds.min,
+        bounds.max,
+        min_exclusive=bounds.min_exclusive,
+        max_exclusive=bounds.max_exclusive,
+    )
+    delete_if_empty(ks, argv[1], zset)
+    return removed
+
+
+@register(COMMANDS, "zremrangebylex", 4)
+def zremrangebylex(ks: Keyspace, argv: list[bytes]) -> Reply:
+    bounds = parse_lex_range(argv[2], argv[3])
+    zset = lookup_zset(ks, argv[1])
+    if zset is None or bounds.empty:
+        return 0
+    removed = zset.remove_range_by_lex(
+        bounds.min,
+        bounds.max,
+        min_exclusive=bounds.min_exclusive,
+        max_exclusive=bounds.max_exclusive,
+    )
+    delete_if_empty(ks, argv[1], zset)
+    return removed
+
+
+def _pop(ks: Keyspace, key: bytes, zset: SortedSet, count: int, highest: bool) -> list[Reply]:
+    popped = pairs(zset.pop_max(count) if highest else zset.pop_min(count))
+    delete_if_empty(ks, key, zset)
+    flat: list[Reply] = []
+    for member, score in popped:
+        flat += [member, format_double(score)]
+    return flat
+
+
+def _zpop(ks: Keyspace, argv: list[bytes], highest: bool) -> Reply:
+    if len(argv) > 3:
+        raise error(SYNTAX)
+    count = 1
+    if len(argv) == 3:
+        count = int_arg(argv[2], "ERR value is out of range, must be positive")
+        if count < 0:
+            raise error("ERR value is out of range, must be positive")
+    zset = lookup_zset(ks, argv[1])
+    if zset is None or count == 0:
+        return []
+    return _pop(ks, argv[1], zset, count, highest)
+
+
+@register(COMMANDS, "zpopmin", -2)
+def zpopmin(ks: Keyspace, argv: list[bytes]) -> Reply:
+    return _zpop(ks, argv, highest=False)
+
+
+@register(COMMANDS, "zpopmax", -2)
+def zpopmax(ks: Keyspace, argv: list[bytes]) -> Reply:
+    return _zpop(ks, argv, highest=True)
+
+
+@register(COMMANDS, "zmpop", -4)
+def zmpop(ks: Keyspace, argv: list[bytes]) -> Reply:
+    numkeys_error = "ERR numkeys should be greater than 0"
+    numkeys = int_arg(argv[1], numkeys_error)
+    if numkeys < 1:
+        raise error(numkeys_error)
+    where = 2 + numkeys
+    if where >= len(argv) or option(argv[where]) not in (b"min", b"max"):
+        raise error(SYNTAX)
+    count = -1
+    index = where + 1
+    while index < len(argv):
+        if count == -1 and option(argv[index]) == b"count" and index + 1 < len(argv):
+            count_error = "ERR count should be greater than 0"
+            count = int_arg(argv[index + 1], count_error)
+            if count < 1:
+                raise error(count_error)
+            index += 2
+        else:
+            raise error(SYNTAX)
+    for key in argv[2:where]:
+        zset = lookup_zset(ks, key)
+        if zset is None:
+            continue
+        flat = _pop(ks, key, zset, max(count, 1), option(argv[where]) == b"max")
+        nested: list[Reply] = [flat[i : i + 2] for i in range(0, len(flat), 2)]
+        return [key, nested]
+    return None

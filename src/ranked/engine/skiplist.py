@@ -1,0 +1,1027 @@
+"""Pure-Python sorted set: the readable twin of the C engine ``_zset.c``.
+
+Same algorithm as the C code, same results, same snapshot bytes. The contract
+is ``_zset.pyi``; ``docs/implementation.md`` explains the structure with
+pictures. In short:
+
+* a **skip list** keeps the members ordered by (score, member bytes). Every node
+  has a random number of levels (p = 0.25, at most 32). Level 0 links all nodes;
+  each higher level skips ahead. A header node (no member) starts every level;
+* every link also stores its **span** (how many level-0 steps it jumps), so the
+  position of a node is the sum of spans crossed on the way down to it, and
+  the node at a position is found by descending on spans: both O(log n);
+* every link also stores a **distinct span** (``dspan``): how many of the nodes
+  it jumps over *start a score group* (the first node, and each node whose
+  score differs from its predecessor's). Summing ``dspan`` gives the number of
+  distinct scores below a point, hence dense ranks in O(log n);
+* a plain ``dict`` maps member bytes to its node for O(1) score lookups.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+from ..errors import InvalidScoreError
+from . import _skiplist_algebra as algebra
+from . import _skiplist_snapshot as snapshot_format
+from ._skiplist_args import (
+    RANK_STYLES,
+    Aggregate,
+    Member,
+    Pairs,
+    RankStyle,
+    check_flags,
+    to_count,
+    to_member,
+    to_member_or_none,
+    to_pairs,
+    to_score,
+)
+
+__all__ = ["MAX_LEVEL", "P", "SortedSet"]
+
+MAX_LEVEL = 32
+P = 0.25  # chance that a node reaches one more level: ~1.33 links per node
+
+_random = random.Random()
+
+Pair = tuple[str | bytes, float]
+Before = Callable[["_Node"], bool]  # "is this node before the point I look for?"
+
+
+def _random_level() -> int:
+    level = 1
+    while level < MAX_LEVEL and _random.random() < P:
+        level += 1
+    return level
+
+
+class _Node:
+    """One member. ``forward[i]``/``span[i]``/``dspan[i]`` describe its link on level i.
+
+    ``span[i]``: level-0 steps from this node to ``forward[i]``; when
+    ``forward[i]`` is ``None`` it counts every node after this one (kept up to
+    date like Redis does, so the insert arithmetic never needs a special case).
+    ``dspan[i]``: how many nodes in that same stretch start a score group.
+    """
+
+    __slots__ = ("backward", "dspan", "forward", "member", "score", "span")
+
+    def __init__(self, member: bytes, score: float, level: int) -> None:
+        self.member = member
+        self.score = score
+        self.forward: list[_Node | None] = [None] * level
+        self.span: list[int] = [0] * level
+        self.dspan: list[int] = [0] * level
+        self.backward: _Node | None = None  # level 0 only; None for the first node
+
+
+def _node_size(node: _Node) -> int:
+    return (
+        sys.getsizeof(node)
+        + sys.getsizeof(node.forward)
+        + sys.getsizeof(node.span)
+        + sys.getsizeof(node.dspan)
+        + sys.getsizeof(node.member)
+        + sys.getsizeof(node.score)
+    )
+
+
+def _before_point(score: float, member: bytes) -> Before:
+    """Nodes strictly before (score, member) in the set's order."""
+    return lambda node: node.score < score or (node.score == score and node.member < member)
+
+
+def _at_or_before_point(score: float, member: bytes) -> Before:
+    return lambda node: node.score < score or (node.score == score and node.member <= member)
+
+
+def _below_score(bound: float, *, inclusive: bool) -> Before:
+    if inclusive:
+        return lambda node: node.score <= bound
+    return lambda node: node.score < bound
+
+
+def _below_member(bound: bytes | None, *, inclusive: bool) -> Before:
+    if bound is None:
+        return lambda node: False
+    if inclusive:
+        return lambda node: node.member <= bound
+    return lambda node: node.member < bound
+
+
+def _up_to_member(bound: bytes | None, *, inclusive: bool) -> Before:
+    if bound is None:
+        return lambda node: True
+    if inclusive:
+        return lambda node: node.member <= bound
+    return lambda node: node.member < bound
+
+
+def _clamp_indexes(start: int, stop: int, length: int) -> tuple[int, int] | None:
+    """ZRANGE index rules: negatives count from the end, then clamp; None if empty."""
+    if start < 0:
+        start += length
+    if stop < 0:
+        stop += length
+    start = max(start, 0)
+    if start > stop or start >= length:
+        return None
+    return start, min(stop, length - 1)
+
+
+class SortedSet:
+    """A Redis-style sorted set. See ``_zset.pyi`` for the full behavioural contract."""
+
+    def __init__(self, pairs: Pairs | None = None, *, raw: bool = False) -> None:
+        """Make a set, optionally filled from ``pairs`` (as :meth:`load`)."""
+        self._raw = bool(raw)
+        self._mods = 0  # bumped on every change; lets items() step in O(1) when unchanged
+        self._reset()
+        if pairs is not None:
+            self.load(pairs)
+
+    def _reset(self) -> None:
+        self._header = _Node(b"", 0.0, MAX_LEVEL)
+        self._tail: _Node | None = None
+        self._level = 1  # levels in use: header.forward[i] is None for i >= _level
+        self._length = 0
+        self._groups = 0  # number of distinct scores
+        self._dict: dict[bytes, _Node] = {}
+        self._node_bytes = 0
+        self._mods += 1
+
+    @property
+    def raw(self) -> bool:
+        """True when members are returned as ``bytes``."""
+        return self._raw
+
+    def _out(self, member: bytes) -> str | bytes:
+        return member if self._raw else member.decode("utf-8", "surrogateescape")
+
+    # -- the skip list: descents ------------------------------------------------------
+
+    def _descend(self, before: Before) -> tuple[list[_Node], list[int], list[int]]:
+        """For each level i: the last node ``update[i]`` that is ``before`` the point,
+        its rank ``rank[i]`` (header = 0) and its dense rank ``dense[i]``."""
+        header = self._header
+        update = [header] * MAX_LEVEL
+        rank = [0] * MAX_LEVEL
+        dense = [0] * MAX_LEVEL
+        node, position, groups = header, 0, 0
+        for level in range(self._level - 1, -1, -1):
+            nxt = node.forward[level]
+            while nxt is not None and before(nxt):
+                position += node.span[level]
+                groups += node.dspan[level]
+                node, nxt = nxt, nxt.forward[level]
+            update[level], rank[level], dense[level] = node, position, groups
+        return update, rank, dense
+
+    def _last_before(self, before: Before) -> tuple[_Node, int, int]:
+        """The last node ``before`` the point (the header if none), with how many nodes
+        and how many score groups lie up to and including it. O(log n)."""
+        node, position, groups = self._header, 0, 0
+        for level in range(self._level - 1, -1, -1):
+            nxt = node.forward[level]
+            while nxt is not None and before(nxt):
+                position += node.span[level]
+                groups += node.dspan[level]
+                node, nxt = nxt, nxt.forward[level]
+        return node, position, groups
+
+    def _node_at(self, rank: int) -> _Node:
+        """The node at 1-based ``rank`` (1 <= rank <= length): descend on spans."""
+        node, traversed = self._header, 0
+        for level in range(self._level - 1, -1, -1):
+            nxt = node.forward[level]
+            while nxt is not None and traversed + node.span[level] <= rank:
+                traversed += node.span[level]
+                node, nxt = nxt, nxt.forward[level]
+            if traversed == rank:
+                return node
+        raise AssertionError(f"rank {rank} out of range")  # pragma: no cover
+
+    def _index_of(self, node: _Node) -> int:
+        """0-based ascending position of a node."""
+        return self._last_before(_before_point(node.score, node.member))[1]
+
+    # -- the skip list: changes -------------------------------------------------------
+
+    def _insert(self, member: bytes, score: float) -> _Node:
+        """Link a new node; the caller guarantees ``member`` is absent."""
+        header = self._header
+        update, rank, dense = self._descend(_before_point(score, member))
+        level = _random_level()
+        if level > self._level:
+            # New levels start at the header and (being empty) span every node.
+            for i in range(self._level, level):
+                update[i], rank[i], dense[i] = header, 0, 0
+                header.span[i] = self._length
+                header.dspan[i] = self._groups
+            self._level = level
+        node = _Node(member, score, level)
+        prev = update[0]
+        nxt = prev.forward[0]
+        starts = 1 if prev is header or prev.score != score else 0
+        # The successor may stop (or start) being a group start: it now follows us.
+        next_delta = 0
+        if nxt is not None:
+            was_start = prev is header or nxt.score != prev.score
+            next_delta = (nxt.score != score) - was_start
+        for i in range(level):
+            before = update[i]
+            steps, group_steps = rank[0] - rank[i], dense[0] - dense[i]
+            node.forward[i] = before.forward[i]
+            before.forward[i] = node
+            node.span[i] = before.span[i] - steps
+            node.dspan[i] = before.dspan[i] - group_steps + next_delta
+            before.span[i] = steps + 1
+            before.dspan[i] = group_steps + starts
+        for i in range(level, self._level):
+            # Links above the new node now jump over it (and over the successor's flag).
+            update[i].span[i] += 1
+            update[i].dspan[i] += starts + next_delta
+        node.backward = None if prev is header else prev
+        if nxt is not None:
+            nxt.backward = node
+        else:
+            self._tail = node
+        self._length += 1
+        self._groups += starts + next_delta
+        self._dict[member] = node
+        self._node_bytes += _node_size(node)
+        self._mods += 1
+        return node
+
+    def _unlink(self, node: _Node, update: list[_Node]) -> None:
+        """Unlink ``node``; ``update[i]`` is the last node before it on level i.
+
+        Leaves ``update`` valid for the successor, so range deletions reuse it.
+        The dict entry is the caller's business.
+        """
+        header = self._header
+        prev = update[0]
+        nxt = node.forward[0]
+        starts = 1 if prev is header or prev.score != node.score else 0
+        next_delta = 0
+        if nxt is not None:
+            now_start = prev is header or nxt.score != prev.score
+            next_delta = now_start - (nxt.score != node.score)
+        for i in range(self._level):
+            before = update[i]
+            if before.forward[i] is node:
+                before.span[i] += node.span[i] - 1
+                before.dspan[i] += node.dspan[i] - starts + next_delta
+                before.forward[i] = node.forward[i]
+            else:
+                before.span[i] -= 1
+                before.dspan[i] += next_delta - starts
+        if nxt is not None:
+            nxt.backward = node.backward
+        else:
+            self._tail = node.backward
+        while self._level > 1 and header.forward[self._level - 1] is None:
+            self._level -= 1
+        self._length -= 1
+        self._groups += next_delta - starts
+        self._node_bytes -= _node_size(node)
+        self._mods += 1
+
+    def _delete(self, node: _Node) -> None:
+        update = self._descend(_before_point(node.score, node.member))[0]
+        self._unlink(node, update)
+        del self._dict[node.member]
+
+    def _set_score(self, node: _Node, score: float) -> None:
+        """Move an existing member to ``score`` (the caller checked ``score != old``)."""
+        update = self._descend(_before_point(node.score, node.member))[0]
+        prev, nxt = node.backward, node.forward[0]
+        if (prev is None or prev.score < score) and (nxt is None or nxt.score > score):
+            # Still strictly between its neighbours: the order is unchanged, only
+            # the group-start flags of the node and of its successor can change.
+            old_start = prev is None or prev.score != node.score
+            node_delta = 1 - old_start
+            next_delta = 0 if nxt is None else 1 - (nxt.score != node.score)
+            for i in range(self._level):
+                update[i].dspan[i] += node_delta
+                if i < len(node.forward):
+                    node.dspan[i] += next_delta
+                else:
+                    update[i].dspan[i] += next_delta
+            node.score = score
+            self._groups += node_delta + next_delta
+            self._mods += 1
+            return
+        self._unlink(node, update)
+        self._insert(node.member, score)  # replaces the dict entry
+
+    def _build(self, pairs: Sequence[tuple[bytes, float]]) -> None:
+        """Fill an empty set from strictly ascending, distinct pairs in O(n).
+
+        Each node draws its level as usual; ``last[i]`` remembers the latest node
+        on level i, so linking is one append per level and the spans are rank
+        differences.
+        """
+        header = self._header
+        last = [header] * MAX_LEVEL
+        last_rank = [0] * MAX_LEVEL
+        last_dense = [0] * MAX_LEVEL
+        top, groups, prev = 1, 0, None
+        for rank, (member, score) in enumerate(pairs, 1):
+            level = _random_level()
+            node = _Node(member, score, level)
+            if prev is None or prev.score != score:
+                groups += 1
+            for i in range(level):
+                before = last[i]
+                before.forward[i] = node
+                before.span[i] = rank - last_rank[i]
+                before.dspan[i] = groups - last_dense[i]
+                last[i], last_rank[i], last_dense[i] = node, rank, groups
+            node.backward = prev
+            top = max(top, level)
+            self._dict[member] = node
+            self._node_bytes += _node_size(node)
+            prev = node
+        count = len(pairs)
+        for i in range(top):
+            last[i].span[i] = count - last_rank[i]
+            last[i].dspan[i] = groups - last_dense[i]
+        self._tail = prev
+        self._length = count
+        self._groups = groups
+        self._level = top
+        self._mods += 1
+
+    def _nodes(self, reverse: bool = False) -> Iterator[_Node]:
+        node = self._tail if reverse else self._header.forward[0]
+        while node is not None:
+            yield node
+            node = node.backward if reverse else node.forward[0]
+
+    # Used by the set algebra (see _skiplist_algebra.Source).
+    def _pairs(self) -> Iterator[tuple[bytes, float]]:
+        for node in self._nodes():
+            yield node.member, node.score
+
+    def _lookup(self, member: bytes) -> float | None:
+        node = self._dict.get(member)
+        return None if node is None else node.score
+
+    # -- size -------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """Number of members. O(1). Redis: ZCARD."""
+        return self._length
+
+    def __contains__(self, member: object) -> bool:
+        """O(1). Non-``str``/``bytes`` objects are simply not members. Redis: ZSCORE."""
+        if not isinstance(member, str | bytes):
+            return False
+        return to_member(member) in self._dict
+
+    def __iter__(self) -> Iterator[str | bytes]:
+        """Members in ascending order, as :meth:`items`. O(1) per step. Redis: ZRANGE."""
+        return (member for member, _ in self.items())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._length} members)"
+
+    def clear(self) -> None:
+        """Remove every member. O(n). Redis: DEL."""
+        self._reset()
+
+    # -- writes -----------------------------------------------------------------------
+
+    def add(
+        self,
+        member: Member,
+        score: float,
+        *,
+        nx: bool = False,
+        xx: bool = False,
+        gt: bool = False,
+        lt: bool = False,
+        ch: bool = False,
+    ) -> int:
+        """Add or update one member. O(log n). Redis: ZADD [NX|XX] [GT|LT] [CH].
+
+        Returns 1 if added (with ``ch``: added or changed), else 0.
+        """
+        check_flags(nx, xx, gt, lt)
+        return self._add(to_member(member), to_score(score), nx, xx, gt, lt, ch)
+
+    def _add(
+        self, member: bytes, score: float, nx: bool, xx: bool, gt: bool, lt: bool, ch: bool
+    ) -> int:
+        node = self._dict.get(member)
+        if node is None:
+            if xx:
+                return 0
+            self._insert(member, score)
+            return 1
+        if nx:
+            return 0
+        current = node.score
+        if (gt and not score > current) or (lt and not score < current):
+            return 0
+        if score != current:  # so 0.0 never overwrites a stored -0.0
+            self._set_score(node, score)
+            return 1 if ch else 0
+        return 0
+
+    def add_many(
+        self,
+        pairs: Pairs,
+        *,
+        nx: bool = False,
+        xx: bool = False,
+        gt: bool = False,
+        lt: bool = False,
+        ch: bool = False,
+    ) -> int:
+        """ZADD with many pairs, applied in order. O(k log n). Redis: ZADD."""
+        check_flags(nx, xx, gt, lt)
+        checked = to_pairs(pairs)
+        return sum(self._add(m, s, nx, xx, gt, lt, ch) for m, s in checked)
+
+    def incr(
+        self,
+        member: Member,
+        amount: float = 1.0,
+        *,
+        nx: bool = False,
+        xx: bool = False,
+        gt: bool = False,
+        lt: bool = False,
+    ) -> float | None:
+        """Add ``amount`` to the member's score; the new score, or None if a flag stopped it.
+
+        O(log n). Redis: ZINCRBY, or ZADD ... INCR.
+        """
+        check_flags(nx, xx, gt, lt)
+        key = to_member(member)
+        step = to_score(amount, "increment")
+        node = self._dict.get(key)
+        if node is None:
+            if xx:
+                return None
+            # Redis stores the increment itself, so a -0.0 increment keeps its sign.
+            self._insert(key, step)
+            return step
+        if nx:
+            return None
+        current = node.score
+        new = current + step
+        if new != new:
+            raise InvalidScoreError("resulting score is not a number (NaN)")
+        if (gt and not new > current) or (lt and not new < current):
+            return None
+        if new != current:
+            self._set_score(node, new)
+        return new
+
+    def remove(self, *members: Member) -> int:
+        """Remove the members; returns how many existed. O(k log n). Redis: ZREM."""
+        keys = [to_member(member) for member in members]
+        removed = 0
+        for key in keys:
+            node = self._dict.get(key)
+            if node is not None:
+                self._delete(node)
+                removed += 1
+        return removed
+
+    def load(self, pairs: Pairs) -> int:
+        """Bulk add without flags; returns how many members were new. Redis: ZADD.
+
+        O(n) into an empty set from strictly ascending, distinct pairs; else O(n log n).
+        """
+        checked = to_pairs(pairs)
+        if self._length == 0 and _strictly_ascending(checked):
+            self._build(checked)
+            return len(checked)
+        return sum(self._add(m, s, False, False, False, False, False) for m, s in checked)
+
+    # -- point reads ------------------------------------------------------------------
+
+    def score(self, member: Member) -> float | None:
+        """The member's score, or None. O(1). Redis: ZSCORE."""
+        return self._lookup(to_member(member))
+
+    def scores(self, members: Iterable[Member]) -> list[float | None]:
+        """Scores of many members, None for missing ones. O(k). Redis: ZMSCORE."""
+        keys = [to_member(member) for member in members]
+        return [self._lookup(key) for key in keys]
+
+    def index(self, member: Member, *, reverse: bool = False) -> int | None:
+        """0-based position (descending with ``reverse``), or None. O(log n). Redis: ZRANK."""
+        node = self._dict.get(to_member(member))
+        if node is None:
+            return None
+        position = self._index_of(node)
+        return self._length - 1 - position if reverse else position
+
+    def rank(
+        self, member: Member, *, style: RankStyle = "competition", reverse: bool = False
+    ) -> int | None:
+        """1-based rank in the given style, or None. O(log n). Redis: ZRANK + 1 (unique)."""
+        if style not in RANK_STYLES:
+            raise ValueError(f"rank style must be one of {RANK_STYLES}, not {style!r}")
+        node = self._dict.get(to_member(member))
+        if node is None:
+            return None
+        if style == "unique":
+            position = self._index_of(node)
+            return self._length - position if reverse else position + 1
+        score = node.score
+        if style == "competition":
+            if reverse:  # 1 + how many score strictly higher
+                return 1 + self._length - self._last_before(_below_score(score, inclusive=True))[1]
+            return 1 + self._last_before(_below_score(score, inclusive=False))[1]
+        dense_up = 1 + self._last_before(_below_score(score, inclusive=False))[2]
+        return self._groups - dense_up + 1 if reverse else dense_up
+
+    def at(self, index: int) -> Pair:
+        """The (member, score) at a 0-based index, negative from the end. O(log n).
+
+        Redis: ZRANGE key i i WITHSCORES. ``IndexError`` when out of range.
+        """
+        position = to_count(index, "index")
+        if position < 0:
+            position += self._length
+        if not 0 <= position < self._length:
+            raise IndexError("sorted set index out of range")
+        node = self._node_at(position + 1)
+        return self._out(node.member), node.score
+
+    def __getitem__(self, index: int) -> Pair:
+        """Same as :meth:`at`. O(log n)."""
+        return self.at(index)
+
+    # -- range reads ------------------------------------------------------------------
+
+    def range_by_index(self, start: int, stop: int, *, reverse: bool = False) -> list[Pair]:
+        """Pairs from index ``start`` to ``stop`` inclusive. O(log n + k).
+
+        Redis: ZRANGE key start stop [REV] WITHSCORES.
+        """
+        bounds = _clamp_indexes(to_count(start, "start"), to_count(stop, "stop"), self._length)
+        if bounds is None:
+            return []
+        first, last = bounds
+        rank = self._length - first if reverse else first + 1
+        node: _Node | None = self._node_at(rank)
+        return self._collect(node, reverse, last - first + 1, lambda _: True)
+
+    def _collect(
+        self, node: _Node | None, reverse: bool, count: int, inside: Callable[[_Node], bool]
+    ) -> list[Pair]:
+        """Walk from ``node`` while ``inside`` holds, taking up to ``count`` (<0: all)."""
+        out: list[Pair] = []
+        while node is not None and count != 0 and inside(node):
+            out.append((self._out(node.member), node.score))
+            count -= 1
+            node = node.backward if reverse else node.forward[0]
+        return out
+
+    def _range(
+        self,
+        below_low: Before,
+        up_to_high: Before,
+        reverse: bool,
+        offset: int,
+        count: int,
+    ) -> list[Pair]:
+        """Shared walk of score and lex ranges.
+
+        ``below_low(n)``: n lies before the range; ``up_to_high(n)``: n does not lie
+        after it. LIMIT offsets are skipped with one descent on spans.
+        """
+        if offset < 0 or count == 0:
+            return []
+        if reverse:
+            last_rank = self._last_before(up_to_high)[1]
+            rank = last_rank - offset
+            if rank < 1:
+                return []
+            return self._collect(self._node_at(rank), True, count, lambda node: not below_low(node))
+        first_rank = self._last_before(below_low)[1] + 1 + offset
+        if first_rank > self._length:
+            return []
+        return self._collect(self._node_at(first_rank), False, count, up_to_high)
+
+    def range_by_score(
+        self,
+        min: float = float("-inf"),
+        max: float = float("inf"),
+        *,
+        min_exclusive: bool = False,
+        max_exclusive: bool = False,
+        reverse: bool = False,
+        offset: int = 0,
+        count: int = -1,
+    ) -> list[Pair]:
+        """Pairs with min <= score <= max. O(log n + k).
+
+        Redis: ZRANGE key min max BYSCORE [REV] [LIMIT offset count] WITHSCORES.
+        """
+        low, high = to_score(min, "min"), to_score(max, "max")
+        skip, limit = to_count(offset, "offset"), to_count(count, "count")
+        return self._range(
+            _below_score(low, inclusive=bool(min_exclusive)),
+            _below_score(high, inclusive=not max_exclusive),
+            bool(reverse),
+            skip,
+            limit,
+        )
+
+    def range_by_lex(
+        self,
+        min: Member | None = None,
+        max: Member | None = None,
+        *,
+        min_exclusive: bool = False,
+        max_exclusive: bool = False,
+        reverse: bool = False,
+        offset: int = 0,
+        count: int = -1,
+    ) -> list[Pair]:
+        """Pairs whose member lies between ``min`` and ``max`` (None: unbounded).
+
+        O(log n + k). Redis: ZRANGE key min max BYLEX [REV] [LIMIT offset count].
+        """
+        low, high = to_member_or_none(min), to_member_or_none(max)
+        skip, limit = to_count(offset, "offset"), to_count(count, "count")
+        return self._range(
+            _below_member(low, inclusive=bool(min_exclusive)),
+            _up_to_member(high, inclusive=not max_exclusive),
+            bool(reverse),
+            skip,
+            limit,
+        )
+
+    def count_by_score(
+        self,
+        min: float = float("-inf"),
+        max: float = float("inf"),
+        *,
+        min_exclusive: bool = False,
+        max_exclusive: bool = False,
+    ) -> int:
+        """Number of members with a score in the range. O(log n). Redis: ZCOUNT."""
+        low, high = to_score(min, "min"), to_score(max, "max")
+        below = self._last_before(_below_score(low, inclusive=bool(min_exclusive)))[1]
+        up_to = self._last_before(_below_score(high, inclusive=not max_exclusive))[1]
+        return up_to - below if up_to > below else 0
+
+    def count_by_lex(
+        self,
+        min: Member | None = None,
+        max: Member | None = None,
+        *,
+        min_exclusive: bool = False,
+        max_exclusive: bool = False,
+    ) -> int:
+        """Number of members in the lex range. O(log n). Redis: ZLEXCOUNT."""
+        low, high = to_member_or_none(min), to_member_or_none(max)
+        below = self._last_before(_below_member(low, inclusive=bool(min_exclusive)))[1]
+        up_to = self._last_before(_up_to_member(high, inclusive=not max_exclusive))[1]
+        return up_to - below if up_to > below else 0
+
+    def items(
+        self, *, reverse: bool = False, after: tuple[float, Member] | None = None
+    ) -> Iterator[Pair]:
+        """Iterate (member, score) pairs in order, strictly after the point ``after``.
+
+        A cursor that survives changes to the set: O(1) per step while the set is
+        unchanged, O(log n) to re-find its place after a change. Redis: ZSCAN-like.
+        """
+        point: tuple[float, bytes] | None = None
+        if after is not None:
+            if not isinstance(after, tuple) or len(after) != 2:
+                raise TypeError("after must be a (score, member) tuple")
+            point = (to_score(after[0], "after score"), to_member(after[1]))
+        return self._cursor(bool(reverse), point)
+
+    def _cursor(self, reverse: bool, point: tuple[float, bytes] | None) -> Iterator[Pair]:
+        node: _Node | None = None
+        seen_mods = -1
+        while True:
+            if node is not None and seen_mods == self._mods:
+                node = node.backward if reverse else node.forward[0]  # unchanged: O(1)
+            elif point is None:
+                node = self._tail if reverse else self._header.forward[0]
+            else:
+                node = self._neighbour(point, reverse)
+            if node is None:
+                return
+            point = (node.score, node.member)
+            seen_mods = self._mods
+            yield self._out(node.member), node.score
+
+    def _neighbour(self, point: tuple[float, bytes], reverse: bool) -> _Node | None:
+        """The first node strictly after ``point`` (strictly before it when reversed)."""
+        if reverse:
+            node = self._last_before(_before_point(*point))[0]
+            return None if node is self._header else node
+        return self._last_before(_at_or_before_point(*point))[0].forward[0]
+
+    def items_after(
+        self, score: float, member: Member, count: int, *, reverse: bool = False
+    ) -> list[Pair]:
+        """Up to ``count`` pairs strictly after (score, member) (before it when reversed).
+
+        O(log n + count). ``count < 0`` raises ``ValueError``. Redis: ZRANGE BYSCORE
+        with an exclusive bound, made exact for ties.
+        """
+        point = (to_score(score), to_member(member))
+        limit = to_count(count)
+        if limit < 0:
+            raise ValueError("count must not be negative")
+        if limit == 0:
+            return []
+        return self._collect(self._neighbour(point, bool(reverse)), bool(reverse), limit, _all)
+
+    # -- removals ---------------------------------------------------------------------
+
+    def _remove_run(self, update: list[_Node], count: int, inside: Callable[[_Node], bool]) -> int:
+        """Delete up to ``count`` (<0: all) nodes after ``update[0]`` while ``inside``."""
+        removed = 0
+        node = update[0].forward[0]
+        while node is not None and removed != count and inside(node):
+            nxt = node.forward[0]
+            self._unlink(node, update)
+            del self._dict[node.member]
+            removed += 1
+            node = nxt
+        return removed
+
+    def remove_range_by_index(self, start: int, stop: int) -> int:
+        """Remove an index range (inclusive, negatives as ZRANGE). O(log n + k).
+
+        Redis: ZREMRANGEBYRANK.
+        """
+        bounds = _clamp_indexes(to_count(start, "start"), to_count(stop, "stop"), self._length)
+        if bounds is None:
+            return 0
+        first, last = bounds
+        node = self._node_at(first + 1)
+        update = self._descend(_before_point(node.score, node.member))[0]
+        return self._remove_run(update, last - first + 1, _all)
+
+    def remove_range_by_score(
+        self,
+        min: float,
+        max: float,
+        *,
+        min_exclusive: bool = False,
+        max_exclusive: bool = False,
+    ) -> int:
+        """Remove members in the score range. O(log n + k). Redis: ZREMRANGEBYSCORE."""
+        low, high = to_score(min, "min"), to_score(max, "max")
+        update = self._descend(_below_score(low, inclusive=bool(min_exclusive)))[0]
+        return self._remove_run(update, -1, _below_score(high, inclusive=not max_exclusive))
+
+    def remove_range_by_lex(
+        self,
+        min: Member | None,
+        max: Member | None,
+        *,
+        min_exclusive: bool = False,
+        max_exclusive: bool = False,
+    ) -> int:
+        """Remove members in the lex range. O(log n + k). Redis: ZREMRANGEBYLEX."""
+        low, high = to_member_or_none(min), to_member_or_none(max)
+        update = self._descend(_below_member(low, inclusive=bool(min_exclusive)))[0]
+        return self._remove_run(update, -1, _up_to_member(high, inclusive=not max_exclusive))
+
+    def pop_min(self, count: int = 1) -> list[Pair]:
+        """Remove and return up to ``count`` lowest pairs, lowest first. O(k log n).
+
+        Redis: ZPOPMIN.
+        """
+        limit = to_count(count)
+        if limit < 0:
+            raise ValueError("count must not be negative")
+        out: list[Pair] = []
+        update = [self._header] * MAX_LEVEL  # the header precedes the first node everywhere
+        while len(out) < limit and self._length:
+            node = self._header.forward[0]
+            assert node is not None
+            out.append((self._out(node.member), node.score))
+            self._unlink(node, update)
+            del self._dict[node.member]
+        return out
+
+    def pop_max(self, count: int = 1) -> list[Pair]:
+        """Remove and return up to ``count`` highest pairs, highest first. O(k log n).
+
+        Redis: ZPOPMAX.
+        """
+        limit = to_count(count)
+        if limit < 0:
+            raise ValueError("count must not be negative")
+        out: list[Pair] = []
+        while len(out) < limit and self._tail is not None:
+            node = self._tail
+            out.append((self._out(node.member), node.score))
+            self._delete(node)
+        return out
+
+    def random_member(self) -> Pair | None:
+        """One uniformly random pair, or None when empty. O(log n). Redis: ZRANDMEMBER."""
+        if not self._length:
+            return None
+        node = self._node_at(_random.randrange(self._length) + 1)
+        return self._out(node.member), node.score
+
+    def random_members(self, count: int) -> list[Pair]:
+        """ZRANDMEMBER key count WITHSCORES: count > 0 distinct, < 0 with repeats.
+
+        O(|count| log n), or O(n) when count >= len.
+        """
+        wanted = to_count(count)
+        length = self._length
+        if wanted == 0 or length == 0:
+            return []
+        if wanted >= length:
+            return [(self._out(node.member), node.score) for node in self._nodes()]
+        if wanted > 0:
+            positions = _random.sample(range(length), wanted)
+        else:
+            positions = [_random.randrange(length) for _ in range(-wanted)]
+        out: list[Pair] = []
+        for position in positions:
+            node = self._node_at(position + 1)
+            out.append((self._out(node.member), node.score))
+        return out
+
+    # -- set algebra ------------------------------------------------------------------
+
+    @classmethod
+    def _from_scores(cls, scores: Iterable[tuple[bytes, float]], raw: bool) -> SortedSet:
+        result = cls(raw=raw)
+        result._build(sorted(scores, key=lambda pair: (pair[1], pair[0])))
+        return result
+
+    @classmethod
+    def _sources(cls, sets: Sequence[SortedSet]) -> list[algebra.Source]:
+        if isinstance(sets, SortedSet) or not isinstance(sets, Sequence):
+            raise TypeError("sets must be a sequence of SortedSet")
+        for item in sets:
+            if not isinstance(item, SortedSet):
+                raise TypeError(f"sets must hold SortedSet objects, not {type(item).__name__}")
+        return list(sets)
+
+    @classmethod
+    def union(
+        cls,
+        sets: Sequence[SortedSet],
+        weights: Sequence[float] | None = None,
+        aggregate: Aggregate = "sum",
+        *,
+        raw: bool = False,
+    ) -> SortedSet:
+        """Union with weights and SUM/MIN/MAX. O(N log N) for N input members.
+
+        Redis: ZUNION ... WEIGHTS ... AGGREGATE ...
+        """
+        inputs = algebra.order_inputs(cls._sources(sets), weights, aggregate)
+        return cls._from_scores(algebra.union_scores(inputs, aggregate).items(), raw)
+
+    @classmethod
+    def inter(
+        cls,
+        sets: Sequence[SortedSet],
+        weights: Sequence[float] | None = None,
+        aggregate: Aggregate = "sum",
+        *,
+        raw: bool = False,
+    ) -> SortedSet:
+        """Intersection, same weight/aggregate rules as :meth:`union`.
+
+        O(k * m) lookups for the smallest set's k members and m sets. Redis: ZINTER.
+        """
+        inputs = algebra.order_inputs(cls._sources(sets), weights, aggregate)
+        return cls._from_scores(algebra.inter_scores(inputs, aggregate).items(), raw)
+
+    @classmethod
+    def diff(cls, sets: Sequence[SortedSet], *, raw: bool = False) -> SortedSet:
+        """Members of the first set in none of the others, with first-set scores.
+
+        O(n * m) lookups for the first set's n members. Redis: ZDIFF.
+        """
+        return cls._from_scores(algebra.diff_pairs(cls._sources(sets)), raw)
+
+    # -- whole set --------------------------------------------------------------------
+
+    def copy(self) -> SortedSet:
+        """An independent copy (same ``raw``). O(n). Redis: COPY."""
+        clone = type(self)(raw=self._raw)
+        clone._build(list(self._pairs()))
+        return clone
+
+    def snapshot(self) -> bytes:
+        """Serialise to bytes in the shared format. O(n). Redis: DUMP (own format)."""
+        return snapshot_format.encode(self._length, self._pairs())
+
+    @classmethod
+    def restore(cls, data: bytes, *, raw: bool = False) -> SortedSet:
+        """Rebuild from :meth:`snapshot` output. O(n). Redis: RESTORE (own format).
+
+        Truncated, trailing or corrupt data raise ``SnapshotError``.
+        """
+        pairs = snapshot_format.decode(data)
+        result = cls(raw=raw)
+        result._build(pairs)
+        return result
+
+    def memory_usage(self) -> int:
+        """Estimated bytes of the structure (nodes, members, dict). O(1). Redis: MEMORY USAGE."""
+        return (
+            sys.getsizeof(self)
+            + _node_size(self._header)
+            + self._node_bytes
+            + sys.getsizeof(self._dict)
+        )
+
+    # -- invariants -------------------------------------------------------------------
+
+    def _check(self) -> None:
+        """Verify every invariant, raising AssertionError naming the first one broken. O(n)."""
+        header = self._header
+        assert header.backward is None, "header has a backward pointer"
+        assert 1 <= self._level <= MAX_LEVEL, f"level {self._level} out of range"
+        assert self._level == 1 or header.forward[self._level - 1] is not None, (
+            "level not shrunk after its top lane emptied"
+        )
+        for i in range(self._level, MAX_LEVEL):
+            assert header.forward[i] is None, f"header links on unused level {i}"
+
+        # Level 0: order, backward pointers, tail, length, group starts, dict agreement.
+        nodes: list[_Node] = []
+        starts: list[int] = []  # starts[k] = group starts among the first k nodes
+        groups = 0
+        prev: _Node | None = None
+        node = header.forward[0]
+        total_bytes = 0
+        while node is not None:
+            assert node.score == node.score, "NaN score stored"
+            level = len(node.forward)
+            assert 1 <= level <= self._level, f"node level {level} outside 1..{self._level}"
+            assert len(node.span) == level and len(node.dspan) == level, "lane lists differ"
+            assert node.backward is prev, "backward pointer broken"
+            if prev is not None:
+                assert (prev.score, prev.member) < (node.score, node.member), "order broken"
+            if prev is None or prev.score != node.score:
+                groups += 1
+            assert self._dict.get(node.member) is node, "dict does not point at the node"
+            starts.append(groups)
+            nodes.append(node)
+            total_bytes += _node_size(node)
+            prev, node = node, node.forward[0]
+        assert self._tail is prev, "tail is not the last node"
+        assert len(nodes) == self._length, "length disagrees with the list"
+        assert len(self._dict) == self._length, "dict size disagrees with the list"
+        assert groups == self._groups, "distinct-score count wrong"
+        assert total_bytes == self._node_bytes, "memory accounting drifted"
+
+        # Every lane: visits exactly the nodes that tall; spans = rank differences.
+        position = {id(n): k + 1 for k, n in enumerate(nodes)}
+        groups_upto = [0, *starts]  # by 1-based rank; header = rank 0
+        for i in range(self._level):
+            expected = [n for n in nodes if len(n.forward) > i]
+            at, rank = header, 0
+            for target in expected:
+                assert at.forward[i] is target, f"lane {i} skips or repeats a node"
+                target_rank = position[id(target)]
+                assert at.span[i] == target_rank - rank, f"span wrong on lane {i}"
+                assert at.dspan[i] == groups_upto[target_rank] - groups_upto[rank], (
+                    f"distinct span wrong on lane {i}"
+                )
+                at, rank = target, target_rank
+            assert at.forward[i] is None, f"lane {i} does not end"
+            assert at.span[i] == self._length - rank, f"open span wrong on lane {i}"
+            assert at.dspan[i] == groups - groups_upto[rank], (
+                f"open distinct span wrong on lane {i}"
+            )
+
+
+def _all(_: _Node) -> bool:
+    return True
+
+
+def _strictly_ascending(pairs: Sequence[tuple[bytes, float]]) -> bool:
+    """True when pairs go strictly up in (score, member) and no member repeats."""
+    seen: set[bytes] = set()
+    previous: tuple[float, bytes] | None = None
+    for member, score in pairs:
+        if member in seen or (previous is not None and not previous < (score, member)):
+            return False
+        seen.add(member)
+        previous = (score, member)
+    return True

@@ -1,0 +1,124 @@
+/* zsl.h - the sorted-set engine core: a skip list with spans and dense
+ * spans, plus a seeded hash table member -> node. Plain C11, no Python.h,
+ * so the same sources build into the Python extension (_zset.c) and into
+ * the plain-C benchmark (benchmarks/c/bench_skiplist.c).
+ *
+ * Layers and prefixes:
+ *   zsl_rand_*  process-wide PRNG and hash seed     (zsl_rand.c)
+ *   zdict_*     open-addressing hash member -> node (zsl_dict.c)
+ *   zsl_*       nodes and the skip list itself      (zsl_list.c)
+ *   zset_*      list + dict kept in agreement       (zsl_list.c)
+ *
+ * Order: (score, member bytes), scores compared with plain C doubles (so
+ * -0.0 == 0.0, and a stored -0.0 keeps its sign), members with memcmp and
+ * the shorter one first on a common prefix. NaN is never stored: every
+ * caller guarantees it. Ranks in this layer are 1-based (the header is
+ * rank 0), as in Redis; the binding converts to 0-based indexes.
+ */
+#ifndef RANKED_ZSL_H
+#define RANKED_ZSL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ZSL_MAXLEVEL 32
+#define ZSL_MAX_MEMBER_LEN 0xFFFFFFFFu
+
+typedef struct zsl_node zsl_node;
+
+/* One level of a node. span = rank(forward) - rank(this node); dspan = the
+ * number of nodes y in (this, forward] that start a score group (y is the
+ * first node, or y.score != prev(y).score). When forward is NULL both count
+ * everything after the node, so they stay exact through every update. */
+typedef struct zsl_link {
+    zsl_node *forward;
+    uint32_t span;
+    uint32_t dspan;
+} zsl_link;
+
+/* One allocation per node: this header, nlevel links, then mlen member
+ * bytes (not NUL-terminated). 24 + 16 * nlevel + mlen bytes. */
+struct zsl_node {
+    double score;
+    zsl_node *backward; /* previous node on level 0, NULL for the first */
+    uint32_t mlen;
+    uint8_t nlevel;
+    uint8_t pad_[3];
+    zsl_link level[];
+};
+
+static inline char *zsl_member(const zsl_node *n) {
+    return (char *)(n->level + n->nlevel);
+}
+
+/* Open-addressing table with linear probing and backward-shift deletion.
+ * hashes[i] == 0 marks an empty slot; stored hashes are never 0. */
+typedef struct zdict {
+    zsl_node **nodes;
+    uint32_t *hashes;
+    size_t cap; /* 0 or a power of two */
+    size_t used;
+} zdict;
+
+typedef struct zset {
+    zsl_node *header; /* 32 levels, no member, rank 0 */
+    zsl_node *tail;
+    size_t length;
+    size_t groups;     /* number of distinct scores */
+    int level;         /* levels in use, 1..32 */
+    uint64_t modcount; /* bumped by every change; iterators compare it */
+    size_t bytes;      /* allocator bytes held by nodes and the table */
+    zdict dict;
+} zset;
+
+/* Bulk-append state: the rightmost node on each level with its rank and
+ * dense rank. Between zset_bulk_begin and zset_bulk_end the links that end
+ * the list carry stale spans, so no other zset_* call may run. */
+typedef struct zset_bulk {
+    zsl_node *last[ZSL_MAXLEVEL];
+    size_t rank[ZSL_MAXLEVEL];
+    size_t drank[ZSL_MAXLEVEL];
+} zset_bulk;
+
+/* ---- zsl_rand.c ---------------------------------------------------------- */
+void zsl_rand_init(void);              /* idempotent; seeds from the OS */
+uint64_t zsl_rand_next(void);          /* 64 random bits */
+uint64_t zsl_rand_below(uint64_t n);   /* uniform in [0, n), n > 0 */
+uint64_t zsl_siphash13(const void *data, size_t len); /* seeded */
+size_t zsl_alloc_size(void *p, size_t requested);     /* real bytes of p */
+
+/* ---- zsl_dict.c ---------------------------------------------------------- */
+uint32_t zdict_hash(const char *m, size_t len);
+zsl_node *zdict_find(const zdict *d, const char *m, size_t len, uint32_t h);
+int zdict_reserve(zset *z, size_t extra);
+void zdict_insert(zdict *d, zsl_node *n, uint32_t h);
+void zdict_remove(zdict *d, const zsl_node *n);
+void zdict_release(zset *z);
+
+/* ---- zsl_list.c ---------------------------------------------------------- */
+int zsl_cmp_members(const char *a, size_t alen, const char *b, size_t blen);
+int zsl_cmp(const zsl_node *n, double score, const char *m, size_t mlen);
+
+int zset_init(zset *z);
+void zset_destroy(zset *z);
+void zset_clear(zset *z);
+zsl_node *zset_find(const zset *z, const char *m, size_t len);
+zsl_node *zset_lookup(const zset *z, const char *m, size_t len, uint32_t h);
+zsl_node *zset_insert(zset *z, double score, const char *m, size_t len, uint32_t h);
+void zset_delete(zset *z, zsl_node *x);
+void zset_set_score(zset *z, zsl_node *x, double score);
+size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank);
+size_t zset_count_below(const zset *z, double score, int inclusive);
+size_t zset_count_lex_below(const zset *z, const char *m, size_t len, int inclusive);
+zsl_node *zset_by_rank(const zset *z, size_t rank);
+zsl_node *zset_seek_after(const zset *z, double score, const char *m, size_t len);
+zsl_node *zset_seek_before(const zset *z, double score, const char *m, size_t len);
+size_t zset_delete_rank_range(zset *z, size_t first, size_t last);
+zsl_node *zsl_node_new(zset *z, double score, const char *m, size_t len);
+void zsl_node_free(zset *z, zsl_node *n);
+void zset_bulk_begin(zset *z, zset_bulk *b);
+void zset_bulk_append(zset *z, zset_bulk *b, zsl_node *x);
+void zset_bulk_end(zset *z, zset_bulk *b);
+int zset_check(const zset *z, char *msg, size_t msgsize);
+
+#endif

@@ -1,0 +1,565 @@
+/* zsl_list.c - the skip list with spans (rank by summing spans, as Redis's
+ * t_zset.c describes) plus "dense spans" that count score-group starts, so
+ * the dense rank is also a sum along one search path. zset_* functions keep
+ * the list and the member table (zsl_dict.c) in agreement.
+ *
+ * Ranks here are 1-based; the header has rank 0. A node y "starts a group"
+ * when it is the first node or y.score != prev(y).score; z->groups counts
+ * them (the number of distinct scores). Inserting or removing x can flip
+ * the start flag of x's successor q, so every link covering q is adjusted
+ * by the same delta `dq`; those links are exactly the update[] path. */
+#include "zsl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Compare member bytes like Python bytes: memcmp over the common length,
+ * then the shorter first. Returns <0, 0 or >0. */
+int zsl_cmp_members(const char *a, size_t alen, const char *b, size_t blen) {
+    size_t n = alen < blen ? alen : blen;
+    int c = n ? memcmp(a, b, n) : 0;
+    if (c)
+        return c;
+    return alen < blen ? -1 : (alen > blen);
+}
+
+/* Compare node n with the point (score, m[0:mlen]) in set order. */
+int zsl_cmp(const zsl_node *n, double score, const char *m, size_t mlen) {
+    if (n->score < score)
+        return -1;
+    if (n->score > score)
+        return 1;
+    return zsl_cmp_members(zsl_member(n), n->mlen, m, mlen);
+}
+
+/* Tower height: 1, plus one while a fair 1-in-4 draw succeeds, at most
+ * ZSL_MAXLEVEL; two random bits per draw, so P(level >= k) = 4^-(k-1). */
+static int zsl_random_level(void) {
+    uint64_t r = zsl_rand_next();
+    int level = 1;
+    while ((r & 3) == 0 && level < ZSL_MAXLEVEL) {
+        level++;
+        r >>= 2;
+    }
+    return level;
+}
+
+static zsl_node *zsl_node_alloc(zset *z, int nlevel, double score, const char *m, size_t len) {
+    size_t size = sizeof(zsl_node) + (size_t)nlevel * sizeof(zsl_link) + len;
+    zsl_node *n = malloc(size);
+    if (!n)
+        return NULL;
+    n->score = score;
+    n->backward = NULL;
+    n->mlen = (uint32_t)len;
+    n->nlevel = (uint8_t)nlevel;
+    n->pad_[0] = n->pad_[1] = n->pad_[2] = 0;
+    for (int i = 0; i < nlevel; i++) {
+        n->level[i].forward = NULL;
+        n->level[i].span = 0;
+        n->level[i].dspan = 0;
+    }
+    if (len)
+        memcpy(zsl_member(n), m, len);
+    z->bytes += zsl_alloc_size(n, size);
+    return n;
+}
+
+/* A new unlinked node with a random height holding a copy of m[0:len]
+ * (len <= ZSL_MAX_MEMBER_LEN, guaranteed by the caller). Owned by the
+ * caller until linked (zset_bulk_append) or freed with zsl_node_free.
+ * NULL when memory runs out. */
+zsl_node *zsl_node_new(zset *z, double score, const char *m, size_t len) {
+    return zsl_node_alloc(z, zsl_random_level(), score, m, len);
+}
+
+/* Free node n (unlinked, or being unlinked by the caller) and uncharge its
+ * bytes from z, the zset it was allocated for. */
+void zsl_node_free(zset *z, zsl_node *n) {
+    z->bytes -= zsl_alloc_size(n, sizeof(zsl_node) + n->nlevel * sizeof(zsl_link) + n->mlen);
+    free(n);
+}
+
+/* Make an empty zset. Returns 0, or -1 when the header cannot be allocated
+ * (then *z holds nothing to free). */
+int zset_init(zset *z) {
+    memset(z, 0, sizeof *z);
+    zsl_rand_init();
+    z->header = zsl_node_alloc(z, ZSL_MAXLEVEL, 0.0, NULL, 0);
+    if (!z->header)
+        return -1;
+    z->level = 1;
+    return 0;
+}
+
+/* Free every node and the table; the header stays, the zset is empty and
+ * usable afterwards. */
+void zset_clear(zset *z) {
+    zsl_node *x = z->header->level[0].forward;
+    while (x) {
+        zsl_node *next = x->level[0].forward;
+        zsl_node_free(z, x);
+        x = next;
+    }
+    for (int i = 0; i < ZSL_MAXLEVEL; i++) {
+        z->header->level[i].forward = NULL;
+        z->header->level[i].span = 0;
+        z->header->level[i].dspan = 0;
+    }
+    zdict_release(z);
+    z->tail = NULL;
+    z->length = 0;
+    z->groups = 0;
+    z->level = 1;
+    z->modcount++;
+}
+
+/* Free everything, header included. *z must not be used again except by
+ * zset_init. Safe on a zset whose init failed. */
+void zset_destroy(zset *z) {
+    if (!z->header)
+        return;
+    zset_clear(z);
+    zsl_node_free(z, z->header);
+    z->header = NULL;
+}
+
+/* The node holding member m[0:len], or NULL; h = zdict_hash(m, len), so a
+ * caller that also inserts hashes once. O(1) expected. */
+zsl_node *zset_lookup(const zset *z, const char *m, size_t len, uint32_t h) {
+    if (z->dict.used == 0)
+        return NULL;
+    return zdict_find(&z->dict, m, len, h);
+}
+
+/* zset_lookup that hashes for the caller. */
+zsl_node *zset_find(const zset *z, const char *m, size_t len) {
+    return zset_lookup(z, m, len, zdict_hash(m, len));
+}
+
+/* Descend to the point (score, m) with a strict "less than": update[i] is
+ * the last node on level i before the point, rank[i]/drank[i] its rank and
+ * dense rank. Fills levels 0..z->level-1. */
+static void zsl_descend(const zset *z, double score, const char *m, size_t len,
+                        zsl_node **update, size_t *rank, size_t *drank) {
+    zsl_node *x = z->header;
+    size_t r = 0, dr = 0;
+    for (int i = z->level - 1; i >= 0; i--) {
+        zsl_node *y;
+        while ((y = x->level[i].forward) && zsl_cmp(y, score, m, len) < 0) {
+            r += x->level[i].span;
+            dr += x->level[i].dspan;
+            x = y;
+        }
+        update[i] = x;
+        rank[i] = r;
+        drank[i] = dr;
+    }
+}
+
+/* Does node y start a score group, given its predecessor p (NULL or the
+ * header when y is first)? */
+static inline int zsl_starts(const zset *z, const zsl_node *p, const zsl_node *y) {
+    return p == NULL || p == z->header || p->score != y->score;
+}
+
+/* Link unlinked node x after update[0], using the descent results for its
+ * position (update/rank/drank for levels 0..z->level-1). Raises z->level
+ * when x is taller. Does not touch the table or modcount. */
+static void zsl_link_node(zset *z, zsl_node *x, zsl_node **update, size_t *rank, size_t *drank) {
+    int lvl = x->nlevel;
+    if (lvl > z->level) {
+        for (int i = z->level; i < lvl; i++) {
+            update[i] = z->header;
+            rank[i] = 0;
+            drank[i] = 0;
+            z->header->level[i].forward = NULL;
+            z->header->level[i].span = (uint32_t)z->length;
+            z->header->level[i].dspan = (uint32_t)z->groups;
+        }
+        z->level = lvl;
+    }
+    zsl_node *p = update[0];
+    zsl_node *q = p->level[0].forward;
+    int sx = zsl_starts(z, p, x);
+    int dq = 0;
+    if (q)
+        dq = (x->score != q->score) - zsl_starts(z, p, q);
+    for (int i = 0; i < lvl; i++) {
+        zsl_link *u = &update[i]->level[i];
+        uint32_t below = (uint32_t)(rank[0] - rank[i]);
+        uint32_t dbelow = (uint32_t)(drank[0] - drank[i]);
+        x->level[i].forward = u->forward;
+        u->forward = x;
+        x->level[i].span = u->span - below;
+        u->span = below + 1;
+        x->level[i].dspan = u->dspan - dbelow + (uint32_t)dq;
+        u->dspan = dbelow + (uint32_t)sx;
+    }
+    for (int i = lvl; i < z->level; i++) {
+        update[i]->level[i].span++;
+        update[i]->level[i].dspan += (uint32_t)(sx + dq);
+    }
+    x->backward = (p == z->header) ? NULL : p;
+    if (q)
+        q->backward = x;
+    else
+        z->tail = x;
+    z->length++;
+    z->groups += (size_t)(sx + dq);
+}
+
+/* Unlink x; update[i] must be the last node before x on each level
+ * 0..z->level-1. x is not freed and stays in the table. */
+static void zsl_unlink(zset *z, zsl_node *x, zsl_node **update) {
+    zsl_node *p = x->backward;
+    zsl_node *q = x->level[0].forward;
+    int sx = zsl_starts(z, p, x);
+    int dq = 0;
+    if (q)
+        dq = zsl_starts(z, p, q) - (x->score != q->score);
+    for (int i = 0; i < z->level; i++) {
+        zsl_link *u = &update[i]->level[i];
+        if (u->forward == x) {
+            u->span += x->level[i].span - 1;
+            u->dspan += x->level[i].dspan - (uint32_t)sx + (uint32_t)dq;
+            u->forward = x->level[i].forward;
+        } else {
+            u->span--;
+            u->dspan += (uint32_t)(dq - sx);
+        }
+    }
+    if (q)
+        q->backward = p;
+    else
+        z->tail = p;
+    while (z->level > 1 && z->header->level[z->level - 1].forward == NULL)
+        z->level--;
+    z->length--;
+    z->groups -= (size_t)(sx - dq);
+}
+
+/* Insert member m[0:len] with score (not NaN); h = zdict_hash(m, len). The
+ * caller guarantees the member is absent. Returns the new node, or NULL on
+ * out-of-memory with the zset unchanged. O(log n). */
+zsl_node *zset_insert(zset *z, double score, const char *m, size_t len, uint32_t h) {
+    if (zdict_reserve(z, 1) < 0)
+        return NULL;
+    zsl_node *x = zsl_node_new(z, score, m, len);
+    if (!x)
+        return NULL;
+    zsl_node *update[ZSL_MAXLEVEL];
+    size_t rank[ZSL_MAXLEVEL], drank[ZSL_MAXLEVEL];
+    zsl_descend(z, score, m, len, update, rank, drank);
+    zsl_link_node(z, x, update, rank, drank);
+    zdict_insert(&z->dict, x, h);
+    z->modcount++;
+    return x;
+}
+
+/* Remove node x (which the caller guarantees belongs to z) from list and
+ * table and free it; x is dangling afterwards. O(log n). */
+void zset_delete(zset *z, zsl_node *x) {
+    zsl_node *update[ZSL_MAXLEVEL];
+    size_t rank[ZSL_MAXLEVEL], drank[ZSL_MAXLEVEL];
+    zsl_descend(z, x->score, zsl_member(x), x->mlen, update, rank, drank);
+    zsl_unlink(z, x, update);
+    zdict_remove(&z->dict, x);
+    zsl_node_free(z, x);
+    z->modcount++;
+}
+
+/* Give node x of z a new score (not NaN; the caller has checked it differs
+ * from the current one). Stays in place, O(1), when both neighbours are
+ * strictly on their side and no group-start flag changes; otherwise the
+ * same node is unlinked and relinked, O(log n). x stays valid. */
+void zset_set_score(zset *z, zsl_node *x, double score) {
+    zsl_node *p = x->backward;
+    zsl_node *q = x->level[0].forward;
+    z->modcount++;
+    if ((!p || (p->score < score && p->score != x->score)) &&
+        (!q || (q->score > score && q->score != x->score))) {
+        x->score = score;
+        return;
+    }
+    zsl_node *update[ZSL_MAXLEVEL];
+    size_t rank[ZSL_MAXLEVEL], drank[ZSL_MAXLEVEL];
+    zsl_descend(z, x->score, zsl_member(x), x->mlen, update, rank, drank);
+    zsl_unlink(z, x, update);
+    x->score = score;
+    for (int i = 0; i < x->nlevel; i++) {
+        x->level[i].forward = NULL;
+        x->level[i].span = 0;
+        x->level[i].dspan = 0;
+    }
+    zsl_descend(z, score, zsl_member(x), x->mlen, update, rank, drank);
+    zsl_link_node(z, x, update, rank, drank);
+}
+
+/* 1-based rank of node x of z; *drank (if not NULL) gets its dense rank,
+ * the 1-based index of its score group. O(log n). */
+size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank) {
+    const zsl_node *cur = z->header;
+    size_t r = 0, dr = 0;
+    const char *m = zsl_member(x);
+    for (int i = z->level - 1; i >= 0; i--) {
+        const zsl_node *y;
+        while ((y = cur->level[i].forward) && (y == x || zsl_cmp(y, x->score, m, x->mlen) < 0)) {
+            r += cur->level[i].span;
+            dr += cur->level[i].dspan;
+            cur = y;
+            if (cur == x) {
+                if (drank)
+                    *drank = dr;
+                return r;
+            }
+        }
+    }
+    if (drank)
+        *drank = 0;
+    return 0; /* not reached when the caller keeps its guarantee */
+}
+
+/* Number of nodes with score < s, or <= s when inclusive. O(log n). */
+size_t zset_count_below(const zset *z, double s, int inclusive) {
+    const zsl_node *x = z->header;
+    size_t r = 0;
+    for (int i = z->level - 1; i >= 0; i--) {
+        const zsl_node *y;
+        while ((y = x->level[i].forward) && (y->score < s || (inclusive && y->score == s))) {
+            r += x->level[i].span;
+            x = y;
+        }
+    }
+    return r;
+}
+
+/* Number of leading nodes whose member is < m (<= m when inclusive),
+ * comparing members only. Exact when all scores are equal, like Redis's lex
+ * ranges. O(log n). */
+size_t zset_count_lex_below(const zset *z, const char *m, size_t len, int inclusive) {
+    const zsl_node *x = z->header;
+    size_t r = 0;
+    for (int i = z->level - 1; i >= 0; i--) {
+        const zsl_node *y;
+        while ((y = x->level[i].forward)) {
+            int c = zsl_cmp_members(zsl_member(y), y->mlen, m, len);
+            if (!(c < 0 || (inclusive && c == 0)))
+                break;
+            r += x->level[i].span;
+            x = y;
+        }
+    }
+    return r;
+}
+
+/* The node of 1-based rank `rank` (1..length), or NULL when out of range.
+ * O(log n). */
+zsl_node *zset_by_rank(const zset *z, size_t rank) {
+    zsl_node *x = z->header;
+    size_t traversed = 0;
+    if (rank == 0 || rank > z->length)
+        return NULL;
+    for (int i = z->level - 1; i >= 0; i--) {
+        while (x->level[i].forward && traversed + x->level[i].span <= rank) {
+            traversed += x->level[i].span;
+            x = x->level[i].forward;
+        }
+        if (traversed == rank)
+            return x;
+    }
+    return NULL;
+}
+
+/* First node strictly after the point (score, m), or NULL. The point need
+ * not be a member. O(log n). */
+zsl_node *zset_seek_after(const zset *z, double score, const char *m, size_t len) {
+    zsl_node *x = z->header;
+    for (int i = z->level - 1; i >= 0; i--) {
+        zsl_node *y;
+        while ((y = x->level[i].forward) && zsl_cmp(y, score, m, len) <= 0)
+            x = y;
+    }
+    return x->level[0].forward;
+}
+
+/* Last node strictly before the point (score, m), or NULL. O(log n). */
+zsl_node *zset_seek_before(const zset *z, double score, const char *m, size_t len) {
+    zsl_node *x = z->header;
+    for (int i = z->level - 1; i >= 0; i--) {
+        zsl_node *y;
+        while ((y = x->level[i].forward) && zsl_cmp(y, score, m, len) < 0)
+            x = y;
+    }
+    return x == z->header ? NULL : x;
+}
+
+/* Delete the nodes of 1-based ranks first..last (1 <= first <= last <=
+ * length, guaranteed by the caller). Returns how many were removed.
+ * O(log n + k). */
+size_t zset_delete_rank_range(zset *z, size_t first, size_t last) {
+    zsl_node *update[ZSL_MAXLEVEL];
+    zsl_node *x = z->header;
+    size_t traversed = 0;
+    for (int i = z->level - 1; i >= 0; i--) {
+        while (x->level[i].forward && traversed + x->level[i].span < first) {
+            traversed += x->level[i].span;
+            x = x->level[i].forward;
+        }
+        update[i] = x;
+    }
+    x = x->level[0].forward;
+    size_t removed = 0;
+    for (size_t r = first; x && r <= last; r++) {
+        zsl_node *next = x->level[0].forward;
+        zsl_unlink(z, x, update);
+        zdict_remove(&z->dict, x);
+        zsl_node_free(z, x);
+        removed++;
+        x = next;
+    }
+    if (removed)
+        z->modcount++;
+    return removed;
+}
+
+/* Start appending after the current tail: record the rightmost node of
+ * every level with its rank and dense rank. O(log n). */
+void zset_bulk_begin(zset *z, zset_bulk *b) {
+    zsl_node *x = z->header;
+    size_t r = 0, dr = 0;
+    for (int i = z->level - 1; i >= 0; i--) {
+        while (x->level[i].forward) {
+            r += x->level[i].span;
+            dr += x->level[i].dspan;
+            x = x->level[i].forward;
+        }
+        b->last[i] = x;
+        b->rank[i] = r;
+        b->drank[i] = dr;
+    }
+}
+
+/* Append unlinked node x (from zsl_node_new) after the tail and into the
+ * table. The caller guarantees x sorts strictly after the tail, its member
+ * is absent, and zdict_reserve made room. O(height of x): no search, and
+ * the links that end the list get their spans only in zset_bulk_end. */
+void zset_bulk_append(zset *z, zset_bulk *b, zsl_node *x) {
+    int lvl = x->nlevel;
+    if (lvl > z->level) {
+        for (int i = z->level; i < lvl; i++) {
+            b->last[i] = z->header;
+            b->rank[i] = 0;
+            b->drank[i] = 0;
+        }
+        z->level = lvl;
+    }
+    zsl_node *p = z->tail;
+    int sx = zsl_starts(z, p, x);
+    size_t r = z->length + 1;
+    size_t dr = z->groups + (size_t)sx;
+    for (int i = 0; i < lvl; i++) {
+        zsl_link *u = &b->last[i]->level[i];
+        u->forward = x;
+        u->span = (uint32_t)(r - b->rank[i]);
+        u->dspan = (uint32_t)(dr - b->drank[i]);
+        x->level[i].forward = NULL;
+        b->last[i] = x;
+        b->rank[i] = r;
+        b->drank[i] = dr;
+    }
+    x->backward = p;
+    z->tail = x;
+    z->length = r;
+    z->groups = dr;
+    zdict_insert(&z->dict, x, zdict_hash(zsl_member(x), x->mlen));
+    z->modcount++;
+}
+
+/* Finish a bulk append: give the last link of every level its "rest of
+ * the list" spans. O(log n). */
+void zset_bulk_end(zset *z, zset_bulk *b) {
+    for (int i = 0; i < z->level; i++) {
+        zsl_link *u = &b->last[i]->level[i];
+        u->span = (uint32_t)(z->length - b->rank[i]);
+        u->dspan = (uint32_t)(z->groups - b->drank[i]);
+    }
+}
+
+/* Verify every invariant in one level-0 walk: order, backward pointers,
+ * tail, length, group count, heights, every link's span and dense span
+ * (also the final links, which count the rest of the list), unused header
+ * levels, and table <-> list agreement. Returns 0, or -1 with a message
+ * naming the first broken invariant written to msg. O(n). */
+int zset_check(const zset *z, char *msg, size_t msgsize) {
+#define FAIL(...)                                 \
+    do {                                          \
+        snprintf(msg, msgsize, __VA_ARGS__);      \
+        return -1;                                \
+    } while (0)
+    const zsl_node *last[ZSL_MAXLEVEL];
+    size_t lrank[ZSL_MAXLEVEL], ldrank[ZSL_MAXLEVEL];
+    if (z->level < 1 || z->level > ZSL_MAXLEVEL)
+        FAIL("level %d out of range", z->level);
+    for (int i = 0; i < ZSL_MAXLEVEL; i++) {
+        last[i] = z->header;
+        lrank[i] = 0;
+        ldrank[i] = 0;
+        if (i >= z->level && z->header->level[i].forward)
+            FAIL("header level %d is linked above the level counter %d", i, z->level);
+    }
+    if (z->level > 1 && !z->header->level[z->level - 1].forward)
+        FAIL("level counter %d but the top level is empty", z->level);
+    const zsl_node *prev = NULL;
+    size_t r = 0, groups = 0;
+    for (const zsl_node *x = z->header->level[0].forward; x; x = x->level[0].forward) {
+        r++;
+        if (r > z->length)
+            FAIL("more nodes than length %zu", z->length);
+        if (x->score != x->score)
+            FAIL("NaN score at rank %zu", r);
+        if (x->nlevel < 1 || x->nlevel > z->level)
+            FAIL("node height %d at rank %zu exceeds level %d", x->nlevel, r, z->level);
+        if (x->backward != prev)
+            FAIL("backward pointer wrong at rank %zu", r);
+        if (prev && zsl_cmp(prev, x->score, zsl_member(x), x->mlen) >= 0)
+            FAIL("order broken at rank %zu", r);
+        if (!prev || prev->score != x->score)
+            groups++;
+        for (int i = 0; i < x->nlevel; i++) {
+            const zsl_link *u = &last[i]->level[i];
+            if (u->forward != x)
+                FAIL("level %d skips the node at rank %zu", i, r);
+            if (u->span != r - lrank[i])
+                FAIL("span wrong on level %d into rank %zu: %u != %zu", i, r, u->span,
+                     r - lrank[i]);
+            if (u->dspan != groups - ldrank[i])
+                FAIL("dense span wrong on level %d into rank %zu: %u != %zu", i, r, u->dspan,
+                     groups - ldrank[i]);
+            last[i] = x;
+            lrank[i] = r;
+            ldrank[i] = groups;
+        }
+        if (zset_find(z, zsl_member(x), x->mlen) != x)
+            FAIL("member at rank %zu is not in the table", r);
+        prev = x;
+    }
+    if (r != z->length)
+        FAIL("length %zu but %zu nodes", z->length, r);
+    if (z->tail != prev)
+        FAIL("tail is not the last node");
+    if (groups != z->groups)
+        FAIL("group count %zu but %zu distinct scores", z->groups, groups);
+    if (z->dict.used != z->length)
+        FAIL("table holds %zu members, list %zu", z->dict.used, z->length);
+    for (int i = 0; i < z->level; i++) {
+        const zsl_link *u = &last[i]->level[i];
+        if (u->forward)
+            FAIL("last link on level %d is not NULL", i);
+        if (u->span != z->length - lrank[i] || u->dspan != z->groups - ldrank[i])
+            FAIL("final spans wrong on level %d", i);
+    }
+    return 0;
+#undef FAIL
+}
