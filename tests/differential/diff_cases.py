@@ -36,9 +36,22 @@ CASES: dict[str, Script] = {
         "ZADD k GT LT INCR 1 a 2 b",
         "EXISTS k",
     ),
-    "zadd one bad score changes nothing": ("ZADD k 1 a", "ZADD k 5 a 2 b nan c", "ZRANGE k 0 -1 WITHSCORES"),
-    "zadd xx on missing creates nothing": ("ZADD k XX 1 a", "EXISTS k", "ZADD k XX INCR 1 a", "EXISTS k"),
-    "zadd options stop at first non-option": ("ZADD k NX 1 NX", "ZRANGE k 0 -1 WITHSCORES", "ZADD k nx ch 2 NX"),
+    "zadd one bad score changes nothing": (
+        "ZADD k 1 a",
+        "ZADD k 5 a 2 b nan c",
+        "ZRANGE k 0 -1 WITHSCORES",
+    ),
+    "zadd xx on missing creates nothing": (
+        "ZADD k XX 1 a",
+        "EXISTS k",
+        "ZADD k XX INCR 1 a",
+        "EXISTS k",
+    ),
+    "zadd options stop at first non-option": (
+        "ZADD k NX 1 NX",
+        "ZRANGE k 0 -1 WITHSCORES",
+        "ZADD k nx ch 2 NX",
+    ),
     "zadd repeated member": (
         "ZADD k 1 a 2 a",
         "ZSCORE k a",
@@ -56,7 +69,22 @@ CASES: dict[str, Script] = {
         "ZADD k GT INCR -1 other",
         "ZRANGE k 0 -1 WITHSCORES",
     ),
-    "zadd gt incr with inf is nil": ("ZADD k inf a", "ZADD k GT INCR 1 a", "ZADD k LT INCR -1 a", "ZSCORE k a"),
+    "zadd gt incr with inf is nil": (
+        "ZADD k inf a",
+        "ZADD k GT INCR 1 a",
+        "ZADD k LT INCR -1 a",
+        "ZSCORE k a",
+    ),
+    "zincrby parses zadd options": (
+        "ZINCRBY k NX m",
+        "ZINCRBY k xx m",
+        "ZINCRBY k GT m",
+        "ZINCRBY k incr m",
+        "SET str x",
+        "ZINCRBY str CH m",
+        "ZINCRBY k 1 NX",
+        "ZRANGE k 0 -1 WITHSCORES",
+    ),
     # -- score parsing -----------------------------------------------------------------
     "score literals": (
         "ZADD k 0x10 hex 1e3 e 1.5E-3 E .5 dot 5. trail +5 plus 00012 lead",
@@ -363,7 +391,13 @@ CASES: dict[str, Script] = {
         "SET str x",
         "ZSCAN str 0",
     ),
-    "zrank arity": ("ZADD k 1 a", "ZRANK k a WITHSCORE", "ZRANK k a", "ZREVRANK k", "ZRANK k a b c"),
+    "zrank arity": (
+        "ZADD k 1 a",
+        "ZRANK k a WITHSCORE",
+        "ZRANK k a",
+        "ZREVRANK k",
+        "ZRANK k a b c",
+    ),
     # -- keys, ttl, empty-key deletion -----------------------------------------------------
     "empty keys are deleted": (
         "ZADD k 1 a",

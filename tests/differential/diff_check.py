@@ -33,6 +33,7 @@ TTL_TOLERANCE = {b"TTL": 2, b"PTTL": 2000}
 SCAN_MAX_CALLS = 100_000
 SHRINK_BUDGET = 60_000  # commands executed while shrinking one mismatch
 STATE_CHECK_EVERY = 250
+REPRO_SHOWN = 60
 
 TOTALS: Counter[str] = Counter()
 
@@ -182,8 +183,11 @@ def _randmember(side: Side, args: Sequence[bytes]) -> Outcome:
     reply = outcome.value
     if not isinstance(reply, list):
         return Outcome(error=f"<not an array: {outcome}>")
+    if withscores and len(reply) % 2:
+        return Outcome(error=f"<odd WITHSCORES reply: {outcome}>")
     members = reply[::2] if withscores else reply
-    if withscores and any(scores.get(m) != s for m, s in zip(reply[::2], reply[1::2])):
+    pairs = zip(reply[::2], reply[1::2], strict=True) if withscores else ()
+    if any(scores.get(member) != score for member, score in pairs):
         return Outcome(error=f"<a score does not match the set: {outcome}>")
     expected = min(count, len(scores)) if count > 0 else -count
     problems = []
@@ -253,7 +257,9 @@ class Mismatch:
         if not self.reproducible:
             kind += "; did NOT reproduce on fresh sides"
         lines.append(f"  repro ({kind}, {len(self.repro) + 1} commands):")
-        lines += [f"    {command}" for command in self.repro]
+        if len(self.repro) > REPRO_SHOWN:
+            lines.append(f"    ... {len(self.repro) - REPRO_SHOWN} earlier commands not shown")
+        lines += [f"    {command}" for command in self.repro[-REPRO_SHOWN:]]
         lines.append(f"    {self.command}")
         return "\n".join(lines)
 
@@ -286,7 +292,9 @@ class Differential:
     ) -> None:
         self.left, self.right = left, right
         self.fresh_left, self.fresh_right = fresh_left, fresh_right
+        self.shrink_limit = shrink_limit  # per run: shrinking costs up to SHRINK_BUDGET each
         self.shrinks_left = shrink_limit
+        self.budget = 0
         self.history: list[Command] = []
 
     def reset(self) -> None:
@@ -299,6 +307,7 @@ class Differential:
     ) -> list[Mismatch]:
         """Compare every command; after a mismatch, record it and restart both sides empty."""
         self.reset()
+        self.shrinks_left = self.shrink_limit
         found: list[Mismatch] = []
         for step, command in enumerate(commands):
             agreed = self._check(seed, step, command, found)

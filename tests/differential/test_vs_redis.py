@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 from diff_cases import CASES, commands_of
 from diff_check import TOTALS, Differential, KeyspaceSide, Mismatch, RedisSide
+
 from servers import RedisServer
 
 SEEDS = int(os.environ.get("RANKED_DIFF_SEEDS", "20"))

@@ -32,6 +32,7 @@ static PyObject *InvalidScoreError;
 static PyObject *SnapshotError;
 static PyObject *MappingABC;
 static PyObject *SequenceABC;
+static PyObject *style_names[3]; /* interned "unique", "competition", "dense" */
 
 typedef struct {
     PyObject_HEAD
@@ -58,11 +59,32 @@ typedef struct {
     int nreq;
     int nargs;
     const char *const *names;
+    PyObject *keys[8]; /* interned names, made on first keyword call */
 } argspec;
+
+/* Index of keyword `key` in spec, or spec->nargs when unknown. Compares
+ * interned pointers first (keywords in calls are interned), then text.
+ * -1 with MemoryError when the interned names cannot be made. */
+static int py_keyword_index(argspec *spec, PyObject *key) {
+    if (!spec->keys[0]) {
+        for (int j = 0; j < spec->nargs; j++)
+            if (!(spec->keys[j] = PyUnicode_InternFromString(spec->names[j])))
+                return -1;
+    }
+    for (int j = 0; j < spec->nargs; j++)
+        if (spec->keys[j] == key)
+            return j;
+    for (int j = 0; j < spec->nargs; j++)
+        if (PyUnicode_Compare(spec->keys[j], key) == 0)
+            return j;
+    if (PyErr_Occurred())
+        return -1;
+    return spec->nargs;
+}
 
 /* Spread args/kwnames over out[0..spec->nargs-1] as borrowed references,
  * NULL for arguments not given. Returns 0, or -1 with TypeError set. */
-static int py_parse(const argspec *spec, PyObject *const *args, Py_ssize_t nargs,
+static int py_parse(argspec *spec, PyObject *const *args, Py_ssize_t nargs,
                     PyObject *kwnames, PyObject **out) {
     if (kwnames == NULL && nargs >= spec->nreq && nargs <= spec->npos) {
         for (Py_ssize_t i = 0; i < nargs; i++)
@@ -83,9 +105,9 @@ static int py_parse(const argspec *spec, PyObject *const *args, Py_ssize_t nargs
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t k = 0; k < nkw; k++) {
         PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-        int j = 0;
-        while (j < spec->nargs && PyUnicode_CompareWithASCIIString(key, spec->names[j]) != 0)
-            j++;
+        int j = py_keyword_index(spec, key);
+        if (j < 0)
+            return -1;
         if (j == spec->nargs) {
             PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
                          spec->fname, key);
@@ -578,7 +600,7 @@ static int ss_add(SortedSetObject *s, const char *p, size_t n, uint32_t h, doubl
 }
 
 static const char *const kw_add[] = {"member", "score", "nx", "xx", "gt", "lt", "ch"};
-static const argspec spec_add = {"add", 2, 2, 7, kw_add};
+static argspec spec_add = {"add", 2, 2, 7, kw_add, {NULL}};
 
 static PyObject *SortedSet_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames) {
@@ -602,7 +624,7 @@ static PyObject *SortedSet_add(PyObject *self, PyObject *const *args, Py_ssize_t
 }
 
 static const char *const kw_add_many[] = {"pairs", "nx", "xx", "gt", "lt", "ch"};
-static const argspec spec_add_many = {"add_many", 1, 1, 6, kw_add_many};
+static argspec spec_add_many = {"add_many", 1, 1, 6, kw_add_many, {NULL}};
 
 static PyObject *SortedSet_add_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                     PyObject *kwnames) {
@@ -632,7 +654,7 @@ static PyObject *SortedSet_add_many(PyObject *self, PyObject *const *args, Py_ss
 }
 
 static const char *const kw_incr[] = {"member", "amount", "nx", "xx", "gt", "lt"};
-static const argspec spec_incr = {"incr", 2, 1, 6, kw_incr};
+static argspec spec_incr = {"incr", 2, 1, 6, kw_incr, {NULL}};
 
 static PyObject *SortedSet_incr(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames) {
@@ -751,7 +773,7 @@ static Py_ssize_t ss_load(SortedSetObject *s, const cpair *pairs, Py_ssize_t n) 
 }
 
 static const char *const kw_load[] = {"pairs"};
-static const argspec spec_load = {"load", 1, 1, 1, kw_load};
+static argspec spec_load = {"load", 1, 1, 1, kw_load, {NULL}};
 
 static PyObject *SortedSet_load(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames) {
@@ -772,7 +794,7 @@ static PyObject *SortedSet_load(PyObject *self, PyObject *const *args, Py_ssize_
 /* ==== point reads ========================================================= */
 
 static const char *const kw_member[] = {"member"};
-static const argspec spec_score = {"score", 1, 1, 1, kw_member};
+static argspec spec_score = {"score", 1, 1, 1, kw_member, {NULL}};
 
 static PyObject *SortedSet_score(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames) {
@@ -790,7 +812,7 @@ static PyObject *SortedSet_score(PyObject *self, PyObject *const *args, Py_ssize
 }
 
 static const char *const kw_members[] = {"members"};
-static const argspec spec_scores = {"scores", 1, 1, 1, kw_members};
+static argspec spec_scores = {"scores", 1, 1, 1, kw_members, {NULL}};
 
 static PyObject *SortedSet_scores(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                   PyObject *kwnames) {
@@ -830,7 +852,7 @@ static PyObject *SortedSet_scores(PyObject *self, PyObject *const *args, Py_ssiz
 }
 
 static const char *const kw_index[] = {"member", "reverse"};
-static const argspec spec_index = {"index", 1, 1, 2, kw_index};
+static argspec spec_index = {"index", 1, 1, 2, kw_index, {NULL}};
 
 static PyObject *SortedSet_index(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames) {
@@ -853,7 +875,7 @@ static PyObject *SortedSet_index(PyObject *self, PyObject *const *args, Py_ssize
 }
 
 static const char *const kw_rank[] = {"member", "style", "reverse"};
-static const argspec spec_rank = {"rank", 1, 1, 3, kw_rank};
+static argspec spec_rank = {"rank", 1, 1, 3, kw_rank, {NULL}};
 
 static PyObject *SortedSet_rank(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames) {
@@ -862,11 +884,13 @@ static PyObject *SortedSet_rank(PyObject *self, PyObject *const *args, Py_ssize_
         return NULL;
     int style = 1; /* 0 unique, 1 competition, 2 dense */
     if (a[1]) {
-        static const char *const styles[] = {"unique", "competition", "dense"};
         style = -1;
+        for (int i = 0; i < 3 && style < 0; i++)
+            if (a[1] == style_names[i])
+                style = i;
         if (PyUnicode_Check(a[1]))
             for (int i = 0; i < 3 && style < 0; i++)
-                if (PyUnicode_CompareWithASCIIString(a[1], styles[i]) == 0)
+                if (PyUnicode_Compare(a[1], style_names[i]) == 0)
                     style = i;
         if (style < 0) {
             PyErr_Format(PyExc_ValueError,
@@ -917,7 +941,7 @@ static PyObject *ss_at(SortedSetObject *s, PyObject *index) {
 }
 
 static const char *const kw_at[] = {"index"};
-static const argspec spec_at = {"at", 1, 1, 1, kw_at};
+static argspec spec_at = {"at", 1, 1, 1, kw_at, {NULL}};
 
 static PyObject *SortedSet_at(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                               PyObject *kwnames) {
@@ -954,7 +978,7 @@ static int ss_clamp(long long start, long long stop, size_t length, size_t *firs
 }
 
 static const char *const kw_range_index[] = {"start", "stop", "reverse"};
-static const argspec spec_range_index = {"range_by_index", 2, 2, 3, kw_range_index};
+static argspec spec_range_index = {"range_by_index", 2, 2, 3, kw_range_index, {NULL}};
 
 static PyObject *SortedSet_range_by_index(PyObject *self, PyObject *const *args,
                                           Py_ssize_t nargs, PyObject *kwnames) {
@@ -1012,7 +1036,7 @@ static size_t ss_lex_below(const zset *z, const mbuf *m, int given, int incl) {
 
 static const char *const kw_range_score[] = {"min",     "max",    "min_exclusive", "max_exclusive",
                                              "reverse", "offset", "count"};
-static const argspec spec_range_score = {"range_by_score", 2, 0, 7, kw_range_score};
+static argspec spec_range_score = {"range_by_score", 2, 0, 7, kw_range_score, {NULL}};
 
 static PyObject *SortedSet_range_by_score(PyObject *self, PyObject *const *args,
                                           Py_ssize_t nargs, PyObject *kwnames) {
@@ -1072,7 +1096,7 @@ static void ss_lex_range(const zset *z, const lex_args *l, size_t *below, size_t
 
 static const char *const kw_range_lex[] = {"min",     "max",    "min_exclusive", "max_exclusive",
                                            "reverse", "offset", "count"};
-static const argspec spec_range_lex = {"range_by_lex", 2, 0, 7, kw_range_lex};
+static argspec spec_range_lex = {"range_by_lex", 2, 0, 7, kw_range_lex, {NULL}};
 
 static PyObject *SortedSet_range_by_lex(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                         PyObject *kwnames) {
@@ -1098,8 +1122,8 @@ static PyObject *SortedSet_range_by_lex(PyObject *self, PyObject *const *args, P
 }
 
 static const char *const kw_count_range[] = {"min", "max", "min_exclusive", "max_exclusive"};
-static const argspec spec_count_score = {"count_by_score", 2, 0, 4, kw_count_range};
-static const argspec spec_count_lex = {"count_by_lex", 2, 0, 4, kw_count_range};
+static argspec spec_count_score = {"count_by_score", 2, 0, 4, kw_count_range, {NULL}};
+static argspec spec_count_lex = {"count_by_lex", 2, 0, 4, kw_count_range, {NULL}};
 
 static PyObject *SortedSet_count_by_score(PyObject *self, PyObject *const *args,
                                           Py_ssize_t nargs, PyObject *kwnames) {
@@ -1223,7 +1247,7 @@ static PyObject *SortedSet_iter(PyObject *self) {
 }
 
 static const char *const kw_items[] = {"reverse", "after"};
-static const argspec spec_items = {"items", 0, 0, 2, kw_items};
+static argspec spec_items = {"items", 0, 0, 2, kw_items, {NULL}};
 
 static PyObject *SortedSet_items(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames) {
@@ -1253,7 +1277,7 @@ static PyObject *SortedSet_items(PyObject *self, PyObject *const *args, Py_ssize
 }
 
 static const char *const kw_items_after[] = {"score", "member", "count", "reverse"};
-static const argspec spec_items_after = {"items_after", 3, 3, 4, kw_items_after};
+static argspec spec_items_after = {"items_after", 3, 3, 4, kw_items_after, {NULL}};
 
 static PyObject *SortedSet_items_after(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                        PyObject *kwnames) {
@@ -1292,7 +1316,7 @@ static PyObject *SortedSet_items_after(PyObject *self, PyObject *const *args, Py
 /* ==== removals ============================================================ */
 
 static const char *const kw_start_stop[] = {"start", "stop"};
-static const argspec spec_remove_index = {"remove_range_by_index", 2, 2, 2, kw_start_stop};
+static argspec spec_remove_index = {"remove_range_by_index", 2, 2, 2, kw_start_stop, {NULL}};
 
 static PyObject *SortedSet_remove_range_by_index(PyObject *self, PyObject *const *args,
                                                  Py_ssize_t nargs, PyObject *kwnames) {
@@ -1317,8 +1341,8 @@ static size_t ss_remove_run(zset *z, size_t first, const bound *b) {
     return k ? zset_delete_rank_range(z, first, first + k - 1) : 0;
 }
 
-static const argspec spec_remove_score = {"remove_range_by_score", 2, 2, 4, kw_count_range};
-static const argspec spec_remove_lex = {"remove_range_by_lex", 2, 2, 4, kw_count_range};
+static argspec spec_remove_score = {"remove_range_by_score", 2, 2, 4, kw_count_range, {NULL}};
+static argspec spec_remove_lex = {"remove_range_by_lex", 2, 2, 4, kw_count_range, {NULL}};
 
 static PyObject *SortedSet_remove_range_by_score(PyObject *self, PyObject *const *args,
                                                  Py_ssize_t nargs, PyObject *kwnames) {
@@ -1355,7 +1379,7 @@ static PyObject *SortedSet_remove_range_by_lex(PyObject *self, PyObject *const *
 /* ZPOPMIN / ZPOPMAX. Each node's member and score become Python objects
  * (no GC allocation) before the node is deleted; the tuple is built after. */
 static PyObject *ss_pop(SortedSetObject *s, PyObject *const *args, Py_ssize_t nargs,
-                        PyObject *kwnames, const argspec *spec, int from_max) {
+                        PyObject *kwnames, argspec *spec, int from_max) {
     PyObject *a[1];
     long long count;
     if (py_parse(spec, args, nargs, kwnames, a) < 0 || py_count(a[0], "count", 1, &count) < 0)
@@ -1380,8 +1404,8 @@ static PyObject *ss_pop(SortedSetObject *s, PyObject *const *args, Py_ssize_t na
 }
 
 static const char *const kw_count[] = {"count"};
-static const argspec spec_pop_min = {"pop_min", 1, 0, 1, kw_count};
-static const argspec spec_pop_max = {"pop_max", 1, 0, 1, kw_count};
+static argspec spec_pop_min = {"pop_min", 1, 0, 1, kw_count, {NULL}};
+static argspec spec_pop_max = {"pop_max", 1, 0, 1, kw_count, {NULL}};
 
 static PyObject *SortedSet_pop_min(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                    PyObject *kwnames) {
@@ -1435,7 +1459,7 @@ static int ss_sample(size_t n, size_t k, size_t *out) {
     return 0;
 }
 
-static const argspec spec_random_members = {"random_members", 1, 1, 1, kw_count};
+static argspec spec_random_members = {"random_members", 1, 1, 1, kw_count, {NULL}};
 
 static PyObject *SortedSet_random_members(PyObject *self, PyObject *const *args,
                                           Py_ssize_t nargs, PyObject *kwnames) {
@@ -1663,8 +1687,8 @@ static double aggregate_scores(int how, double cur, double v) {
 }
 
 static const char *const kw_algebra[] = {"sets", "weights", "aggregate", "raw"};
-static const argspec spec_union = {"union", 3, 1, 4, kw_algebra};
-static const argspec spec_inter = {"inter", 3, 1, 4, kw_algebra};
+static argspec spec_union = {"union", 3, 1, 4, kw_algebra, {NULL}};
+static argspec spec_inter = {"inter", 3, 1, 4, kw_algebra, {NULL}};
 
 /* union (is_union) or inter of validated inputs into a new set. */
 static PyObject *ss_algebra(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
@@ -1763,7 +1787,7 @@ static PyObject *SortedSet_inter(PyObject *cls, PyObject *const *args, Py_ssize_
 }
 
 static const char *const kw_diff[] = {"sets", "raw"};
-static const argspec spec_diff = {"diff", 1, 1, 2, kw_diff};
+static argspec spec_diff = {"diff", 1, 1, 2, kw_diff, {NULL}};
 
 static PyObject *SortedSet_diff(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames) {
@@ -1953,7 +1977,7 @@ static PyObject *ss_restore(const unsigned char *data, size_t size, int raw) {
 }
 
 static const char *const kw_restore[] = {"data", "raw"};
-static const argspec spec_restore = {"restore", 1, 1, 2, kw_restore};
+static argspec spec_restore = {"restore", 1, 1, 2, kw_restore, {NULL}};
 
 static PyObject *SortedSet_restore(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                                    PyObject *kwnames) {
@@ -2130,6 +2154,10 @@ PyMODINIT_FUNC PyInit__zset(void) {
         return NULL;
     if (!SequenceABC && !(SequenceABC = import_attr("collections.abc", "Sequence")))
         return NULL;
+    static const char *const styles[] = {"unique", "competition", "dense"};
+    for (int i = 0; i < 3; i++)
+        if (!style_names[i] && !(style_names[i] = PyUnicode_InternFromString(styles[i])))
+            return NULL;
     if (PyType_Ready(&SortedSetType) < 0 || PyType_Ready(&ZIterType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&zset_module);

@@ -241,7 +241,10 @@ class SortedSet:
 
     # -- removals -------------------------------------------------------------
     def remove_range_by_index(self, start: int, stop: int) -> int:
-        """Remove index range (inclusive, negatives as ZRANGE). O(log n + k). Redis: ZREMRANGEBYRANK."""
+        """Remove an index range (inclusive, negatives as ZRANGE). O(log n + k).
+
+        Redis: ZREMRANGEBYRANK.
+        """
 
     def remove_range_by_score(
         self,
@@ -286,12 +289,12 @@ class SortedSet:
     @classmethod
     def union(
         cls,
-        sets: Sequence["SortedSet"],
+        sets: Sequence[SortedSet],
         weights: Sequence[float] | None = None,
         aggregate: Aggregate = "sum",
         *,
         raw: bool = False,
-    ) -> "SortedSet":
+    ) -> SortedSet:
         """Union of the sets. Redis: ZUNION ... WEIGHTS ... AGGREGATE ....
 
         Each input score is multiplied by its set's weight (default 1); a NaN product
@@ -304,23 +307,28 @@ class SortedSet:
     @classmethod
     def inter(
         cls,
-        sets: Sequence["SortedSet"],
+        sets: Sequence[SortedSet],
         weights: Sequence[float] | None = None,
         aggregate: Aggregate = "sum",
         *,
         raw: bool = False,
-    ) -> "SortedSet":
-        """Intersection, same weight/aggregate rules as :meth:`union`. Redis: ZINTER."""
+    ) -> SortedSet:
+        """Intersection, weights and aggregates as :meth:`union`. Redis: ZINTER.
+
+        As in Redis, the smallest input drives the loop: its weighted scores that are NaN
+        count as 0; a NaN product from another input enters the aggregate as is (SUM then
+        turns a NaN total into 0, MIN and MAX ignore it).
+        """
 
     @classmethod
-    def diff(cls, sets: Sequence["SortedSet"], *, raw: bool = False) -> "SortedSet":
+    def diff(cls, sets: Sequence[SortedSet], *, raw: bool = False) -> SortedSet:
         """Members of the first set found in none of the others, with their first-set scores.
 
         Redis: ZDIFF.
         """
 
     # -- whole-set ------------------------------------------------------------
-    def copy(self) -> "SortedSet":
+    def copy(self) -> SortedSet:
         """An independent copy. O(n)."""
 
     def snapshot(self) -> bytes:
@@ -332,7 +340,7 @@ class SortedSet:
         """
 
     @classmethod
-    def restore(cls, data: bytes, *, raw: bool = False) -> "SortedSet":
+    def restore(cls, data: bytes, *, raw: bool = False) -> SortedSet:
         """Rebuild from :meth:`snapshot` output in O(n). Truncated, trailing or corrupt data,
         NaN scores, unordered or repeated members raise ``SnapshotError``."""
 

@@ -179,7 +179,7 @@ class Keyspace:
                 break
         return deleted
 
-    def keys(self) -> Iterator[bytes]:
+    def iter_keys(self) -> Iterator[bytes]:
         """Every live key, in insertion order. O(n) over the iteration."""
         self.expire_pending()
         for key in list(self._values):

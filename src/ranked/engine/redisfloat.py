@@ -70,9 +70,7 @@ def _strtod(text: bytes) -> tuple[float, bool] | None:
         except OverflowError:
             value = math.inf
         mantissa = _HEX_MANTISSA_END.split(literal[2:])[0]
-    range_error = math.isinf(value) or (
-        value == 0.0 and any(ch not in b"0." for ch in mantissa)
-    )
+    range_error = math.isinf(value) or (value == 0.0 and any(ch not in b"0." for ch in mantissa))
     return (-value if negative else value), range_error
 
 

@@ -29,7 +29,7 @@ __all__ = [
     "unknown_command",
 ]
 
-Reply: TypeAlias = "bytes | int | None | list[Reply]"
+Reply: TypeAlias = "bytes | int | list[Reply] | None"
 Value: TypeAlias = "bytes | SortedSet | set[bytes] | dict[bytes, bytes]"
 Handler = Callable[["Keyspace", list[bytes]], Reply]
 

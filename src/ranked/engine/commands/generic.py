@@ -1,4 +1,5 @@
-"""Keyspace commands: DEL EXISTS TYPE EXPIRE* PEXPIRE* TTL PTTL PERSIST KEYS SCAN DBSIZE FLUSHALL."""
+"""Keyspace commands: DEL EXISTS TYPE EXPIRE PEXPIRE EXPIREAT PEXPIREAT TTL PTTL PERSIST
+KEYS SCAN DBSIZE FLUSHALL."""
 
 from __future__ import annotations
 
@@ -146,8 +147,8 @@ def persist(ks: Keyspace, argv: list[bytes]) -> Reply:
 def keys(ks: Keyspace, argv: list[bytes]) -> Reply:
     pattern = argv[1]
     if pattern == b"*":
-        return list(ks.keys())
-    return [key for key in ks.keys() if glob_match(pattern, key)]
+        return list(ks.iter_keys())
+    return [key for key in ks.iter_keys() if glob_match(pattern, key)]
 
 
 @register(COMMANDS, "scan", -2)
@@ -156,7 +157,7 @@ def scan(ks: Keyspace, argv: list[bytes]) -> Reply:
     if cursor is None:
         raise error("ERR invalid cursor")
     options = parse_scan_options(argv, 2, allow_type=True)
-    following, names = page(ks.keys(), cursor, options.count)
+    following, names = page(ks.iter_keys(), cursor, options.hint)
     found: list[Reply] = []
     for name in names:
         value = ks.get(name)
@@ -179,4 +180,3 @@ def flushall(ks: Keyspace, argv: list[bytes]) -> Reply:
         raise error(SYNTAX)
     ks.flush()
     return b"OK"
-

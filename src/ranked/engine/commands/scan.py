@@ -26,7 +26,7 @@ DEFAULT_COUNT = 10
 class ScanOptions(NamedTuple):
     """Parsed ``[MATCH pattern] [COUNT count] [TYPE type]``."""
 
-    count: int
+    hint: int
     pattern: bytes | None
     type_name: bytes | None
 

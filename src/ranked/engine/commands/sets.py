@@ -50,7 +50,7 @@ def srem(ks: Keyspace, argv: list[bytes]) -> Reply:
 @register(COMMANDS, "smembers", 2)
 def smembers(ks: Keyspace, argv: list[bytes]) -> Reply:
     members = _set(ks, argv[1])
-    return [] if members is None else sorted(members)
+    return [] if members is None else list[Reply](sorted(members))
 
 
 @register(COMMANDS, "sismember", 3)

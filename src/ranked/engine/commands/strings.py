@@ -49,19 +49,15 @@ def _parse_set_options(argv: list[bytes]) -> tuple[set[bytes], bytes | None, byt
     while index < len(argv):
         word = option(argv[index])
         has_value = index + 1 < len(argv)
-        if word == b"nx" and b"xx" not in flags:
-            flags.add(word)
-        elif word == b"xx" and b"nx" not in flags:
-            flags.add(word)
-        elif word == b"get":
-            flags.add(word)
-        elif word == b"keepttl" and unit is None:
+        if (
+            (word == b"nx" and b"xx" not in flags)
+            or (word == b"xx" and b"nx" not in flags)
+            or word == b"get"
+            or (word == b"keepttl" and unit is None)
+        ):
             flags.add(word)
         elif (
-            word in _EXPIRY_WORDS
-            and b"keepttl" not in flags
-            and unit in (None, word)
-            and has_value
+            word in _EXPIRY_WORDS and b"keepttl" not in flags and unit in (None, word) and has_value
         ):
             unit = word
             amount = argv[index + 1]

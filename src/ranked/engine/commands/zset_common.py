@@ -51,6 +51,11 @@ def pairs(items: Iterable[tuple[str | bytes, float]]) -> list[Pair]:
     return cast(list[Pair], list(items))
 
 
+def pairs_of(pair: tuple[str | bytes, float] | None) -> Pair | None:
+    """One pair from a raw SortedSet, typed as bytes."""
+    return cast(Pair | None, pair)
+
+
 def delete_if_empty(ks: Keyspace, key: bytes, zset: SortedSet) -> None:
     """Redis never keeps an empty key: drop it after a removal emptied it."""
     if len(zset) == 0:

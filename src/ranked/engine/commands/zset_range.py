@@ -112,9 +112,7 @@ def _select(zset: SortedSet | None, request: _Request, low: bytes, high: bytes) 
     )
 
 
-def _zrange(
-    ks: Keyspace, argv: list[bytes], rangetype: RangeType, reverse: bool | None
-) -> Reply:
+def _zrange(ks: Keyspace, argv: list[bytes], rangetype: RangeType, reverse: bool | None) -> Reply:
     request = _Request(rangetype, reverse)
     _parse_options(argv, 4, request, store=False)
     _select(None, request, argv[2], argv[3])  # range errors come before the key lookup

@@ -9,7 +9,14 @@ from ..redisfloat import LLONG_MAX, format_double, format_listpack_score, parse_
 from ..zset import SortedSet
 from .common import SYNTAX, CommandTable, Reply, error, int_arg, option, register
 from .scan import page, parse_scan_options
-from .zset_common import flatten, lookup_zset, pairs, parse_lex_range, parse_score_range
+from .zset_common import (
+    flatten,
+    lookup_zset,
+    pairs,
+    pairs_of,
+    parse_lex_range,
+    parse_score_range,
+)
 
 if TYPE_CHECKING:
     from ..keyspace import Keyspace
@@ -84,7 +91,7 @@ def zrevrank(ks: Keyspace, argv: list[bytes]) -> Reply:
 def zrandmember(ks: Keyspace, argv: list[bytes]) -> Reply:
     if len(argv) == 2:
         zset = lookup_zset(ks, argv[1])
-        drawn = None if zset is None else zset.random_member()
+        drawn = None if zset is None else pairs_of(zset.random_member())
         return None if drawn is None else drawn[0]
     count = int_arg(argv[2])
     if count < -LLONG_MAX:
@@ -120,11 +127,11 @@ def zscan(ks: Keyspace, argv: list[bytes]) -> Reply:
             if options.matches(member):
                 flat += [member, format_listpack_score(score)]
         return [b"0", flat]
-    following, members = page(pairs_members(zset), cursor, options.count)
+    following, members = page(pairs_members(zset), cursor, options.hint)
     for member in members:
-        score = zset.score(member)
-        if score is not None and options.matches(member):
-            flat += [member, format_double(score)]
+        found = zset.score(member)
+        if found is not None and options.matches(member):
+            flat += [member, format_double(found)]
     return [b"%d" % following, flat]
 
 

@@ -58,9 +58,7 @@ def _zadd_incr(
         zset.add(member, 0.0 if ks.is_listpack(key) and amount == 0.0 else amount)
         return format_double(amount)
     try:
-        result = zset.incr(
-            member, amount, nx=b"nx" in flags, gt=b"gt" in flags, lt=b"lt" in flags
-        )
+        result = zset.incr(member, amount, nx=b"nx" in flags, gt=b"gt" in flags, lt=b"lt" in flags)
     except InvalidScoreError:
         raise error(NAN_RESULT) from None
     return None if result is None else format_double(result)
@@ -92,7 +90,7 @@ def _zadd(ks: Keyspace, argv: list[bytes], flags: set[bytes], first: int) -> Rep
         raise error(SYNTAX)
     if b"nx" in flags and b"xx" in flags:
         raise error("ERR XX and NX options at the same time are not compatible")
-    if b"nx" in flags and (b"gt" in flags or b"lt" in flags) or {b"gt", b"lt"} <= flags:
+    if (b"nx" in flags and (b"gt" in flags or b"lt" in flags)) or {b"gt", b"lt"} <= flags:
         raise error("ERR GT, LT, and/or NX options at the same time are not compatible")
     incr = b"incr" in flags
     if incr and elements > 2:

@@ -1,0 +1,74 @@
+"""A throwaway redis-server for the benchmarks: free loopback port, no persistence.
+
+A deliberately small sibling of ``tests/servers.py`` (benchmarks run outside pytest and
+must not import the test tree).
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+__all__ = ["BenchRedis"]
+
+HOST = "127.0.0.1"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _pong(port: int) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=1) as conn:
+            conn.sendall(b"PING\r\n")
+            return conn.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class BenchRedis:
+    """Start with ``with BenchRedis() as server:``; ``server.port`` answers PING inside."""
+
+    def __init__(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise SystemExit("redis-server not found on PATH (Debian package 'redis-server')")
+        self.binary = binary
+        self.port = 0
+        self.tmp = tempfile.TemporaryDirectory(prefix="ranked-bench-")
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def version(self) -> str:
+        done = subprocess.run([self.binary, "--version"], capture_output=True, check=True)
+        return done.stdout.decode().split()[2].removeprefix("v=")
+
+    def __enter__(self) -> BenchRedis:
+        for _ in range(5):  # retry on a port taken between the probe and the bind
+            self.port = _free_port()
+            args = [self.binary, "--save", "", "--appendonly", "no", "--port", str(self.port)]
+            args += ["--bind", HOST, "--dir", self.tmp.name]
+            self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and self.process.poll() is None:
+                if _pong(self.port):
+                    return self
+                time.sleep(0.05)
+            self._stop()
+        raise SystemExit("redis-server did not start")
+
+    def _stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
+        self.tmp.cleanup()

@@ -1,0 +1,642 @@
+"""Sorted-set engines side by side: ranked (C and pure Python) against its peers.
+
+Run from the repository root (after ``pip install -e .[bench]``)::
+
+    python benchmarks/engine.py                 # sizes 10k, 100k, 1M
+    python benchmarks/engine.py --quick         # smoke run: 10k, few ops (CI)
+    python benchmarks/engine.py --huge          # also 10M (C, sortedcontainers, Redis only)
+    python benchmarks/engine.py --markdown      # also write benchmarks/RESULTS.md
+
+Every system gets the same data: members ``player:N`` with random integer scores from a
+fixed seed. Each operation is timed over a batch of random members, repeated, and the
+MEDIAN per-operation time is reported. Slow systems (pure Python, fakeredis, Redis with one
+round trip per call) run smaller batches; the per-op figure is comparable all the same.
+The last column is ranked C's speedup against the fastest *peer* (every other system).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:  # run as a script: make the repository root importable
+    sys.path.insert(0, str(HERE.parent))
+
+from benchmarks._servers import BenchRedis  # noqa: E402 - needs the path set just above
+
+SEED = 20240601
+BOARD = "board"
+OPS = (
+    "bulk load",
+    "add/update",
+    "incr",
+    "score",
+    "index (rank)",
+    "top-10",
+    "around-me (+-5)",
+    "range by score (100)",
+    "remove",
+)
+
+Pairs = list[tuple[str, float]]
+
+
+class System(Protocol):
+    """One engine behind the benchmark's operations (members are ``str``)."""
+
+    name: str
+    slow: bool  # runs smaller batches
+    max_size: int
+
+    def load(self, pairs: Pairs) -> None: ...
+    def add(self, members: Sequence[str], scores: Sequence[float]) -> None: ...
+    def incr(self, members: Sequence[str]) -> None: ...
+    def score(self, members: Sequence[str]) -> None: ...
+    def index(self, members: Sequence[str]) -> None: ...
+    def top10(self, times: int) -> None: ...
+    def around(self, members: Sequence[str]) -> None: ...
+    def range_by_score(self, lows: Sequence[float]) -> None: ...
+    def remove(self, members: Sequence[str]) -> None: ...
+    def restore(self, pairs: Pairs) -> None: ...
+    def bytes_per_member(self, pairs: Pairs) -> float: ...
+    def close(self) -> None: ...
+
+
+def _traced_bytes(build: Callable[[], object]) -> tuple[object, int]:
+    """Bytes still allocated by ``build()``'s result (tracemalloc, after a collection)."""
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    result = build()
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return result, after - before
+
+
+def _fresh(pairs: Pairs) -> Iterable[tuple[str, float]]:
+    """The pairs with newly made member strings, so their memory counts for the structure."""
+    return ((f"player:{member[7:]}", score) for member, score in pairs)
+
+
+# -- ranked -----------------------------------------------------------------------------
+class Ranked:
+    """ranked's SortedSet: the C engine or its pure-Python twin."""
+
+    def __init__(self, name: str, cls: Any, *, slow: bool, max_size: int) -> None:
+        self.name, self.cls, self.slow, self.max_size = name, cls, slow, max_size
+        self.zset: Any = cls()
+
+    def load(self, pairs: Pairs) -> None:
+        self.zset = self.cls()
+        self.zset.load(pairs)
+
+    def add(self, members: Sequence[str], scores: Sequence[float]) -> None:
+        add = self.zset.add
+        for member, score in zip(members, scores, strict=True):
+            add(member, score)
+
+    def incr(self, members: Sequence[str]) -> None:
+        incr = self.zset.incr
+        for member in members:
+            incr(member, 1)
+
+    def score(self, members: Sequence[str]) -> None:
+        score = self.zset.score
+        for member in members:
+            score(member)
+
+    def index(self, members: Sequence[str]) -> None:
+        index = self.zset.index
+        for member in members:
+            index(member, reverse=True)
+
+    def top10(self, times: int) -> None:
+        page = self.zset.range_by_index
+        for _ in range(times):
+            page(0, 9, reverse=True)
+
+    def around(self, members: Sequence[str]) -> None:
+        index, page = self.zset.index, self.zset.range_by_index
+        for member in members:
+            at = index(member, reverse=True)
+            page(max(0, at - 5), at + 5, reverse=True)
+
+    def range_by_score(self, lows: Sequence[float]) -> None:
+        by_score = self.zset.range_by_score
+        for low in lows:
+            by_score(low, count=100)
+
+    def remove(self, members: Sequence[str]) -> None:
+        remove = self.zset.remove
+        for member in members:
+            remove(member)
+
+    def restore(self, pairs: Pairs) -> None:
+        self.zset.add_many(pairs)
+
+    def bytes_per_member(self, pairs: Pairs) -> float:
+        return int(self.zset.memory_usage()) / len(self.zset)
+
+    def close(self) -> None:
+        self.zset = self.cls()
+
+
+# -- sortedcontainers -------------------------------------------------------------------
+class SortedContainers:
+    """A SortedList of (score, member) plus a dict member -> score: the usual Python recipe."""
+
+    name, slow, max_size = "sortedcontainers", False, 10**8
+
+    def __init__(self) -> None:
+        from sortedcontainers import SortedList
+
+        self.sorted_list_type = SortedList
+        self.items: Any = SortedList()
+        self.scores: dict[str, float] = {}
+
+    def _build(self, pairs: Iterable[tuple[str, float]]) -> tuple[Any, dict[str, float]]:
+        scores = dict(pairs)
+        return self.sorted_list_type((s, m) for m, s in scores.items()), scores
+
+    def load(self, pairs: Pairs) -> None:
+        self.items, self.scores = self._build(pairs)
+
+    def add(self, members: Sequence[str], scores: Sequence[float]) -> None:
+        items, table = self.items, self.scores
+        for member, score in zip(members, scores, strict=True):
+            old = table.get(member)
+            if old is not None:
+                items.remove((old, member))
+            items.add((score, member))
+            table[member] = score
+
+    def incr(self, members: Sequence[str]) -> None:
+        items, table = self.items, self.scores
+        for member in members:
+            old = table[member]
+            items.remove((old, member))
+            items.add((old + 1, member))
+            table[member] = old + 1
+
+    def score(self, members: Sequence[str]) -> None:
+        get = self.scores.get
+        for member in members:
+            get(member)
+
+    def index(self, members: Sequence[str]) -> None:
+        items, table, last = self.items, self.scores, len(self.items) - 1
+        for member in members:
+            _ = last - items.bisect_left((table[member], member))
+
+    def top10(self, times: int) -> None:
+        items = self.items
+        for _ in range(times):
+            size = len(items)
+            list(items.islice(size - 10, size, reverse=True))
+
+    def around(self, members: Sequence[str]) -> None:
+        items, table = self.items, self.scores
+        for member in members:
+            at = items.bisect_left((table[member], member))
+            list(items.islice(max(0, at - 5), at + 6, reverse=True))
+
+    def range_by_score(self, lows: Sequence[float]) -> None:
+        items = self.items
+        for low in lows:
+            start = items.bisect_left((low,))
+            list(items.islice(start, start + 100))
+
+    def remove(self, members: Sequence[str]) -> None:
+        items, table = self.items, self.scores
+        for member in members:
+            items.remove((table.pop(member), member))
+
+    def restore(self, pairs: Pairs) -> None:
+        for member, score in pairs:
+            self.items.add((score, member))
+            self.scores[member] = score
+
+    def bytes_per_member(self, pairs: Pairs) -> float:
+        built, size = _traced_bytes(lambda: self._build(_fresh(pairs)))
+        del built
+        return size / len(pairs)
+
+    def close(self) -> None:
+        self.items, self.scores = self.sorted_list_type(), {}
+
+
+# -- Redis-protocol peers ---------------------------------------------------------------
+class RedisLike:
+    """A redis-py-shaped client: fakeredis in process, or a real server (one call per op)."""
+
+    slow = True
+
+    def __init__(self, name: str, client: Any, max_size: int) -> None:
+        self.name, self.client, self.max_size = name, client, max_size
+
+    def load(self, pairs: Pairs) -> None:
+        self.client.delete(BOARD)
+        pipe = self.client.pipeline(transaction=False)
+        for start in range(0, len(pairs), 1000):
+            pipe.zadd(BOARD, dict(pairs[start : start + 1000]))
+            if start % 100_000 == 0:
+                pipe.execute()
+        pipe.execute()
+
+    def add(self, members: Sequence[str], scores: Sequence[float]) -> None:
+        zadd = self.client.zadd
+        for member, score in zip(members, scores, strict=True):
+            zadd(BOARD, {member: score})
+
+    def incr(self, members: Sequence[str]) -> None:
+        zincrby = self.client.zincrby
+        for member in members:
+            zincrby(BOARD, 1, member)
+
+    def score(self, members: Sequence[str]) -> None:
+        zscore = self.client.zscore
+        for member in members:
+            zscore(BOARD, member)
+
+    def index(self, members: Sequence[str]) -> None:
+        zrevrank = self.client.zrevrank
+        for member in members:
+            zrevrank(BOARD, member)
+
+    def top10(self, times: int) -> None:
+        zrevrange = self.client.zrevrange
+        for _ in range(times):
+            zrevrange(BOARD, 0, 9, withscores=True)
+
+    def around(self, members: Sequence[str]) -> None:
+        zrevrank, zrevrange = self.client.zrevrank, self.client.zrevrange
+        for member in members:
+            at = zrevrank(BOARD, member)
+            zrevrange(BOARD, max(0, at - 5), at + 5, withscores=True)
+
+    def range_by_score(self, lows: Sequence[float]) -> None:
+        by_score = self.client.zrangebyscore
+        for low in lows:
+            by_score(BOARD, low, "+inf", start=0, num=100, withscores=True)
+
+    def remove(self, members: Sequence[str]) -> None:
+        zrem = self.client.zrem
+        for member in members:
+            zrem(BOARD, member)
+
+    def restore(self, pairs: Pairs) -> None:
+        self.client.zadd(BOARD, dict(pairs))
+
+    def bytes_per_member(self, pairs: Pairs) -> float:
+        usage = self.client.memory_usage(BOARD, samples=0)
+        return float(usage) / float(self.client.zcard(BOARD))
+
+    def close(self) -> None:
+        self.client.delete(BOARD)
+
+
+class FakeRedis(RedisLike):
+    def __init__(self) -> None:
+        import fakeredis
+
+        super().__init__("fakeredis", fakeredis.FakeStrictRedis(), 1_000_000)
+
+    def bytes_per_member(self, pairs: Pairs) -> float:
+        import fakeredis
+
+        def build() -> object:
+            client = fakeredis.FakeStrictRedis()
+            for start in range(0, len(pairs), 1000):
+                client.zadd(BOARD, dict(_fresh(pairs[start : start + 1000])))
+            return client
+
+        client, size = _traced_bytes(build)
+        del client
+        return size / len(pairs)
+
+
+class PipelinedRedis(RedisLike):
+    """The same commands sent in pipelines of 1000 (one round trip per 1000 ops)."""
+
+    slow = False
+    BATCH = 1000
+
+    def _batches(self, items: Sequence[Any]) -> Iterable[Sequence[Any]]:
+        for start in range(0, len(items), self.BATCH):
+            yield items[start : start + self.BATCH]
+
+    def _run(self, items: Sequence[Any], queue: Callable[[Any, Any], None]) -> list[Any]:
+        results: list[Any] = []
+        for batch in self._batches(items):
+            pipe = self.client.pipeline(transaction=False)
+            for item in batch:
+                queue(pipe, item)
+            results += pipe.execute()
+        return results
+
+    def add(self, members: Sequence[str], scores: Sequence[float]) -> None:
+        self._run(
+            list(zip(members, scores, strict=True)), lambda p, ms: p.zadd(BOARD, {ms[0]: ms[1]})
+        )
+
+    def incr(self, members: Sequence[str]) -> None:
+        self._run(members, lambda p, m: p.zincrby(BOARD, 1, m))
+
+    def score(self, members: Sequence[str]) -> None:
+        self._run(members, lambda p, m: p.zscore(BOARD, m))
+
+    def index(self, members: Sequence[str]) -> None:
+        self._run(members, lambda p, m: p.zrevrank(BOARD, m))
+
+    def top10(self, times: int) -> None:
+        self._run(range(times), lambda p, _: p.zrevrange(BOARD, 0, 9, withscores=True))
+
+    def around(self, members: Sequence[str]) -> None:
+        # Two pipelined passes: every rank first, then every page around it.
+        ranks = self._run(members, lambda p, m: p.zrevrank(BOARD, m))
+        self._run(ranks, lambda p, at: p.zrevrange(BOARD, max(0, at - 5), at + 5, withscores=True))
+
+    def range_by_score(self, lows: Sequence[float]) -> None:
+        self._run(
+            lows,
+            lambda p, low: p.zrangebyscore(BOARD, low, "+inf", start=0, num=100, withscores=True),
+        )
+
+    def remove(self, members: Sequence[str]) -> None:
+        self._run(members, lambda p, m: p.zrem(BOARD, m))
+
+
+# -- measuring --------------------------------------------------------------------------
+@dataclass
+class Settings:
+    ops_fast: int
+    ops_slow: int
+    repeats: int
+
+
+@dataclass
+class Table:
+    size: int
+    systems: list[str]
+    seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # op -> system -> s/op
+    bytes_per_member: dict[str, float] = field(default_factory=dict)
+
+
+def _median_time(run: Callable[[], None], reset: Callable[[], None], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        reset()
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _operation(
+    system: System,
+    op: str,
+    members: Sequence[str],
+    new_scores: Sequence[float],
+    lows: Sequence[float],
+) -> Callable[[], None]:
+    """A no-argument call running ``op`` once per member of the batch."""
+    runs: dict[str, Callable[[], None]] = {
+        "add/update": lambda: system.add(members, new_scores),
+        "incr": lambda: system.incr(members),
+        "score": lambda: system.score(members),
+        "index (rank)": lambda: system.index(members),
+        "top-10": lambda: system.top10(len(members)),
+        "around-me (+-5)": lambda: system.around(members),
+        "range by score (100)": lambda: system.range_by_score(lows),
+        "remove": lambda: system.remove(members),
+    }
+    return runs[op]
+
+
+def measure(
+    system: System, pairs: Pairs, settings: Settings, rng: random.Random
+) -> dict[str, float]:
+    """Median seconds per operation for every operation in ``OPS``."""
+    size = len(pairs)
+    ops = min(settings.ops_slow if system.slow else settings.ops_fast, size)
+    load_repeats = settings.repeats if size <= 100_000 else max(1, settings.repeats // 2)
+    result = {
+        "bulk load": _median_time(lambda: system.load(pairs), lambda: None, load_repeats) / size
+    }
+    scores = {member: score for member, score in pairs}
+    high = max(scores.values())
+    for op in OPS[1:]:
+        batch = rng.sample(range(size), ops)
+        members = [pairs[i][0] for i in batch]
+        new_scores = [float(rng.randint(0, int(high))) for _ in batch]
+        lows = [float(rng.randint(0, int(high))) for _ in batch]
+
+        def put_back(chosen: list[str] = members) -> None:
+            # Undo the previous repetition's writes so each repetition sees the same set.
+            system.restore([(member, scores[member]) for member in chosen])
+
+        run = _operation(system, op, members, new_scores, lows)
+        reset = put_back if op in ("add/update", "incr", "remove") else (lambda: None)
+        result[op] = _median_time(run, reset, settings.repeats) / ops
+        if op in ("add/update", "incr", "remove"):
+            put_back()
+    return result
+
+
+def make_pairs(size: int) -> Pairs:
+    rng = random.Random(SEED)
+    return [(f"player:{n}", float(rng.randint(0, 10 * size))) for n in range(size)]
+
+
+def run_size(size: int, systems: Sequence[System], settings: Settings) -> Table:
+    pairs = make_pairs(size)
+    shuffled = pairs[:]
+    random.Random(SEED + 1).shuffle(shuffled)  # bulk load sees arbitrary order
+    table = Table(size, [s.name for s in systems if size <= s.max_size])
+    for system in systems:
+        if size > system.max_size:
+            continue
+        print(f"  {system.name} ...", file=sys.stderr, flush=True)
+        for op, seconds in measure(system, shuffled, settings, random.Random(SEED + 2)).items():
+            table.seconds.setdefault(op, {})[system.name] = seconds
+        table.bytes_per_member[system.name] = system.bytes_per_member(shuffled)
+        system.close()
+        gc.collect()
+    return table
+
+
+# -- reporting --------------------------------------------------------------------------
+def _fmt_time(seconds: float) -> str:
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    if seconds >= 1e-6:
+        return f"{seconds * 1e6:.2f} us"
+    return f"{seconds * 1e9:.0f} ns"
+
+
+def _speedup(row: dict[str, float]) -> str:
+    peers = {name: value for name, value in row.items() if name != "ranked C"}
+    if "ranked C" not in row or not peers:
+        return "n/a"
+    best = min(peers, key=peers.__getitem__)
+    return f"{peers[best] / row['ranked C']:.1f}x ({best})"
+
+
+def render(table: Table) -> str:
+    header = ["operation (per op)", *table.systems, "speedup vs fastest peer"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for op in OPS:
+        row = table.seconds.get(op, {})
+        cells = [_fmt_time(row[name]) if name in row else "-" for name in table.systems]
+        lines.append(f"| {op} | " + " | ".join(cells) + f" | {_speedup(row)} |")
+    memory = table.bytes_per_member
+    cells = [f"{memory[name]:.0f} B" if name in memory else "-" for name in table.systems]
+    smaller = {name: value for name, value in memory.items() if name != "ranked C"}
+    ratio = "n/a"
+    if "ranked C" in memory and smaller:
+        best = min(smaller, key=smaller.__getitem__)
+        ratio = f"{smaller[best] / memory['ranked C']:.1f}x smaller ({best})"
+    lines.append("| bytes per member | " + " | ".join(cells) + f" | {ratio} |")
+    return f"### n = {table.size:,}\n\n" + "\n".join(lines) + "\n"
+
+
+def machine_info(redis_version: str) -> str:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = "unknown"
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        ram = f"{kib / 2**20:.1f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return "\n".join(
+        [
+            f"- CPU: {cpu}, {os.cpu_count()} logical cores",
+            f"- RAM: {ram}",
+            f"- Python {platform.python_version()} ({platform.python_implementation()}), "
+            f"{platform.system()} {platform.release()}",
+            f"- redis-server {redis_version} (loopback TCP, redis-py + hiredis, RESP2)",
+            f"- date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}, load average at the "
+            f"end {os.getloadavg()[0]:.1f} (other work on the machine inflates the times)",
+        ]
+    )
+
+
+def c_baseline(sizes: int) -> str | None:
+    """The plain-C skip-list figures, when ``make bench-c`` has built the binary."""
+    binary = HERE / "c" / "bench_skiplist"
+    if not binary.exists():
+        return None
+    done = subprocess.run([str(binary), str(sizes)], capture_output=True, text=True, check=False)
+    return done.stdout if done.returncode == 0 else None
+
+
+# -- main -------------------------------------------------------------------------------
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated")
+    parser.add_argument("--huge", action="store_true", help="add n = 10,000,000")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 10k, few ops")
+    parser.add_argument("--repeats", type=int, default=5, help="repetitions (median)")
+    parser.add_argument("--markdown", action="store_true", help="write benchmarks/RESULTS.md")
+    return parser.parse_args(argv)
+
+
+def build_systems(redis_port: int) -> list[System]:
+    import redis
+
+    from ranked.engine._zset import SortedSet as CSortedSet
+    from ranked.engine.skiplist import SortedSet as PySortedSet
+
+    def client() -> Any:
+        return redis.Redis(host="127.0.0.1", port=redis_port, protocol=2)
+
+    return [
+        Ranked("ranked C", CSortedSet, slow=False, max_size=10**8),
+        Ranked("ranked pure Python", PySortedSet, slow=True, max_size=1_000_000),
+        SortedContainers(),
+        FakeRedis(),
+        RedisLike("Redis (1 call/op)", client(), 10**8),
+        PipelinedRedis("Redis (pipeline 1000)", client(), 10**8),
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    sizes = [int(size) for size in args.sizes.split(",")]
+    if args.huge:
+        sizes.append(10_000_000)
+    settings = Settings(ops_fast=20_000, ops_slow=2_000, repeats=args.repeats)
+    if args.quick:
+        sizes, settings = [10_000], Settings(ops_fast=500, ops_slow=100, repeats=1)
+    with BenchRedis() as server:
+        systems = build_systems(server.port)
+        tables = []
+        for size in sizes:
+            print(f"n = {size:,}", file=sys.stderr, flush=True)
+            tables.append(run_size(size, systems, settings))
+            print(render(tables[-1]), flush=True)
+        baseline = c_baseline(len([s for s in sizes if s <= 1_000_000]))
+        if baseline:
+            print("plain-C skip list (no Python in the loop):\n" + baseline)
+        if args.markdown:
+            write_markdown(tables, settings, baseline, machine_info(server.version()))
+    return 0
+
+
+def write_markdown(
+    tables: Sequence[Table], settings: Settings, baseline: str | None, machine: str
+) -> None:
+    parts = [
+        "# Engine benchmark results",
+        "",
+        "Written by `python benchmarks/engine.py --markdown`; do not edit by hand.",
+        "",
+        machine,
+        "",
+        "Members `player:N`, random integer scores, fixed seed; the same data for every "
+        f"system. Per-operation times are medians of {settings.repeats} repetitions over "
+        f"batches of {settings.ops_fast:,} random members ({settings.ops_slow:,} for ranked "
+        "pure Python, fakeredis and Redis with one call per op). Index, top-10 and "
+        "around-me read from the high end (ZREVRANK / ZREVRANGE). *Speedup vs fastest peer* "
+        "is the fastest system other than ranked C divided by ranked C (above 1: ranked C "
+        "is faster). Bytes per member: ranked `memory_usage()/n`, Redis `MEMORY USAGE` / "
+        "ZCARD, sortedcontainers and fakeredis the tracemalloc growth of building the set.",
+        "",
+        *(render(table) for table in tables),
+    ]
+    if baseline:
+        parts += [
+            "### Plain-C skip list (no Python in the loop)",
+            "",
+            "```",
+            baseline.rstrip(),
+            "```",
+            "",
+        ]
+    (HERE / "RESULTS.md").write_text("\n".join(parts))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
