@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ranked import Keyspace, ResponseError, SortedSet
@@ -26,6 +28,12 @@ def clock() -> FakeClock:
 @pytest.fixture
 def ks(clock: FakeClock) -> Keyspace:
     return Keyspace(clock=clock)
+
+
+def listed(reply: object) -> list[Any]:
+    """An array reply, checked and typed for sorting/indexing."""
+    assert isinstance(reply, list)
+    return reply
 
 
 def error_of(ks: Keyspace, *args: object) -> str:
@@ -202,11 +210,10 @@ def test_keys_and_scan(ks: Keyspace) -> None:
     for name in ("hello", "hallo", "hxllo", "other"):
         ks.execute("SET", name, "v")
     ks.execute("ZADD", "zset", 1, "m")
-    assert sorted(ks.execute("KEYS", "h[ae]llo")) == [b"hallo", b"hello"]  # type: ignore[type-var]
+    assert sorted(listed(ks.execute("KEYS", "h[ae]llo"))) == [b"hallo", b"hello"]
     reply = ks.execute("SCAN", 0, "MATCH", "h?llo", "COUNT", 100, "TYPE", "string")
-    assert isinstance(reply, list)
-    assert reply[0] == b"0"
-    assert sorted(reply[1]) == [b"hallo", b"hello", b"hxllo"]  # type: ignore[type-var]
+    assert listed(reply)[0] == b"0"
+    assert sorted(listed(reply)[1]) == [b"hallo", b"hello", b"hxllo"]
     assert ks.execute("SCAN", 0, "TYPE", "ZSET", "COUNT", 100) == [b"0", [b"zset"]]
     assert ks.execute("SCAN", 0, "TYPE", "nosuchtype") == [b"0", []]
     assert error_of(ks, "SCAN", "x") == "ERR invalid cursor"
@@ -218,15 +225,13 @@ def test_scan_pages_cover_everything_despite_changes(ks: Keyspace) -> None:
     for index in range(300):
         ks.execute("SET", f"k{index}", "v")
     seen: set[bytes] = set()
-    cursor: object = b"0"
+    cursor: bytes = b"0"
     calls = 0
     while True:
-        reply = ks.execute("SCAN", cursor, "COUNT", 7)
-        assert isinstance(reply, list)
-        cursor, found = reply
+        cursor, found = listed(ks.execute("SCAN", cursor, "COUNT", 7))
         assert isinstance(found, list)
         assert len(found) <= 8
-        seen.update(found)  # type: ignore[arg-type]
+        seen.update(found)
         calls += 1
         if calls == 10:
             ks.execute("DEL", *(f"k{index}" for index in range(200, 250)))

@@ -106,7 +106,8 @@ class SortedSet:
         gt: bool = False,
         lt: bool = False,
     ) -> float | None:
-        """Add ``amount`` to the member's score (a missing member counts as 0). O(log n).
+        """Add ``amount`` to the member's score; a missing member is added with ``amount``
+        itself as its score (so -0.0 keeps its sign, as ZINCRBY does). O(log n).
 
         Redis: ZINCRBY, or ZADD ... INCR with flags. Returns the new score, or ``None`` when
         a flag stopped the update (nx on an existing member, xx on a missing one, gt/lt not
