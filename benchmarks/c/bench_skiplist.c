@@ -1,13 +1,26 @@
 /* bench_skiplist.c - the engine core timed from plain C, with no Python in
- * the loop: the floor that the Python binding's per-call cost is compared
- * against. Compiled from the same zsl_*.c sources as the extension.
+ * the loop: the floor that each Python call of the binding is compared
+ * against (benchmarks/c/bench_vs_python.py runs the same operations through
+ * the Python class). Compiled from the same zsl_*.c sources as the extension.
  *
  *   make bench-c          (or: cc -O3 -std=c11 -o bench bench_skiplist.c ../../src/ranked/engine/zsl_*.c)
+ *   build/c/bench_skiplist [nsizes] [calls] [runs]
  *
- * For each size n: insert = building a set of n members "player:<i>" with
- * random scores, in ns per insert; rank = 1-based rank (hash lookup + one
- * descent) of n random members of the full set; score = hash lookup only.
- * Each figure is the median of RUNS runs. */
+ * For each size n (10k, 100k, 1M) a set of members "player:<i>" with random
+ * integer scores in [0, 1e6] is built (build = ns per insert in random
+ * order; bulk = ns per append of pre-sorted pairs, the core of load()).
+ * Then each operation runs `calls` times (add_new: n/5 at most, removed
+ * again untimed), and the median ns per call over `runs` runs is printed:
+ *   add_new     hash + lookup miss + insert          (add, new member)
+ *   add_update  hash + lookup + score change         (add, existing member)
+ *   incr        hash + lookup + score += step        (incr)
+ *   score       hash + lookup                        (score)
+ *   index       hash + lookup + rank descent         (index)
+ *   rank        hash + lookup + count-below descent  (rank, competition)
+ *   at          descent by rank, read the pair       (at)
+ *   top10       ranks 1..10, read the pairs          (range_by_index(0, 9))
+ *   around      ranks i-5..i+5, read the pairs       (range_by_index(i-5, i+5))
+ */
 #define _POSIX_C_SOURCE 199309L
 #include "../../src/ranked/engine/zsl.h"
 
@@ -16,7 +29,9 @@
 #include <string.h>
 #include <time.h>
 
-#define RUNS 5
+#define MAXRUNS 51
+
+static volatile double sink;
 
 static double now_ns(void) {
     struct timespec ts;
@@ -29,62 +44,167 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Median of v[0..n-1] (reorders v). */
 static double median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return v[n / 2];
 }
 
+/* Random integer score in [0, 1e6], as the Python benchmark draws them. */
+static double rand_score(void) { return (double)zsl_rand_below(1000001); }
+
+typedef struct {
+    size_t n;     /* members in the set */
+    size_t calls; /* calls per run */
+    char (*names)[24];
+    size_t *lens;
+} bench;
+
+/* Read the pair of x the way the binding does before building objects. */
+static double touch(const zsl_node *x) { return x->score + (double)(unsigned char)zsl_member(x)[0]; }
+
+/* Read k pairs from 1-based rank `rank` on, as range_by_index does. */
+static double walk(const zset *z, size_t rank, size_t k) {
+    double acc = 0;
+    const zsl_node *x = zset_by_rank(z, rank);
+    for (size_t i = 0; i < k && x; i++, x = x->level[0].forward)
+        acc += touch(x);
+    return acc;
+}
+
+/* One timed run of operation `op` over b->calls calls; ns per call. The
+ * random inputs are drawn before the clock starts. */
+static double run_op(zset *z, const bench *b, int op) {
+    size_t calls = b->calls, n = b->n;
+    size_t *pick = malloc(calls * sizeof *pick);
+    double *val = malloc(calls * sizeof *val);
+    char (*fresh)[24] = NULL;
+    size_t *flen = NULL;
+    for (size_t i = 0; i < calls; i++) {
+        pick[i] = (size_t)zsl_rand_below(n);
+        val[i] = op == 2 ? (double)zsl_rand_below(2001) - 1000.0 : rand_score();
+    }
+    if (op == 0) {
+        calls = n / 5 < calls ? n / 5 : calls;
+        fresh = malloc(calls * sizeof *fresh);
+        flen = malloc(calls * sizeof *flen);
+        static size_t serial;
+        for (size_t i = 0; i < calls; i++)
+            flen[i] = (size_t)snprintf(fresh[i], sizeof fresh[i], "player:%zu", n + serial++);
+    }
+    double acc = 0;
+    double t0 = now_ns();
+    for (size_t i = 0; i < calls; i++) {
+        const char *m = b->names[pick[i]];
+        size_t len = b->lens[pick[i]];
+        switch (op) {
+        case 0: { /* add_new */
+            uint32_t h = zdict_hash(fresh[i], flen[i]);
+            if (!zset_lookup(z, fresh[i], flen[i], h))
+                acc += zset_insert(z, val[i], fresh[i], flen[i], h) != NULL;
+            break;
+        }
+        case 1:   /* add_update */
+        case 2: { /* incr */
+            uint32_t h = zdict_hash(m, len);
+            zsl_node *x = zset_lookup(z, m, len, h);
+            double now = op == 1 ? val[i] : x->score + val[i];
+            if (now != x->score)
+                zset_set_score(z, x, now);
+            acc += now;
+            break;
+        }
+        case 3: /* score */
+            acc += zset_find(z, m, len)->score;
+            break;
+        case 4: /* index */
+            acc += (double)zset_rank(z, zset_find(z, m, len), NULL);
+            break;
+        case 5: /* rank, competition */
+            acc += (double)zset_count_below(z, zset_find(z, m, len)->score, 0);
+            break;
+        case 6: /* at */
+            acc += touch(zset_by_rank(z, pick[i] + 1));
+            break;
+        case 7: /* top10 */
+            acc += walk(z, 1, 10);
+            break;
+        case 8: { /* around: ranks i-5 .. i+5, clamped */
+            size_t first = pick[i] < 5 ? 0 : pick[i] - 5;
+            size_t last = pick[i] + 5 >= z->length ? z->length - 1 : pick[i] + 5;
+            acc += walk(z, first + 1, last - first + 1);
+            break;
+        }
+        }
+    }
+    double t1 = now_ns();
+    if (op == 0)
+        for (size_t i = 0; i < calls; i++)
+            zset_delete(z, zset_find(z, fresh[i], flen[i]));
+    sink += acc;
+    free(pick);
+    free(val);
+    free(fresh);
+    free(flen);
+    return (t1 - t0) / (double)calls;
+}
+
+static const char *const op_names[] = {"add_new", "add_update", "incr", "score", "index",
+                                       "rank",    "at",         "top10", "around"};
+#define NOPS 9
+
 int main(int argc, char **argv) {
     static const size_t sizes[] = {10000, 100000, 1000000};
     size_t nsizes = argc > 1 ? (size_t)atoi(argv[1]) : 3;
+    size_t calls = argc > 2 ? (size_t)atol(argv[2]) : 20000;
+    int runs = argc > 3 ? atoi(argv[3]) : 7;
+    if (runs < 1 || runs > MAXRUNS)
+        runs = 7;
     zsl_rand_init();
-    printf("%-9s %12s %12s %12s %14s\n", "n", "insert ns", "rank ns", "score ns", "bytes/member");
     for (size_t si = 0; si < nsizes && si < 3; si++) {
-        size_t n = sizes[si];
-        char (*names)[16] = malloc(n * sizeof *names);
-        size_t *lens = malloc(n * sizeof *lens);
+        bench b = {sizes[si], calls, NULL, NULL};
+        size_t n = b.n;
+        b.names = malloc(n * sizeof *b.names);
+        b.lens = malloc(n * sizeof *b.lens);
         double *scores = malloc(n * sizeof *scores);
-        size_t *probe = malloc(n * sizeof *probe);
-        double ins[RUNS], rnk[RUNS], sco[RUNS], bytes = 0;
-        volatile size_t sink = 0;
-        for (size_t i = 0; i < n; i++)
-            lens[i] = (size_t)snprintf(names[i], sizeof names[i], "player:%zu", i);
-        for (int run = 0; run < RUNS; run++) {
-            for (size_t i = 0; i < n; i++) {
-                scores[i] = (double)(zsl_rand_next() >> 11) * 0x1p-53 * 1e6;
-                probe[i] = (size_t)zsl_rand_below(n);
-            }
-            zset z;
-            if (zset_init(&z) < 0)
-                return 2;
-            double t0 = now_ns();
-            for (size_t i = 0; i < n; i++)
-                zset_insert(&z, scores[i], names[i], lens[i], zdict_hash(names[i], lens[i]));
-            double t1 = now_ns();
-            for (size_t i = 0; i < n; i++) {
-                size_t k = probe[i];
-                zsl_node *x = zset_find(&z, names[k], lens[k]);
-                sink += zset_rank(&z, x, NULL);
-            }
-            double t2 = now_ns();
-            for (size_t i = 0; i < n; i++) {
-                size_t k = probe[i];
-                sink += zset_find(&z, names[k], lens[k]) != NULL;
-            }
-            double t3 = now_ns();
-            ins[run] = (t1 - t0) / (double)n;
-            rnk[run] = (t2 - t1) / (double)n;
-            sco[run] = (t3 - t2) / (double)n;
-            bytes = (double)z.bytes / (double)n;
-            zset_destroy(&z);
+        for (size_t i = 0; i < n; i++) {
+            b.lens[i] = (size_t)snprintf(b.names[i], sizeof b.names[i], "player:%zu", i);
+            scores[i] = rand_score();
         }
-        printf("%-9zu %12.0f %12.0f %12.0f %14.1f\n", n, median(ins, RUNS), median(rnk, RUNS),
-               median(sco, RUNS), bytes);
-        (void)sink;
-        free(names);
-        free(lens);
+        /* build in random order, timed */
+        zset z;
+        if (zset_init(&z) < 0)
+            return 2;
+        double t0 = now_ns();
+        for (size_t i = 0; i < n; i++)
+            zset_insert(&z, scores[i], b.names[i], b.lens[i], zdict_hash(b.names[i], b.lens[i]));
+        double build = (now_ns() - t0) / (double)n;
+        double bytes = (double)z.bytes / (double)n;
+        /* bulk append of the same pairs in order (the core of load()) */
+        zset z2;
+        if (zset_init(&z2) < 0 || zdict_reserve(&z2, n) < 0)
+            return 2;
+        zset_bulk bk;
+        t0 = now_ns();
+        zset_bulk_begin(&z2, &bk);
+        for (const zsl_node *x = z.header->level[0].forward; x; x = x->level[0].forward)
+            zset_bulk_append(&z2, &bk, zsl_node_new(&z2, x->score, zsl_member(x), x->mlen));
+        zset_bulk_end(&z2, &bk);
+        double bulk = (now_ns() - t0) / (double)n;
+        zset_destroy(&z2);
+        printf("n=%zu build %.0f ns/insert, bulk %.0f ns/pair, %.1f bytes/member\n", n, build,
+               bulk, bytes);
+        for (int op = 0; op < NOPS; op++) {
+            double t[MAXRUNS];
+            for (int r = 0; r < runs; r++)
+                t[r] = run_op(&z, &b, op);
+            printf("  %-11s %8.0f ns\n", op_names[op], median(t, runs));
+        }
+        fflush(stdout);
+        zset_destroy(&z);
+        free(b.names);
+        free(b.lens);
         free(scores);
-        free(probe);
     }
     return 0;
 }
