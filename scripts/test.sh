@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets everything up, then runs every check: lint, types, the whole test suite (both engines,
-# real redis-server), and the C engine's tests under AddressSanitizer. Exits non-zero on any failure.
+# real redis-server), the C core under valgrind, and the engine tests under AddressSanitizer. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,5 +13,7 @@ echo "== mypy --strict"
 mypy
 echo "== pytest"
 python3 -m pytest -q -p no:cacheprovider "$@"
+echo "== C core self-test, plain and under valgrind memcheck"
+make check-c valgrind
 echo "== C engine under AddressSanitizer"
 make asan
