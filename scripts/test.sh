@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up, then runs every check: lint, types, the whole test suite (both engines,
-# real redis-server), the C core under valgrind, and the engine tests under AddressSanitizer. Exits non-zero on any failure.
+# real redis-server), the C core under valgrind, and the engine tests under AddressSanitizer.
+# Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
