@@ -6,7 +6,9 @@
 #                   fails on any report, then rebuilds normally
 #   make valgrind   memcheck over the C self-test (and the C-engine tests with
 #                   VALGRIND_PYTEST=1), fails on any error or leak
-#   make bench-c    plain-C benchmark of the engine core
+#   make bench-c    plain-C benchmark of the engine core (every op the Python
+#                   benchmark times has a plain-C twin here)
+#   make bench-py   the same ops through Python, beside sortedcontainers
 
 PYTHON ?= python3
 CC ?= gcc
@@ -16,7 +18,7 @@ CORE_DEPS := $(CORE) $(ENGINE)/zsl.h
 OUT := build/c
 CFLAGS_C := -std=c11 -Wall -Wextra -Werror
 
-.PHONY: build test check-c asan valgrind bench-c clean-c
+.PHONY: build test check-c asan valgrind bench-c bench-py clean-c
 
 build:
 	$(PYTHON) -m pip install -e . --no-build-isolation -q
@@ -63,6 +65,9 @@ valgrind: $(OUT)/check_skiplist
 
 bench-c: $(OUT)/bench_skiplist
 	$(OUT)/bench_skiplist
+
+bench-py:
+	$(PYTHON) benchmarks/c/bench_vs_python.py 10000,100000,1000000
 
 clean-c:
 	rm -rf $(OUT)

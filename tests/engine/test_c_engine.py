@@ -315,3 +315,38 @@ def test_tall_and_wide_structures_stay_consistent() -> None:
     distinct = len({score for _, score in zs.items()})
     top = zs.range_by_index(0, 0, reverse=True)[0][0]
     assert zs.rank(top, style="dense") == distinct
+
+
+class _Name(str):
+    """A str subclass: not exact str, so the binding takes its general path."""
+
+
+def test_ascii_and_general_member_paths_agree() -> None:
+    zs = SortedSet()
+    zs.add("player:1", 1.0)
+    zs.add(_Name("player:2"), 2.0)
+    zs.add("pläyer:3", 3.0)
+    zs.add(b"player:4", 4.0)
+    assert zs.score(_Name("player:1")) == 1.0
+    assert zs.score(b"player:2") == 2.0
+    assert zs.score("pläyer:3".encode()) == 3.0
+    assert zs.score("player:4") == 4.0
+    pairs = zs.range_by_index(0, -1)
+    assert pairs == [("player:1", 1.0), ("player:2", 2.0), ("pläyer:3", 3.0), ("player:4", 4.0)]
+    assert all(type(m) is str for m, _ in pairs)
+    assert zs.at(2) == ("pläyer:3", 3.0)
+    zs._check()
+
+
+def test_members_of_every_length_hash_apart() -> None:
+    # Lengths around the hash's 4-, 8- and 16-byte reads, members that differ
+    # only in their length or in one byte deep inside.
+    zs = SortedSet(raw=True)
+    members = [b"\x00" * k for k in range(70)]
+    members += [b"a" * k + b"b" + b"a" * (40 - k) for k in range(41)]
+    for i, member in enumerate(members):
+        zs.add(member, float(i % 3))
+    assert len(zs) == len(members)
+    for i, member in enumerate(members):
+        assert zs.score(member) == float(i % 3)
+    zs._check()

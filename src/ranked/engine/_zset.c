@@ -84,15 +84,8 @@ static int py_keyword_index(argspec *spec, PyObject *key) {
 
 /* Spread args/kwnames over out[0..spec->nargs-1] as borrowed references,
  * NULL for arguments not given. Returns 0, or -1 with TypeError set. */
-static int py_parse(argspec *spec, PyObject *const *args, Py_ssize_t nargs,
-                    PyObject *kwnames, PyObject **out) {
-    if (kwnames == NULL && nargs >= spec->nreq && nargs <= spec->npos) {
-        for (Py_ssize_t i = 0; i < nargs; i++)
-            out[i] = args[i];
-        for (int i = (int)nargs; i < spec->nargs; i++)
-            out[i] = NULL;
-        return 0;
-    }
+static int py_parse_slow(argspec *spec, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames, PyObject **out) {
     for (int i = 0; i < spec->nargs; i++)
         out[i] = NULL;
     if (nargs > spec->npos) {
@@ -130,6 +123,20 @@ static int py_parse(argspec *spec, PyObject *const *args, Py_ssize_t nargs,
     return 0;
 }
 
+/* py_parse_slow's contract. Inlined so the common call (positional
+ * arguments only) costs a few moves and no function call. */
+static inline int py_parse(argspec *spec, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames, PyObject **out) {
+    if (kwnames == NULL && nargs >= spec->nreq && nargs <= spec->npos) {
+        for (Py_ssize_t i = 0; i < nargs; i++)
+            out[i] = args[i];
+        for (int i = (int)nargs; i < spec->nargs; i++)
+            out[i] = NULL;
+        return 0;
+    }
+    return py_parse_slow(spec, args, nargs, kwnames, out);
+}
+
 /* A member as bytes: p[0:n] borrowed from the argument (or from `owned`,
  * a new reference the caller drops with mbuf_release). */
 typedef struct {
@@ -145,7 +152,11 @@ static void mbuf_release(mbuf *b) { Py_CLEAR(b->owned); }
  * escape range) or ValueError (longer than 4 GiB). */
 static int py_member(PyObject *o, mbuf *b) {
     b->owned = NULL;
-    if (PyUnicode_Check(o)) {
+    if (PyUnicode_CheckExact(o) && PyUnicode_IS_COMPACT_ASCII(o)) {
+        /* ASCII text is its own UTF-8: read it in place, no call */
+        b->p = (const char *)PyUnicode_DATA(o);
+        b->n = (size_t)PyUnicode_GET_LENGTH(o);
+    } else if (PyUnicode_Check(o)) {
         Py_ssize_t n;
         const char *p = PyUnicode_AsUTF8AndSize(o, &n);
         if (!p) {
@@ -368,6 +379,12 @@ error:
 static PyObject *py_member_out(const SortedSetObject *s, const zsl_node *x) {
     if (s->raw)
         return PyBytes_FromStringAndSize(zsl_member(x), (Py_ssize_t)x->mlen);
+    if (x->ascii) { /* the common case: skip the UTF-8 decoder and its checks */
+        PyObject *u = PyUnicode_New((Py_ssize_t)x->mlen, 127);
+        if (u)
+            memcpy(PyUnicode_DATA(u), zsl_member(x), x->mlen);
+        return u;
+    }
     return PyUnicode_DecodeUTF8(zsl_member(x), (Py_ssize_t)x->mlen, "surrogateescape");
 }
 

@@ -43,7 +43,8 @@ struct zsl_node {
     zsl_node *backward; /* previous node on level 0, NULL for the first */
     uint32_t mlen;
     uint8_t nlevel;
-    uint8_t pad_[3];
+    uint8_t ascii; /* 1 when every member byte is < 0x80: decodes as-is */
+    uint8_t pad_[2];
     zsl_link level[];
 };
 
@@ -84,7 +85,7 @@ typedef struct zset_bulk {
 void zsl_rand_init(void);              /* idempotent; seeds from the OS */
 uint64_t zsl_rand_next(void);          /* 64 random bits */
 uint64_t zsl_rand_below(uint64_t n);   /* uniform in [0, n), n > 0 */
-uint64_t zsl_siphash13(const void *data, size_t len); /* seeded */
+uint64_t zsl_hash(const void *data, size_t len);      /* seeded */
 size_t zsl_alloc_size(void *p, size_t requested);     /* real bytes of p */
 
 /* ---- zsl_dict.c ---------------------------------------------------------- */

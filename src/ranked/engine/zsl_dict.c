@@ -11,7 +11,7 @@
 
 /* Seeded hash of a member, never 0 (0 marks an empty slot). */
 uint32_t zdict_hash(const char *m, size_t len) {
-    uint32_t h = (uint32_t)zsl_siphash13(m, len);
+    uint32_t h = (uint32_t)zsl_hash(m, len);
     return h ? h : 1u;
 }
 

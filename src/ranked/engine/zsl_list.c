@@ -45,6 +45,22 @@ static int zsl_random_level(void) {
     return level;
 }
 
+/* 1 when every byte of m[0:len] is below 0x80, 8 bytes per step. */
+static uint8_t zsl_is_ascii(const char *m, size_t len) {
+    uint64_t acc = 0;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, m + i, 8);
+        acc |= w;
+    }
+    for (; i < len; i++)
+        acc |= (unsigned char)m[i];
+    return (acc & 0x8080808080808080ull) == 0;
+}
+
+/* A node of nlevel empty links holding score and a copy of m[0:len],
+ * charged to z->bytes; NULL when memory runs out. */
 static zsl_node *zsl_node_alloc(zset *z, int nlevel, double score, const char *m, size_t len) {
     size_t size = sizeof(zsl_node) + (size_t)nlevel * sizeof(zsl_link) + len;
     zsl_node *n = malloc(size);
@@ -54,7 +70,7 @@ static zsl_node *zsl_node_alloc(zset *z, int nlevel, double score, const char *m
     n->backward = NULL;
     n->mlen = (uint32_t)len;
     n->nlevel = (uint8_t)nlevel;
-    n->pad_[0] = n->pad_[1] = n->pad_[2] = 0;
+    n->pad_[0] = n->pad_[1] = 0;
     for (int i = 0; i < nlevel; i++) {
         n->level[i].forward = NULL;
         n->level[i].span = 0;
@@ -62,6 +78,7 @@ static zsl_node *zsl_node_alloc(zset *z, int nlevel, double score, const char *m
     }
     if (len)
         memcpy(zsl_member(n), m, len);
+    n->ascii = zsl_is_ascii(m, len);
     z->bytes += zsl_alloc_size(n, size);
     return n;
 }
@@ -138,6 +155,21 @@ zsl_node *zset_find(const zset *z, const char *m, size_t len) {
     return zset_lookup(z, m, len, zdict_hash(m, len));
 }
 
+/* While node y (reached on level i) is being compared, start loading both
+ * nodes a descent may visit next: y's successor on level i (if the search
+ * moves right) and on level i - 1 (if it drops there). Both pointers sit in
+ * y's own links, so this costs no extra miss and overlaps the next two. */
+static inline void zsl_prefetch_next(const zsl_node *y, int i) {
+#if defined(__GNUC__)
+    __builtin_prefetch(y->level[i].forward);
+    if (i > 0)
+        __builtin_prefetch(y->level[i - 1].forward);
+#else
+    (void)y;
+    (void)i;
+#endif
+}
+
 /* Descend to the point (score, m) with a strict "less than": update[i] is
  * the last node on level i before the point, rank[i]/drank[i] its rank and
  * dense rank. Fills levels 0..z->level-1. */
@@ -147,7 +179,10 @@ static void zsl_descend(const zset *z, double score, const char *m, size_t len,
     size_t r = 0, dr = 0;
     for (int i = z->level - 1; i >= 0; i--) {
         zsl_node *y;
-        while ((y = x->level[i].forward) && zsl_cmp(y, score, m, len) < 0) {
+        while ((y = x->level[i].forward)) {
+            zsl_prefetch_next(y, i);
+            if (zsl_cmp(y, score, m, len) >= 0)
+                break;
             r += x->level[i].span;
             dr += x->level[i].dspan;
             x = y;
@@ -305,7 +340,10 @@ size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank) {
     const char *m = zsl_member(x);
     for (int i = z->level - 1; i >= 0; i--) {
         const zsl_node *y;
-        while ((y = cur->level[i].forward) && (y == x || zsl_cmp(y, x->score, m, x->mlen) < 0)) {
+        while ((y = cur->level[i].forward)) {
+            zsl_prefetch_next(y, i);
+            if (!(y == x || zsl_cmp(y, x->score, m, x->mlen) < 0))
+                break;
             r += cur->level[i].span;
             dr += cur->level[i].dspan;
             cur = y;
@@ -327,7 +365,10 @@ size_t zset_count_below(const zset *z, double s, int inclusive) {
     size_t r = 0;
     for (int i = z->level - 1; i >= 0; i--) {
         const zsl_node *y;
-        while ((y = x->level[i].forward) && (y->score < s || (inclusive && y->score == s))) {
+        while ((y = x->level[i].forward)) {
+            zsl_prefetch_next(y, i);
+            if (!(y->score < s || (inclusive && y->score == s)))
+                break;
             r += x->level[i].span;
             x = y;
         }
@@ -365,6 +406,7 @@ zsl_node *zset_by_rank(const zset *z, size_t rank) {
         while (x->level[i].forward && traversed + x->level[i].span <= rank) {
             traversed += x->level[i].span;
             x = x->level[i].forward;
+            zsl_prefetch_next(x, i);
         }
         if (traversed == rank)
             return x;
@@ -378,8 +420,12 @@ zsl_node *zset_seek_after(const zset *z, double score, const char *m, size_t len
     zsl_node *x = z->header;
     for (int i = z->level - 1; i >= 0; i--) {
         zsl_node *y;
-        while ((y = x->level[i].forward) && zsl_cmp(y, score, m, len) <= 0)
+        while ((y = x->level[i].forward)) {
+            zsl_prefetch_next(y, i);
+            if (zsl_cmp(y, score, m, len) > 0)
+                break;
             x = y;
+        }
     }
     return x->level[0].forward;
 }
@@ -389,8 +435,12 @@ zsl_node *zset_seek_before(const zset *z, double score, const char *m, size_t le
     zsl_node *x = z->header;
     for (int i = z->level - 1; i >= 0; i--) {
         zsl_node *y;
-        while ((y = x->level[i].forward) && zsl_cmp(y, score, m, len) < 0)
+        while ((y = x->level[i].forward)) {
+            zsl_prefetch_next(y, i);
+            if (zsl_cmp(y, score, m, len) >= 0)
+                break;
             x = y;
+        }
     }
     return x == z->header ? NULL : x;
 }

@@ -1,6 +1,6 @@
 /* zsl_rand.c - process-wide randomness for the engine: a splitmix64 PRNG
- * (tower heights, random members) and the secret SipHash key of the member
- * table. Both are seeded once per process from the OS, so neither tower
+ * (tower heights, random members) and the secret keys of the member-table
+ * hash. Both are seeded once per process from the OS, so neither tower
  * shapes nor hash slots can be predicted by whoever picks member names. */
 #define _GNU_SOURCE
 #include "zsl.h"
@@ -15,7 +15,7 @@
 #endif
 
 static uint64_t rand_state;
-static uint64_t sip_k0, sip_k1;
+static uint64_t hash_k[4]; /* secret keys of zsl_hash */
 static int rand_ready;
 
 /* One splitmix64 step on *state: a Weyl increment followed by a bijective
@@ -32,7 +32,7 @@ static uint64_t splitmix64(uint64_t *state) {
 void zsl_rand_init(void) {
     if (rand_ready)
         return;
-    uint64_t seed[3] = {0, 0, 0};
+    uint64_t seed[5] = {0, 0, 0, 0, 0};
     int ok = 0;
 #if defined(__GLIBC__)
     ok = getrandom(seed, sizeof seed, 0) == (ssize_t)sizeof seed;
@@ -42,13 +42,12 @@ void zsl_rand_init(void) {
         clock_gettime(CLOCK_REALTIME, &ts);
         uint64_t mix = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
                        ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)&seed;
-        seed[0] = splitmix64(&mix);
-        seed[1] = splitmix64(&mix);
-        seed[2] = splitmix64(&mix);
+        for (int i = 0; i < 5; i++)
+            seed[i] = splitmix64(&mix);
     }
     rand_state = seed[0];
-    sip_k0 = seed[1];
-    sip_k1 = seed[2];
+    for (int i = 0; i < 4; i++) /* odd keys: a zero key word would weaken a fold */
+        hash_k[i] = seed[i + 1] | 1;
     rand_ready = 1;
 }
 
@@ -66,53 +65,67 @@ uint64_t zsl_rand_below(uint64_t n) {
     return r % n;
 }
 
-#define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
-
-/* One SipRound on the four state words (add-rotate-xor network). */
-#define SIPROUND(v0, v1, v2, v3)                                            \
-    do {                                                                    \
-        v0 += v1; v1 = ROTL64(v1, 13); v1 ^= v0; v0 = ROTL64(v0, 32);       \
-        v2 += v3; v3 = ROTL64(v3, 16); v3 ^= v2;                            \
-        v0 += v3; v3 = ROTL64(v3, 21); v3 ^= v0;                            \
-        v2 += v1; v1 = ROTL64(v1, 17); v1 ^= v2; v2 = ROTL64(v2, 32);       \
-    } while (0)
-
-static inline uint64_t load_le64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
+/* Unaligned little-endian-ish loads; the byte order only changes which
+ * hash values come out, never their quality, and hashes never leave the
+ * process. */
+static inline uint64_t load64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
     return v;
 }
 
-/* SipHash with 1 compression and 3 finalisation rounds (Aumasson and
- * Bernstein's keyed PRF, the variant CPython uses for str hashing), keyed
- * with the process secret. Reads len bytes of data; data may be NULL only
- * when len == 0. */
-uint64_t zsl_siphash13(const void *data, size_t len) {
+static inline uint64_t load32(const unsigned char *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* Full 64x64 -> 128-bit product of a and b, folded to 64 bits by xoring
+ * its halves: every input bit reaches the middle output bits. */
+static inline uint64_t fold_mul(uint64_t a, uint64_t b) {
+#if defined(__SIZEOF_INT128__)
+    __uint128_t p = (__uint128_t)a * b;
+    return (uint64_t)p ^ (uint64_t)(p >> 64);
+#else
+    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
+    uint64_t lo = (mid << 32) | (uint32_t)ll;
+    uint64_t hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+    return lo ^ hi;
+#endif
+}
+
+/* Seeded multiply-fold hash of data[0:len] (data may be NULL only when len
+ * == 0). Each 16-byte block is xored with two secret words and folded
+ * through one 128-bit multiply into the running state; the last 1..16 bytes
+ * are read as two (possibly overlapping) words, and the length is mixed in
+ * up front because overlapping reads alone would not separate lengths. Two
+ * more secret-keyed folds finish it. Keys come from getrandom(), so an
+ * attacker who picks member names cannot aim them at one table slot; for
+ * the short members of a leaderboard this costs a few ns where SipHash-1-3
+ * cost ~30. */
+uint64_t zsl_hash(const void *data, size_t len) {
     const unsigned char *p = data;
-    uint64_t v0 = sip_k0 ^ 0x736f6d6570736575ull;
-    uint64_t v1 = sip_k1 ^ 0x646f72616e646f6dull;
-    uint64_t v2 = sip_k0 ^ 0x6c7967656e657261ull;
-    uint64_t v3 = sip_k1 ^ 0x7465646279746573ull;
-    size_t blocks = len / 8;
-    for (size_t i = 0; i < blocks; i++) {
-        uint64_t m = load_le64(p + 8 * i);
-        v3 ^= m;
-        SIPROUND(v0, v1, v2, v3);
-        v0 ^= m;
+    uint64_t h = hash_k[0] ^ fold_mul((uint64_t)len ^ hash_k[1], 0x9E3779B97F4A7C15ull);
+    size_t rest = len;
+    while (rest > 16) {
+        h = fold_mul(load64(p) ^ hash_k[1], load64(p + 8) ^ h);
+        p += 16;
+        rest -= 16;
     }
-    uint64_t last = (uint64_t)(len & 0xff) << 56;
-    const unsigned char *tail = p + 8 * blocks;
-    for (size_t i = 0; i < (len & 7); i++)
-        last |= (uint64_t)tail[i] << (8 * i);
-    v3 ^= last;
-    SIPROUND(v0, v1, v2, v3);
-    v0 ^= last;
-    v2 ^= 0xff;
-    SIPROUND(v0, v1, v2, v3);
-    SIPROUND(v0, v1, v2, v3);
-    SIPROUND(v0, v1, v2, v3);
-    return v0 ^ v1 ^ v2 ^ v3;
+    uint64_t a = 0, b = 0;
+    if (rest >= 8) {
+        a = load64(p);
+        b = load64(p + rest - 8);
+    } else if (rest >= 4) {
+        a = load32(p);
+        b = load32(p + rest - 4);
+    } else if (rest > 0) {
+        a = ((uint64_t)p[0] << 16) | ((uint64_t)p[rest >> 1] << 8) | p[rest - 1];
+    }
+    h = fold_mul(a ^ hash_k[2], b ^ h);
+    return fold_mul(h ^ hash_k[3], hash_k[1] | 1);
 }
 
 /* Bytes the allocator really holds for block p that was asked for
