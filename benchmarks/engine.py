@@ -131,10 +131,9 @@ class Ranked:
             page(0, 9, reverse=True)
 
     def around(self, members: Sequence[str]) -> None:
-        index, page = self.zset.index, self.zset.range_by_index
+        around = self.zset.range_around
         for member in members:
-            at = index(member, reverse=True)
-            page(max(0, at - 5), at + 5, reverse=True)
+            around(member, 5, 5, reverse=True)
 
     def range_by_score(self, lows: Sequence[float]) -> None:
         by_score = self.zset.range_by_score

@@ -82,6 +82,16 @@ def test_zincrby_nan_and_overflow(ks: Keyspace) -> None:
     assert error_of(ks, "ZINCRBY", "z", "x", "a") == "ERR value is not a valid float"
 
 
+def test_zincrby_reads_zadd_options_in_the_increment_slot(ks: Keyspace) -> None:
+    # Redis parses ZINCRBY with ZADD's option loop: an option word there is a flag, which
+    # leaves one argument, so a syntax error, reported before the key's type is checked.
+    ks.execute("SET", "str", "x")
+    assert error_of(ks, "ZINCRBY", "fresh", "NX", "m") == "ERR syntax error"
+    assert error_of(ks, "ZINCRBY", "str", "ch", "m") == "ERR syntax error"
+    assert ks.execute("ZINCRBY", "k", "1", "NX") == b"1"
+    assert ks.execute("EXISTS", "fresh") == 0
+
+
 def test_score_replies_use_17_digits(ks: Keyspace) -> None:
     ks.execute("ZADD", "f", 1.1, "x", "1e-310", "y")
     assert ks.execute("ZSCORE", "f", "x") == b"1.1000000000000001"
@@ -263,7 +273,7 @@ def test_removals_delete_empty_keys_and_keep_ttl(ks: Keyspace) -> None:
     assert ks.execute("ZREMRANGEBYSCORE", "z", 2, "(3") == 1
     assert ks.execute("ZREM", "z", "c", "nope") == 1
     assert ks.execute("ZPOPMIN", "z") == [b"d", b"4"]
-    assert ks.execute("EXISTS", "z") == 0
+    assert ks.execute("EXISTS", "fresh") == 0
     assert ks.execute("ZREM", "nokey", "a") == 0
     assert ks.execute("ZREMRANGEBYRANK", "nokey", 0, -1) == 0
 

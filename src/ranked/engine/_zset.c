@@ -260,8 +260,15 @@ static int py_count(PyObject *o, const char *what, long long dflt, long long *ou
     return 0;
 }
 
-/* Truth value of an optional argument (absent = false); -1 on error. */
-static int py_truth(PyObject *o) { return o ? PyObject_IsTrue(o) : 0; }
+/* Truth value of an optional argument (absent = false); -1 on error. The
+ * bools callers pass are checked by identity before the generic protocol. */
+static inline int py_truth(PyObject *o) {
+    if (o == NULL || o == Py_False)
+        return 0;
+    if (o == Py_True)
+        return 1;
+    return PyObject_IsTrue(o);
+}
 
 /* Read the nx/xx/gt/lt/ch flags from a[0..n-1] and refuse the combinations
  * Redis refuses. Returns the FLAG_* mask, or -1 with ValueError. */
@@ -1013,6 +1020,74 @@ static PyObject *SortedSet_range_by_index(PyObject *self, PyObject *const *args,
         return PyList_New(0);
     size_t rank = reverse ? s->z.length - first : first + 1;
     return ss_collect_exact(s, rank, reverse, last - first + 1);
+}
+
+static const char *const kw_range_around[] = {"member", "before", "after", "reverse"};
+static argspec spec_range_around = {"range_around", 3, 3, 4, kw_range_around, {NULL}};
+
+/* range_around(member, before, after, *, reverse=False): None for a missing
+ * member, else (index, pairs) where pairs is the window of up to
+ * before + after + 1 consecutive pairs holding the member, shifted (not
+ * shrunk) at the ends. One descent (zset_rank) for the index, then the
+ * window is reached from the member's node along level 0. O(log n + k). */
+static PyObject *SortedSet_range_around(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                        PyObject *kwnames) {
+    PyObject *a[4];
+    long long before, after;
+    mbuf m;
+    if (py_parse(&spec_range_around, args, nargs, kwnames, a) < 0 || py_member(a[0], &m) < 0)
+        return NULL;
+    int reverse = 0;
+    if (py_count(a[1], "before", 0, &before) < 0 || py_count(a[2], "after", 0, &after) < 0 ||
+        (reverse = py_truth(a[3])) < 0) {
+        mbuf_release(&m);
+        return NULL;
+    }
+    if (before < 0 || after < 0) {
+        mbuf_release(&m);
+        PyErr_Format(PyExc_ValueError, "%s must not be negative", before < 0 ? "before" : "after");
+        return NULL;
+    }
+    SortedSetObject *s = (SortedSetObject *)self;
+    zset *z = &s->z;
+    zsl_node *x = zset_find(z, m.p, m.n);
+    mbuf_release(&m);
+    if (!x)
+        Py_RETURN_NONE;
+    size_t n = z->length;
+    size_t r = zset_rank(z, x, NULL); /* 1-based, ascending */
+    size_t index = reverse ? n - r : r - 1;
+    size_t want = (size_t)before + (size_t)after + 1; /* both clamped: no overflow */
+    size_t k = want < n ? want : n;
+    size_t first = index > (size_t)before ? index - (size_t)before : 0;
+    if (first > n - k)
+        first = n - k;
+    /* from x, step index - first places back in the chosen order */
+    for (size_t i = index - first; i; i--)
+        x = reverse ? x->level[0].forward : x->backward;
+    uint64_t mc = z->modcount;
+    PyObject *list = PyList_New((Py_ssize_t)k); /* may run a collection: recheck */
+    if (!list)
+        return NULL;
+    if (z->modcount != mc)
+        return py_changed_error(list);
+    for (size_t i = 0; i < k; i++) {
+        PyObject *t = py_pair(s, x);
+        if (!t) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+        if (z->modcount != mc) /* x may be gone: never touch it again */
+            return py_changed_error(list);
+        x = reverse ? x->backward : x->level[0].forward;
+    }
+    PyObject *pos = PyLong_FromSize_t(index);
+    if (!pos) {
+        Py_DECREF(list);
+        return NULL;
+    }
+    return py_tuple2(pos, list);
 }
 
 /* Shared range walk for score and lex ranges, as the twin's _range:
@@ -2061,6 +2136,9 @@ static PyMethodDef SortedSet_methods[] = {
      "(member, score) at a 0-based index. O(log n). Redis: ZRANGE key i i WITHSCORES."},
     {"range_by_index", (PyCFunction)(void (*)(void))SortedSet_range_by_index, FASTKW,
      "Pairs from start to stop inclusive. O(log n + k). Redis: ZRANGE [REV] WITHSCORES."},
+    {"range_around", (PyCFunction)(void (*)(void))SortedSet_range_around, FASTKW,
+     "(index, window of up to before+after+1 pairs) around a member, or None. O(log n + k). "
+     "Redis: ZREVRANK + ZRANGE (two commands)."},
     {"range_by_score", (PyCFunction)(void (*)(void))SortedSet_range_by_score, FASTKW,
      "Pairs in a score range. O(log n + k). Redis: ZRANGE BYSCORE [REV] [LIMIT]."},
     {"range_by_lex", (PyCFunction)(void (*)(void))SortedSet_range_by_lex, FASTKW,

@@ -169,6 +169,23 @@ class SortedSet:
         Redis: ZRANGE key start stop [REV] WITHSCORES (negative indexes, clamping).
         """
 
+    def range_around(
+        self, member: Member, before: int, after: int, *, reverse: bool = False
+    ) -> tuple[int, list[tuple[str | bytes, float]]] | None:
+        """The member's index and the pairs around it ("around me"), or ``None`` if missing.
+
+        O(log n + before + after): one descent for the index, then a walk along the list.
+        Redis: ZREVRANK + ZRANGE (two commands).
+
+        Returns ``(index, window)``: ``index`` is the member's 0-based position in the
+        chosen order (ascending, or descending with ``reverse``), as :meth:`index` gives.
+        ``window`` holds ``min(before + after + 1, len(self))`` consecutive pairs in that
+        order containing the member, normally ``before`` pairs ahead of it and ``after``
+        behind. At an end of the set the window is shifted, not shrunk: near the start it
+        takes more pairs from behind the member, near the end more from ahead of it.
+        Negative ``before`` or ``after`` raise ``ValueError``.
+        """
+
     def range_by_score(
         self,
         min: float = float("-inf"),

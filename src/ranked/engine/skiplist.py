@@ -577,6 +577,35 @@ class SortedSet:
         node: _Node | None = self._node_at(rank)
         return self._collect(node, reverse, last - first + 1, lambda _: True)
 
+    def range_around(
+        self, member: Member, before: int, after: int, *, reverse: bool = False
+    ) -> tuple[int, list[Pair]] | None:
+        """(index, window) around a member, or None when it is missing. O(log n + k).
+
+        Redis: ZREVRANK + ZRANGE (two commands). The window holds up to
+        ``before + after + 1`` consecutive pairs containing the member, shifted (not
+        shrunk) at either end of the set.
+        """
+        key = to_member(member)
+        ahead, behind = to_count(before, "before"), to_count(after, "after")
+        if ahead < 0:
+            raise ValueError("before must not be negative")
+        if behind < 0:
+            raise ValueError("after must not be negative")
+        node = self._dict.get(key)
+        if node is None:
+            return None
+        position = self._index_of(node)  # the only descent
+        index = self._length - 1 - position if reverse else position
+        size = min(ahead + behind + 1, self._length)
+        first = min(max(index - ahead, 0), self._length - size)
+        start = node
+        for _ in range(index - first):  # walk back to the window's first pair
+            previous = start.forward[0] if reverse else start.backward
+            assert previous is not None  # the window lies inside the set
+            start = previous
+        return index, self._collect(start, reverse, size, _all)
+
     def _collect(
         self, node: _Node | None, reverse: bool, count: int, inside: Callable[[_Node], bool]
     ) -> list[Pair]:

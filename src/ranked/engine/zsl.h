@@ -61,6 +61,29 @@ typedef struct zdict {
     size_t used;
 } zdict;
 
+/* Node allocator of one zset (deletions compact it, see zsl_list.c): nodes up to ZSL_SLAB_MAX bytes (rounded up to
+ * 8) are carved from chunks the zset owns, with one free list per 8-byte
+ * size class, so a node costs no allocator header and at most 7 bytes of
+ * rounding. Chunks start at ZSL_CHUNK_MIN bytes and double up to
+ * ZSL_CHUNK_MAX (small sets stay small); they go back to malloc only on
+ * zset_clear / zset_destroy. Larger nodes (the header, very tall or long
+ * ones) use malloc directly; `big` counts those in the list. */
+#define ZSL_SLAB_MAX 512
+#define ZSL_SLAB_CLASSES (ZSL_SLAB_MAX / 8 + 1)
+#define ZSL_CHUNK_MIN 256
+#define ZSL_CHUNK_MAX 65536
+
+typedef struct zsl_slab {
+    void *free[ZSL_SLAB_CLASSES]; /* free[c]: free blocks of 8 * c bytes */
+    char *bump;                   /* unused tail of the newest chunk */
+    size_t left;                  /* bytes at bump */
+    void *chunks;                 /* chunks linked through their first word */
+    size_t next_chunk;            /* size of the next chunk to allocate */
+    size_t big;                   /* linked nodes allocated with malloc */
+    size_t held;                  /* bytes of all chunks */
+    size_t live;                  /* bytes of the slab nodes in use */
+} zsl_slab;
+
 typedef struct zset {
     zsl_node *header; /* 32 levels, no member, rank 0 */
     zsl_node *tail;
@@ -68,8 +91,9 @@ typedef struct zset {
     size_t groups;     /* number of distinct scores */
     int level;         /* levels in use, 1..32 */
     uint64_t modcount; /* bumped by every change; iterators compare it */
-    size_t bytes;      /* allocator bytes held by nodes and the table */
+    size_t bytes;      /* allocator bytes held by chunks, big nodes and the table */
     zdict dict;
+    zsl_slab slab;
 } zset;
 
 /* Bulk-append state: the rightmost node on each level with its rank and

@@ -14,6 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Under AddressSanitizer, free slab blocks and unused chunk tails are
+ * poisoned, so a use after zsl_node_free is still reported. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define ZSL_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define ZSL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define ZSL_POISON(p, n) ((void)(p), (void)(n))
+#define ZSL_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 /* Compare member bytes like Python bytes: memcmp over the common length,
  * then the shorter first. Returns <0, 0 or >0. */
 int zsl_cmp_members(const char *a, size_t alen, const char *b, size_t blen) {
@@ -59,11 +70,94 @@ static uint8_t zsl_is_ascii(const char *m, size_t len) {
     return (acc & 0x8080808080808080ull) == 0;
 }
 
-/* A node of nlevel empty links holding score and a copy of m[0:len],
- * charged to z->bytes; NULL when memory runs out. */
+/* Bytes a node of nlevel links and a len-byte member occupies, rounded up
+ * to the slab's 8-byte classes. */
+static inline size_t zsl_node_size(size_t nlevel, size_t len) {
+    return (sizeof(zsl_node) + nlevel * sizeof(zsl_link) + len + 7) & ~(size_t)7;
+}
+
+/* Push the free block p of `size` bytes (a multiple of 8, <= ZSL_SLAB_MAX)
+ * on its class's free list. */
+static inline void zsl_slab_push(zsl_slab *sl, void *p, size_t size) {
+    void **cell = p;
+    *cell = sl->free[size >> 3];
+    sl->free[size >> 3] = p;
+    ZSL_POISON(p, size);
+}
+
+/* A block of `size` bytes (a multiple of 8, 8..ZSL_SLAB_MAX) from z's slab:
+ * its class's free list, else the newest chunk's tail, else a new chunk
+ * (charged to z->bytes; the old tail goes to the free list of its size).
+ * NULL when memory runs out. O(1). */
+static void *zsl_slab_alloc(zset *z, size_t size) {
+    zsl_slab *sl = &z->slab;
+    void *p = sl->free[size >> 3];
+    if (p) {
+        ZSL_UNPOISON(p, size);
+        sl->free[size >> 3] = *(void **)p;
+        sl->live += size;
+        return p;
+    }
+    if (sl->left < size) {
+        size_t csize = sl->next_chunk ? sl->next_chunk : ZSL_CHUNK_MIN;
+        while (csize < size + 16)
+            csize *= 2;
+        char *chunk = malloc(csize);
+        if (!chunk)
+            return NULL;
+        if (sl->left >= 8) {
+            ZSL_UNPOISON(sl->bump, sl->left);
+            zsl_slab_push(sl, sl->bump, sl->left);
+        }
+        ((void **)chunk)[0] = sl->chunks; /* 16-byte chunk head: next, size */
+        ((size_t *)chunk)[1] = csize;
+        sl->chunks = chunk;
+        sl->next_chunk = csize < ZSL_CHUNK_MAX ? 2 * csize : ZSL_CHUNK_MAX;
+        z->bytes += zsl_alloc_size(chunk, csize);
+        sl->held += csize;
+        sl->bump = chunk + 16;
+        sl->left = csize - 16;
+        ZSL_POISON(sl->bump, sl->left);
+    }
+    p = sl->bump;
+    sl->bump += size;
+    sl->left -= size;
+    sl->live += size;
+    ZSL_UNPOISON(p, size);
+    return p;
+}
+
+/* Return every chunk to malloc and empty the free lists. Nodes carved from
+ * the chunks become invalid; big nodes are not touched. */
+static void zsl_slab_release(zset *z) {
+    zsl_slab *sl = &z->slab;
+    void *c = sl->chunks;
+    while (c) {
+        void *next = ((void **)c)[0];
+        z->bytes -= zsl_alloc_size(c, ((size_t *)c)[1]);
+        free(c);
+        c = next;
+    }
+    size_t big = sl->big;
+    memset(sl, 0, sizeof *sl);
+    sl->big = big;
+}
+
+/* A node of nlevel empty links holding score and a copy of m[0:len], from
+ * the slab or (when larger than ZSL_SLAB_MAX) from malloc, charged to
+ * z->bytes; NULL when memory runs out. */
 static zsl_node *zsl_node_alloc(zset *z, int nlevel, double score, const char *m, size_t len) {
-    size_t size = sizeof(zsl_node) + (size_t)nlevel * sizeof(zsl_link) + len;
-    zsl_node *n = malloc(size);
+    size_t size = zsl_node_size((size_t)nlevel, len);
+    zsl_node *n;
+    if (size <= ZSL_SLAB_MAX) {
+        n = zsl_slab_alloc(z, size);
+    } else {
+        n = malloc(size);
+        if (n) {
+            z->bytes += zsl_alloc_size(n, size);
+            z->slab.big++;
+        }
+    }
     if (!n)
         return NULL;
     n->score = score;
@@ -79,7 +173,6 @@ static zsl_node *zsl_node_alloc(zset *z, int nlevel, double score, const char *m
     if (len)
         memcpy(zsl_member(n), m, len);
     n->ascii = zsl_is_ascii(m, len);
-    z->bytes += zsl_alloc_size(n, size);
     return n;
 }
 
@@ -91,10 +184,18 @@ zsl_node *zsl_node_new(zset *z, double score, const char *m, size_t len) {
     return zsl_node_alloc(z, zsl_random_level(), score, m, len);
 }
 
-/* Free node n (unlinked, or being unlinked by the caller) and uncharge its
- * bytes from z, the zset it was allocated for. */
+/* Free node n (unlinked, or being unlinked by the caller) into z, the zset
+ * it was allocated for: a slab block goes to its class's free list (its
+ * chunk stays charged to z), a big node back to malloc. */
 void zsl_node_free(zset *z, zsl_node *n) {
-    z->bytes -= zsl_alloc_size(n, sizeof(zsl_node) + n->nlevel * sizeof(zsl_link) + n->mlen);
+    size_t size = zsl_node_size(n->nlevel, n->mlen);
+    if (size <= ZSL_SLAB_MAX) {
+        z->slab.live -= size;
+        zsl_slab_push(&z->slab, n, size);
+        return;
+    }
+    z->bytes -= zsl_alloc_size(n, size);
+    z->slab.big--;
     free(n);
 }
 
@@ -106,19 +207,22 @@ int zset_init(zset *z) {
     z->header = zsl_node_alloc(z, ZSL_MAXLEVEL, 0.0, NULL, 0);
     if (!z->header)
         return -1;
+    z->slab.big = 0; /* the header is big, but not in the list */
     z->level = 1;
     return 0;
 }
 
 /* Free every node and the table; the header stays, the zset is empty and
- * usable afterwards. */
+ * usable afterwards. Slab nodes go with their chunks, so the list is walked
+ * only when big nodes are linked. */
 void zset_clear(zset *z) {
-    zsl_node *x = z->header->level[0].forward;
-    while (x) {
+    for (zsl_node *x = z->header->level[0].forward; x && z->slab.big;) {
         zsl_node *next = x->level[0].forward;
-        zsl_node_free(z, x);
+        if (zsl_node_size(x->nlevel, x->mlen) > ZSL_SLAB_MAX)
+            zsl_node_free(z, x);
         x = next;
     }
+    zsl_slab_release(z);
     for (int i = 0; i < ZSL_MAXLEVEL; i++) {
         z->header->level[i].forward = NULL;
         z->header->level[i].span = 0;
@@ -138,7 +242,8 @@ void zset_destroy(zset *z) {
     if (!z->header)
         return;
     zset_clear(z);
-    zsl_node_free(z, z->header);
+    z->bytes -= zsl_alloc_size(z->header, zsl_node_size(ZSL_MAXLEVEL, 0));
+    free(z->header); /* malloc'ed, and not counted in slab.big */
     z->header = NULL;
 }
 
@@ -275,6 +380,83 @@ static void zsl_unlink(zset *z, zsl_node *x, zsl_node **update) {
     z->groups -= (size_t)(sx - dq);
 }
 
+/* Chunks are compacted once they hold at least this many bytes and less
+ * than 3/4 of them are live nodes: memory comes back after mass removals,
+ * and each compaction (O(n)) follows at least ~n/3 removals, so removals
+ * stay O(log n) amortized. */
+#define ZSL_COMPACT_MIN 16384
+
+/* The new address of node p during zsl_slab_compact: a moved node left it
+ * in its old copy's backward field; big nodes do not move. */
+static inline zsl_node *zsl_moved(zsl_node *p) {
+    if (!p || zsl_node_size(p->nlevel, p->mlen) > ZSL_SLAB_MAX)
+        return p;
+    return p->backward;
+}
+
+/* Move every slab node of z into fresh chunks in list order, rewrite every
+ * pointer to them (links, backward, tail, table), then free the old chunks.
+ * Node addresses change: callers hold none across it. Leaves z unchanged
+ * when memory runs out. O(n). */
+static void zsl_slab_compact(zset *z) {
+    zset fresh; /* only its slab and byte count are used */
+    memset(&fresh, 0, sizeof fresh);
+    zsl_node *x;
+    size_t total = 0;
+    for (x = z->header->level[0].forward; x; x = x->level[0].forward) {
+        size_t size = zsl_node_size(x->nlevel, x->mlen);
+        total += size <= ZSL_SLAB_MAX ? size : 0;
+    }
+    if (total) { /* one chunk that fits every slab node exactly */
+        char *chunk = malloc(total + 16);
+        if (!chunk)
+            return; /* out of memory: keep the old chunks */
+        ((void **)chunk)[0] = NULL;
+        ((size_t *)chunk)[1] = total + 16;
+        fresh.slab.chunks = chunk;
+        fresh.slab.held = total + 16;
+        fresh.slab.bump = chunk + 16;
+        fresh.slab.left = total;
+        fresh.slab.next_chunk = ZSL_CHUNK_MAX;
+        fresh.bytes = zsl_alloc_size(chunk, total + 16);
+        ZSL_POISON(fresh.slab.bump, total);
+    }
+    for (x = z->header->level[0].forward; x; x = x->level[0].forward) {
+        size_t size = zsl_node_size(x->nlevel, x->mlen);
+        if (size > ZSL_SLAB_MAX)
+            continue;
+        zsl_node *y = zsl_slab_alloc(&fresh, size); /* cannot fail: same sizes just fit */
+        memcpy(y, x, size);
+        x->backward = y; /* forwarding address; x's own links stay readable */
+    }
+    zsl_node *prev = NULL, *next;
+    for (x = z->header; x; x = next) { /* walk the old copies */
+        next = x->level[0].forward;       /* before a big node's links change */
+        zsl_node *nx = x == z->header ? x : zsl_moved(x);
+        for (int i = 0; i < nx->nlevel; i++)
+            nx->level[i].forward = zsl_moved(x->level[i].forward);
+        if (x != z->header) {
+            nx->backward = prev;
+            prev = nx;
+        }
+    }
+    z->tail = prev;
+    for (size_t i = 0; i < z->dict.cap; i++)
+        if (z->dict.hashes[i])
+            z->dict.nodes[i] = zsl_moved(z->dict.nodes[i]);
+    size_t big = z->slab.big;
+    zsl_slab_release(z);
+    z->slab = fresh.slab;
+    z->slab.big = big;
+    z->bytes += fresh.bytes;
+}
+
+/* Compact z's chunks when deletions left them mostly free. */
+static void zsl_slab_maybe_compact(zset *z) {
+    if (z->slab.held >= ZSL_COMPACT_MIN && z->slab.live < z->slab.held / 4 * 3)
+        zsl_slab_compact(z);
+}
+
 /* Insert member m[0:len] with score (not NaN); h = zdict_hash(m, len). The
  * caller guarantees the member is absent. Returns the new node, or NULL on
  * out-of-memory with the zset unchanged. O(log n). */
@@ -303,6 +485,7 @@ void zset_delete(zset *z, zsl_node *x) {
     zdict_remove(&z->dict, x);
     zsl_node_free(z, x);
     z->modcount++;
+    zsl_slab_maybe_compact(z);
 }
 
 /* Give node x of z a new score (not NaN; the caller has checked it differs
@@ -395,13 +578,26 @@ size_t zset_count_lex_below(const zset *z, const char *m, size_t len, int inclus
     return r;
 }
 
+/* Ranks this close to the end are reached by walking back from the tail:
+ * a few pointer hops instead of a descent that runs the whole width. */
+#define ZSL_TAIL_WALK 8
+
 /* The node of 1-based rank `rank` (1..length), or NULL when out of range.
- * O(log n). */
+ * O(log n); O(1) for the first rank and the last ZSL_TAIL_WALK ranks (the
+ * top of a leaderboard read in reverse). */
 zsl_node *zset_by_rank(const zset *z, size_t rank) {
     zsl_node *x = z->header;
     size_t traversed = 0;
     if (rank == 0 || rank > z->length)
         return NULL;
+    if (rank == 1)
+        return x->level[0].forward;
+    if (z->length - rank < ZSL_TAIL_WALK) {
+        x = z->tail;
+        for (size_t k = z->length - rank; k; k--)
+            x = x->backward;
+        return x;
+    }
     for (int i = z->level - 1; i >= 0; i--) {
         while (x->level[i].forward && traversed + x->level[i].span <= rank) {
             traversed += x->level[i].span;
@@ -471,6 +667,7 @@ size_t zset_delete_rank_range(zset *z, size_t first, size_t last) {
     }
     if (removed)
         z->modcount++;
+    zsl_slab_maybe_compact(z);
     return removed;
 }
 

@@ -105,19 +105,28 @@ def _zadd(ks: Keyspace, argv: list[bytes], flags: set[bytes], first: int) -> Rep
     return _zadd_apply(ks, key, zset, scored, flags)
 
 
-@register(COMMANDS, "zadd", -4)
-def zadd(ks: Keyspace, argv: list[bytes]) -> Reply:
+def _zadd_flags(argv: list[bytes]) -> tuple[set[bytes], int]:
+    """The leading ZADD option words and the index of the first score argument."""
     flags: set[bytes] = set()
     first = 2
     while first < len(argv) and option(argv[first]) in _ZADD_FLAGS:
         flags.add(option(argv[first]))
         first += 1
+    return flags, first
+
+
+@register(COMMANDS, "zadd", -4)
+def zadd(ks: Keyspace, argv: list[bytes]) -> Reply:
+    flags, first = _zadd_flags(argv)
     return _zadd(ks, argv, flags, first)
 
 
 @register(COMMANDS, "zincrby", 4)
 def zincrby(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _zadd(ks, argv, {b"incr"}, 2)
+    # Redis runs ZADD's option loop here too: an option word in the increment slot is
+    # consumed as a flag, which leaves an odd pair count and so a syntax error.
+    flags, first = _zadd_flags(argv)
+    return _zadd(ks, argv, flags | {b"incr"}, first)
 
 
 @register(COMMANDS, "zrem", -3)
