@@ -14,6 +14,9 @@ echo "== mypy --strict"
 mypy
 echo "== pytest"
 python3 -m pytest -q -p no:cacheprovider "$@"
+echo "== keyspace and differential tests again on the pure-Python engine"
+RANKED_PUREPYTHON=1 RANKED_DIFF_SEEDS=10 python3 -m pytest -q -p no:cacheprovider \
+  tests/differential tests/engine/test_keyspace_*.py tests/test_readme.py
 echo "== C core self-test, plain and under valgrind memcheck"
 make check-c valgrind
 echo "== C engine under AddressSanitizer"

@@ -21,7 +21,9 @@ def test_format_is_readable_and_fixed_width() -> None:
     assert layout.prefix_length == 21
 
 
-@given(st.tuples(ints, ints), st.tuples(ints, ints), st.lists(st.booleans(), min_size=2, max_size=2))
+@given(
+    st.tuples(ints, ints), st.tuples(ints, ints), st.lists(st.booleans(), min_size=2, max_size=2)
+)
 def test_order_preserved_field_by_field(
     a: tuple[int, int], b: tuple[int, int], descending: list[bool]
 ) -> None:
@@ -39,13 +41,15 @@ def test_member_breaks_ties_last(x: int, y: int, m1: bytes, m2: bytes) -> None:
     assert (layout.encode([x], m1) < layout.encode([y], m2)) == ((x, m1) < (y, m2))
 
 
-@given(st.lists(ints, min_size=1, max_size=3).flatmap(
-    lambda values: st.tuples(
-        st.just(values),
-        st.lists(st.booleans(), min_size=len(values), max_size=len(values)),
-        st.one_of(st.binary(max_size=10), st.text(max_size=10)),
+@given(
+    st.lists(ints, min_size=1, max_size=3).flatmap(
+        lambda values: st.tuples(
+            st.just(values),
+            st.lists(st.booleans(), min_size=len(values), max_size=len(values)),
+            st.one_of(st.binary(max_size=10), st.text(max_size=10)),
+        )
     )
-))
+)
 def test_round_trip(case: tuple[list[int], list[bool], bytes | str]) -> None:
     values, descending, member = case
     layout = LexLayout(descending=tuple(descending))
@@ -82,7 +86,13 @@ def test_bad_fields_and_layouts() -> None:
 
 @pytest.mark.parametrize(
     "encoded",
-    [b"", b"123:m", b"0922337203685477580x:m", b"09223372036854775808-m", b"99999999999999999999:m"],
+    [
+        b"",
+        b"123:m",
+        b"0922337203685477580x:m",
+        b"09223372036854775808-m",
+        b"99999999999999999999:m",
+    ],
 )
 def test_decode_rejects_foreign_members(encoded: bytes) -> None:
     with pytest.raises(OutOfRangeError):

@@ -39,7 +39,7 @@ def test_parse() -> None:
     assert RankStyle.parse(" Competition ") is RankStyle.COMPETITION
     assert RankStyle.parse("sparse") is RankStyle.COMPETITION
     assert RankStyle.parse(RankStyle.UNIQUE) is RankStyle.UNIQUE
-    assert RankStyle.DENSE == "dense"  # a str enum: its own wire format
+    assert isinstance(RankStyle.DENSE, str) and f"{RankStyle.DENSE}" == "dense"  # wire format
     assert [style.value for style in RankStyle] == ["unique", "competition", "dense"]
 
 

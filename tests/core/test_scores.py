@@ -154,9 +154,7 @@ def layout_and_points(draw: st.DrawFn) -> tuple[TimeTiebreak, list[tuple[int, in
     layout = draw(layouts())
     # Keep the times within about 100 years of the epoch, inside datetime's range.
     time_max = min((1 << layout.time_bits) - 1, 100 * 366 * 86_400 * 10**6 // micros(layout.unit))
-    point = st.tuples(
-        st.integers(layout.score_min, layout.score_max), st.integers(0, time_max)
-    )
+    point = st.tuples(st.integers(layout.score_min, layout.score_max), st.integers(0, time_max))
     return layout, draw(st.lists(point, min_size=2, max_size=2))
 
 

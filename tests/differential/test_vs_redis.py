@@ -1,6 +1,6 @@
 """Differential test: ranked's Keyspace against a real redis-server, reply for reply.
 
-Random streams (``RANKED_DIFF_SEEDS`` seeds x ``RANKED_DIFF_COMMANDS`` commands, 20 x 2000 by
+Random streams (``RANKED_DIFF_SEEDS`` seeds x ``RANKED_DIFF_COMMANDS`` commands, 60 x 5000 by
 default) and a table of hand-picked tricky cases run on both; replies and error texts must
 match exactly, except where Redis itself is random or unordered (see ``diff_gen.Check``).
 A failure prints the seed, the step and a shrunk reproduction; the totals are printed at the
@@ -18,8 +18,8 @@ from diff_check import TOTALS, Differential, KeyspaceSide, Mismatch, RedisSide
 
 from servers import RedisServer
 
-SEEDS = int(os.environ.get("RANKED_DIFF_SEEDS", "20"))
-COMMANDS = int(os.environ.get("RANKED_DIFF_COMMANDS", "2000"))
+SEEDS = int(os.environ.get("RANKED_DIFF_SEEDS", "60"))
+COMMANDS = int(os.environ.get("RANKED_DIFF_COMMANDS", "5000"))
 SEED_BASE = int(os.environ.get("RANKED_DIFF_SEED_BASE", "0"))
 
 pytestmark = pytest.mark.redis

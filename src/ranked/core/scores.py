@@ -210,8 +210,8 @@ def seed003_layout(ends_at: datetime, *, time_bits: int = 22) -> TimeTiebreak:
     end. For whole-second times this equals the seed's integers; a fractional time is
     floored to its second (the seed floors the *remaining* time instead). Differences
     from the seed: the score gets the remaining ``53 - time_bits`` bits (31, not the
-    42 of a 64-bit integer), and a time after the end (or more than the budget before
-    it) raises instead of being clamped to 0 remaining seconds.
+    42 of a 64-bit integer), and a time one second or more after the end (or more than
+    the budget before it) raises instead of being clamped to 0 remaining seconds.
     """
     return TimeTiebreak(
         score_bits=EXACT_BITS - time_bits,

@@ -28,7 +28,7 @@ from typing import TypeVar
 
 __all__ = ["IndexWindow", "overfetch", "resort_page", "tie_hash"]
 
-M = TypeVar("M", str, bytes)
+M = TypeVar("M")
 
 
 def tie_hash(member: str | bytes, salt: bytes = b"") -> int:

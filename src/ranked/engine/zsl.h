@@ -36,8 +36,9 @@ typedef struct zsl_link {
     uint32_t dspan;
 } zsl_link;
 
-/* One allocation per node: this header, nlevel links, then mlen member
- * bytes (not NUL-terminated). 24 + 16 * nlevel + mlen bytes. */
+/* One slab block (or malloc block when larger than ZSL_SLAB_MAX) per node:
+ * this header, nlevel links, then mlen member bytes (not NUL-terminated).
+ * 24 + 16 * nlevel + mlen bytes, rounded up to 8. */
 struct zsl_node {
     double score;
     zsl_node *backward; /* previous node on level 0, NULL for the first */
