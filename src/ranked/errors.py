@@ -8,6 +8,7 @@ fits it (``ValueError`` for bad values) so generic handlers keep working.
 from __future__ import annotations
 
 __all__ = [
+    "BackendUnavailableError",
     "InvalidScoreError",
     "RankedError",
     "ResponseError",
@@ -37,3 +38,8 @@ class ResponseError(RankedError):
     example ``ERR syntax error`` or
     ``WRONGTYPE Operation against a key holding the wrong kind of value``.
     """
+
+
+class BackendUnavailableError(RankedError):
+    """The backend's server cannot be reached (down, restarting, network). Retry later:
+    the client reconnects by itself once the server is back."""
