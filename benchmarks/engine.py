@@ -29,6 +29,7 @@ import tracemalloc
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -248,12 +249,13 @@ class RedisLike:
 
     def __init__(self, name: str, client: Any, max_size: int) -> None:
         self.name, self.client, self.max_size = name, client, max_size
+        self.key = f"{BOARD}:{name}"  # systems sharing one server keep separate sets
 
     def load(self, pairs: Pairs) -> None:
-        self.client.delete(BOARD)
+        self.client.delete(self.key)
         pipe = self.client.pipeline(transaction=False)
         for start in range(0, len(pairs), 1000):
-            pipe.zadd(BOARD, dict(pairs[start : start + 1000]))
+            pipe.zadd(self.key, dict(pairs[start : start + 1000]))
             if start % 100_000 == 0:
                 pipe.execute()
         pipe.execute()
@@ -261,53 +263,53 @@ class RedisLike:
     def add(self, members: Sequence[str], scores: Sequence[float]) -> None:
         zadd = self.client.zadd
         for member, score in zip(members, scores, strict=True):
-            zadd(BOARD, {member: score})
+            zadd(self.key, {member: score})
 
     def incr(self, members: Sequence[str]) -> None:
         zincrby = self.client.zincrby
         for member in members:
-            zincrby(BOARD, 1, member)
+            zincrby(self.key, 1, member)
 
     def score(self, members: Sequence[str]) -> None:
         zscore = self.client.zscore
         for member in members:
-            zscore(BOARD, member)
+            zscore(self.key, member)
 
     def index(self, members: Sequence[str]) -> None:
         zrevrank = self.client.zrevrank
         for member in members:
-            zrevrank(BOARD, member)
+            zrevrank(self.key, member)
 
     def top10(self, times: int) -> None:
         zrevrange = self.client.zrevrange
         for _ in range(times):
-            zrevrange(BOARD, 0, 9, withscores=True)
+            zrevrange(self.key, 0, 9, withscores=True)
 
     def around(self, members: Sequence[str]) -> None:
         zrevrank, zrevrange = self.client.zrevrank, self.client.zrevrange
         for member in members:
-            at = zrevrank(BOARD, member)
-            zrevrange(BOARD, max(0, at - 5), at + 5, withscores=True)
+            at = zrevrank(self.key, member)
+            zrevrange(self.key, max(0, at - 5), at + 5, withscores=True)
 
     def range_by_score(self, lows: Sequence[float]) -> None:
         by_score = self.client.zrangebyscore
         for low in lows:
-            by_score(BOARD, low, "+inf", start=0, num=100, withscores=True)
+            by_score(self.key, low, "+inf", start=0, num=100, withscores=True)
 
     def remove(self, members: Sequence[str]) -> None:
         zrem = self.client.zrem
         for member in members:
-            zrem(BOARD, member)
+            zrem(self.key, member)
 
     def restore(self, pairs: Pairs) -> None:
-        self.client.zadd(BOARD, dict(pairs))
+        self.client.zadd(self.key, dict(pairs))
 
     def bytes_per_member(self, pairs: Pairs) -> float:
-        usage = self.client.memory_usage(BOARD, samples=0)
-        return float(usage) / float(self.client.zcard(BOARD))
+        usage = self.client.memory_usage(self.key, samples=0)
+        return float(usage) / float(self.client.zcard(self.key))
 
     def close(self) -> None:
-        self.client.delete(BOARD)
+        self.client.delete(self.key)
 
 
 class FakeRedis(RedisLike):
@@ -322,7 +324,7 @@ class FakeRedis(RedisLike):
         def build() -> object:
             client = fakeredis.FakeStrictRedis()
             for start in range(0, len(pairs), 1000):
-                client.zadd(BOARD, dict(_fresh(pairs[start : start + 1000])))
+                client.zadd(self.key, dict(_fresh(pairs[start : start + 1000])))
             return client
 
         client, size = _traced_bytes(build)
@@ -351,34 +353,38 @@ class PipelinedRedis(RedisLike):
 
     def add(self, members: Sequence[str], scores: Sequence[float]) -> None:
         self._run(
-            list(zip(members, scores, strict=True)), lambda p, ms: p.zadd(BOARD, {ms[0]: ms[1]})
+            list(zip(members, scores, strict=True)), lambda p, ms: p.zadd(self.key, {ms[0]: ms[1]})
         )
 
     def incr(self, members: Sequence[str]) -> None:
-        self._run(members, lambda p, m: p.zincrby(BOARD, 1, m))
+        self._run(members, lambda p, m: p.zincrby(self.key, 1, m))
 
     def score(self, members: Sequence[str]) -> None:
-        self._run(members, lambda p, m: p.zscore(BOARD, m))
+        self._run(members, lambda p, m: p.zscore(self.key, m))
 
     def index(self, members: Sequence[str]) -> None:
-        self._run(members, lambda p, m: p.zrevrank(BOARD, m))
+        self._run(members, lambda p, m: p.zrevrank(self.key, m))
 
     def top10(self, times: int) -> None:
-        self._run(range(times), lambda p, _: p.zrevrange(BOARD, 0, 9, withscores=True))
+        self._run(range(times), lambda p, _: p.zrevrange(self.key, 0, 9, withscores=True))
 
     def around(self, members: Sequence[str]) -> None:
         # Two pipelined passes: every rank first, then every page around it.
-        ranks = self._run(members, lambda p, m: p.zrevrank(BOARD, m))
-        self._run(ranks, lambda p, at: p.zrevrange(BOARD, max(0, at - 5), at + 5, withscores=True))
+        ranks = self._run(members, lambda p, m: p.zrevrank(self.key, m))
+        self._run(
+            ranks, lambda p, at: p.zrevrange(self.key, max(0, at - 5), at + 5, withscores=True)
+        )
 
     def range_by_score(self, lows: Sequence[float]) -> None:
         self._run(
             lows,
-            lambda p, low: p.zrangebyscore(BOARD, low, "+inf", start=0, num=100, withscores=True),
+            lambda p, low: p.zrangebyscore(
+                self.key, low, "+inf", start=0, num=100, withscores=True
+            ),
         )
 
     def remove(self, members: Sequence[str]) -> None:
-        self._run(members, lambda p, m: p.zrem(BOARD, m))
+        self._run(members, lambda p, m: p.zrem(self.key, m))
 
 
 # -- measuring --------------------------------------------------------------------------
@@ -395,16 +401,6 @@ class Table:
     systems: list[str]
     seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # op -> system -> s/op
     bytes_per_member: dict[str, float] = field(default_factory=dict)
-
-
-def _median_time(run: Callable[[], None], reset: Callable[[], None], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        reset()
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def _operation(
@@ -428,40 +424,59 @@ def _operation(
     return runs[op]
 
 
-def measure(
-    system: System, pairs: Pairs, settings: Settings, rng: random.Random
+@dataclass
+class Inputs:
+    """One operation's batch: the same members, scores and bounds for every system."""
+
+    members: list[str]
+    new_scores: list[float]
+    lows: list[float]
+    scores: dict[str, float]
+    settings: Settings
+
+    def count(self, system: System) -> int:
+        """Slow systems run a prefix of the batch; times are reported per operation."""
+        limit = self.settings.ops_slow if system.slow else self.settings.ops_fast
+        return min(limit, len(self.members))
+
+    def run(self, system: System, *, op: str) -> Callable[[], None]:
+        n = self.count(system)
+        return _operation(system, op, self.members[:n], self.new_scores[:n], self.lows[:n])
+
+    def put_back(self, system: System) -> None:
+        """Undo a repetition's writes so every repetition sees the same set."""
+        chosen = self.members[: self.count(system)]
+        system.restore([(member, self.scores[member]) for member in chosen])
+
+
+def _no_reset(system: System) -> None:
+    del system
+
+
+def _loader(data: Pairs) -> Callable[[System], Callable[[], None]]:
+    def run(system: System) -> Callable[[], None]:
+        return lambda: system.load(data)
+
+    return run
+
+
+def _interleaved(
+    systems: Sequence[System],
+    run: Callable[[System], Callable[[], None]],
+    reset: Callable[[System], None],
+    repeats: int,
 ) -> dict[str, float]:
-    """Median seconds per operation for every operation in ``OPS``."""
-    size = len(pairs)
-    ops = min(settings.ops_slow if system.slow else settings.ops_fast, size)
-    load_repeats = settings.repeats if size <= 100_000 else max(1, settings.repeats // 2)
-    # Sorted by (score, member bytes): the engine's O(n) bulk-load path.
-    ordered = sorted(pairs, key=lambda pair: (pair[1], pair[0].encode()))
-    result = {
-        "bulk load": _median_time(lambda: system.load(pairs), lambda: None, load_repeats) / size,
-        "bulk load (sorted input)": _median_time(
-            lambda: system.load(ordered), lambda: None, load_repeats
-        )
-        / size,
-    }
-    scores = {member: score for member, score in pairs}
-    high = max(scores.values())
-    for op in OPS[2:]:
-        batch = rng.sample(range(size), ops)
-        members = [pairs[i][0] for i in batch]
-        new_scores = [float(rng.randint(0, int(high))) for _ in batch]
-        lows = [float(rng.randint(0, int(high))) for _ in batch]
-
-        def put_back(chosen: list[str] = members) -> None:
-            # Undo the previous repetition's writes so each repetition sees the same set.
-            system.restore([(member, scores[member]) for member in chosen])
-
-        run = _operation(system, op, members, new_scores, lows)
-        reset = put_back if op in ("add/update", "incr", "remove") else (lambda: None)
-        result[op] = _median_time(run, reset, settings.repeats) / ops
-        if op in ("add/update", "incr", "remove"):
-            put_back()
-    return result
+    """Median seconds of ``run(system)()`` per system; repetitions go round-robin over the
+    systems so a burst of load on this shared machine hits every system alike."""
+    samples: dict[str, list[float]] = {system.name: [] for system in systems}
+    for _ in range(repeats):
+        for system in systems:
+            call = run(system)
+            reset(system)
+            start = time.perf_counter()
+            call()
+            samples[system.name].append(time.perf_counter() - start)
+    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def make_pairs(size: int) -> Pairs:
@@ -470,19 +485,46 @@ def make_pairs(size: int) -> Pairs:
 
 
 def run_size(size: int, systems: Sequence[System], settings: Settings) -> Table:
+    """Every system holds the same set; each operation is timed on all of them in turn."""
     pairs = make_pairs(size)
     shuffled = pairs[:]
     random.Random(SEED + 1).shuffle(shuffled)  # bulk load sees arbitrary order
-    table = Table(size, [s.name for s in systems if size <= s.max_size])
-    for system in systems:
-        if size > system.max_size:
-            continue
-        print(f"  {system.name} ...", file=sys.stderr, flush=True)
-        for op, seconds in measure(system, shuffled, settings, random.Random(SEED + 2)).items():
-            table.seconds.setdefault(op, {})[system.name] = seconds
+    # Sorted by (score, member bytes): the engine's O(n) bulk-load path.
+    ordered = sorted(pairs, key=lambda pair: (pair[1], pair[0].encode()))
+    active = [system for system in systems if size <= system.max_size]
+    table = Table(size, [system.name for system in active])
+    print(f"  loading {len(active)} systems ...", file=sys.stderr, flush=True)
+    load_repeats = settings.repeats if size <= 100_000 else max(1, settings.repeats // 2)
+    for op, data in (("bulk load (sorted input)", ordered), ("bulk load", shuffled)):
+        medians = _interleaved(active, _loader(data), _no_reset, load_repeats)
+        table.seconds[op] = {name: seconds / size for name, seconds in medians.items()}
+
+    rng = random.Random(SEED + 2)
+    scores = dict(pairs)
+    high = max(scores.values())
+    for op in OPS[2:]:
+        print(f"  {op} ...", file=sys.stderr, flush=True)
+        batch = rng.sample(range(size), min(settings.ops_fast, size))
+        inputs = Inputs(
+            members=[pairs[i][0] for i in batch],
+            new_scores=[float(rng.randint(0, int(high))) for _ in batch],
+            lows=[float(rng.randint(0, int(high))) for _ in batch],
+            scores=scores,
+            settings=settings,
+        )
+        writes = op in ("add/update", "incr", "remove")
+        reset = inputs.put_back if writes else _no_reset
+        medians = _interleaved(active, partial(inputs.run, op=op), reset, settings.repeats)
+        table.seconds[op] = {
+            system.name: medians[system.name] / inputs.count(system) for system in active
+        }
+        if writes:
+            for system in active:
+                inputs.put_back(system)
+    for system in active:
         table.bytes_per_member[system.name] = system.bytes_per_member(shuffled)
         system.close()
-        gc.collect()
+    gc.collect()
     return table
 
 
@@ -622,7 +664,8 @@ def write_markdown(
         machine,
         "",
         "Members `player:N`, random integer scores, fixed seed; the same data for every "
-        f"system. Per-operation times are medians of {settings.repeats} repetitions over "
+        "system; repetitions run round-robin over the systems, so load on the shared machine "
+        f"hits them alike. Per-operation times are medians of {settings.repeats} repetitions over "
         f"batches of {settings.ops_fast:,} random members ({settings.ops_slow:,} for ranked "
         "pure Python, fakeredis and Redis with one call per op). Index, top-10 and "
         "around-me read from the high end (ZREVRANK / ZREVRANGE). *Speedup vs fastest peer* "
