@@ -275,8 +275,12 @@ class SameBehaviour(RuleBasedStateMachine):
 def test_c_engine_matches_pure_python() -> None:
     c_class = load_implementation("c")  # fails loudly when the C engine is not built
     py_class = load_implementation("python")
-    run_state_machine_as_test(  # type: ignore[no-untyped-call]
-        lambda: SameBehaviour(c_class, py_class),
+    class CAgainstPython(SameBehaviour):
+        def __init__(self) -> None:
+            super().__init__(c_class, py_class)
+
+    run_state_machine_as_test(
+        CAgainstPython,
         settings=settings(
             max_examples=300,
             stateful_step_count=50,
@@ -289,7 +293,11 @@ def test_c_engine_matches_pure_python() -> None:
 def test_pure_python_machine_runs_against_itself() -> None:
     """The same machine with the twin on both sides: proves the harness itself works."""
     py_class = load_implementation("python")
-    run_state_machine_as_test(  # type: ignore[no-untyped-call]
-        lambda: SameBehaviour(py_class, py_class),
+    class PythonAgainstPython(SameBehaviour):
+        def __init__(self) -> None:
+            super().__init__(py_class, py_class)
+
+    run_state_machine_as_test(
+        PythonAgainstPython,
         settings=settings(max_examples=50, stateful_step_count=30, deadline=None),
     )
