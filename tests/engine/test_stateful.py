@@ -275,6 +275,7 @@ class SameBehaviour(RuleBasedStateMachine):
 def test_c_engine_matches_pure_python() -> None:
     c_class = load_implementation("c")  # fails loudly when the C engine is not built
     py_class = load_implementation("python")
+
     class CAgainstPython(SameBehaviour):
         def __init__(self) -> None:
             super().__init__(c_class, py_class)
@@ -293,6 +294,7 @@ def test_c_engine_matches_pure_python() -> None:
 def test_pure_python_machine_runs_against_itself() -> None:
     """The same machine with the twin on both sides: proves the harness itself works."""
     py_class = load_implementation("python")
+
     class PythonAgainstPython(SameBehaviour):
         def __init__(self) -> None:
             super().__init__(py_class, py_class)
