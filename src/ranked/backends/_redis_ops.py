@@ -1,0 +1,496 @@
+"""Sans-I/O core of the Redis backends: each operation as (encode, decode), no sockets.
+
+For every :class:`~ranked.backends.base.Backend` operation there is one function here
+that checks the arguments, builds a :class:`Call` (a script name or a plain command, its
+keys and its arguments) and attaches the decoder that turns the reply into the typed
+result. The four shells (:class:`~ranked.backends.redis.RedisBackend`, its asyncio twin
+and the two cluster classes) only send a :class:`Call` and hand the reply to
+``call.decode``, so no logic exists twice.
+
+Bad input raises here, before anything is sent: a score that is not finite raises
+:class:`~ranked.errors.InvalidScoreError`; a composite time outside its budget, or a
+non-integer composite score, raises :class:`~ranked.core.errors.OutOfRangeError`. Errors a
+script finds (a composite score pushed out of its budget by ``incr``) come back as error
+replies with a ``RANKED_...`` prefix, which :func:`translate_error` maps to the same types.
+
+Contract points resolved here (base.py leaves them open):
+
+- A result of ``incr``/``decr`` that is not finite (overflow to infinity) raises
+  ``InvalidScoreError`` and changes nothing, like a non-finite submitted value.
+- Negative positions, counts, offsets and limits raise ``ValueError`` (as the memory
+  backend); ``stop < start``, ``count == 0`` or ``limit == 0`` read nothing (no round
+  trip). A TTL that is not positive raises ``ValueError``; so does an unknown rank style.
+- ``hash_set`` with no fields only sets the TTL (when given).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, Generic, TypeVar, cast
+
+from ..core.errors import LayoutError, OutOfRangeError
+from ..core.ranks import RankStyle
+from ..errors import InvalidScoreError, ResponseError
+from ._scripts import Arg
+from .base import Composite, Row, SubmitOutcome, SubmitRequest, Target
+
+__all__ = [
+    "Call",
+    "ServerClock",
+    "around",
+    "by_score",
+    "count",
+    "delete",
+    "expire_at",
+    "hash_delete",
+    "hash_get",
+    "hash_set",
+    "intersect_store",
+    "page",
+    "page_after",
+    "range_all",
+    "ranks",
+    "remove",
+    "scores",
+    "set_add",
+    "set_members",
+    "set_remove",
+    "submit",
+    "submit_batch",
+    "translate_error",
+]
+
+T = TypeVar("T")
+
+EXACT_BITS: Final = 53
+OUT_OF_RANGE: Final = "RANKED_OUT_OF_RANGE "
+INVALID_SCORE: Final = "RANKED_INVALID_SCORE "
+
+
+class Call(Generic[T]):
+    """One round trip: a script (``script`` set) or a plain command (``args[0]`` is its
+    name), the keys it touches (for the cluster slot check) and the reply decoder.
+    A call with neither a script nor arguments needs no round trip: ``decode(None)``."""
+
+    __slots__ = ("args", "decode", "keys", "script")
+
+    def __init__(
+        self,
+        script: str | None,
+        keys: Sequence[bytes],
+        args: Sequence[Arg],
+        decode: Callable[[Any], T],
+    ) -> None:
+        self.script = script
+        self.keys = keys
+        self.args = args
+        self.decode = decode
+
+    @property
+    def needs_io(self) -> bool:
+        return self.script is not None or bool(self.args)
+
+
+def _nothing(value: T) -> Call[T]:
+    return Call(None, (), (), lambda _reply: value)
+
+
+# -- replies -----------------------------------------------------------------------------
+
+
+def _float(text: Any) -> float:
+    return float(text)
+
+
+def _optional_float(text: Any) -> float | None:
+    return None if text is None else float(text)
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _rows(flat: Any) -> list[Row]:
+    items = cast(list[Any], flat)
+    return [
+        (cast(bytes, items[i]), float(items[i + 1]), int(items[i + 2]))
+        for i in range(0, len(items), 3)
+    ]
+
+
+def translate_error(message: str) -> Exception:
+    """The typed error for a Redis error reply text (scripts mark their own errors)."""
+    if message.startswith(OUT_OF_RANGE):
+        return OutOfRangeError(message[len(OUT_OF_RANGE) :])
+    if message.startswith(INVALID_SCORE):
+        return InvalidScoreError(message[len(INVALID_SCORE) :])
+    return ResponseError(message)
+
+
+_STYLES: Final = frozenset(style.value for style in RankStyle)
+
+
+def _style(style: RankStyle) -> str:
+    if style not in _STYLES:
+        raise ValueError(f"unknown rank style {style!r}")
+    return str(style)
+
+
+def _not_negative(**values: int) -> None:
+    for name, value in values.items():
+        if value < 0:
+            raise ValueError(f"{name} must not be negative, not {value}")
+
+
+def _ttl(ttl_ms: int | None) -> Arg:
+    if ttl_ms is None:
+        return b""
+    if ttl_ms <= 0:
+        raise ValueError(f"ttl_ms must be positive, not {ttl_ms}")
+    return int(ttl_ms)
+
+
+def _flag(value: bool) -> int:
+    return 1 if value else 0
+
+
+def _range_bound(value: float) -> Arg:
+    if math.isnan(value):
+        raise InvalidScoreError("a score range bound is NaN")
+    if math.isinf(value):
+        return b"+inf" if value > 0 else b"-inf"
+    return value
+
+
+def _finite(value: float, what: str) -> float:
+    try:
+        number = float(value)  # ints too (an int past float range overflows here)
+    except OverflowError:
+        raise InvalidScoreError(f"{what} {value!r} is too large for a float64") from None
+    if not math.isfinite(number):
+        raise InvalidScoreError(f"{what} {value!r} is not a finite number")
+    return number + 0.0  # -0.0 + 0.0 == +0.0: never store -0
+
+
+# -- submit ------------------------------------------------------------------------------
+
+
+def _packing(composite: Composite, value: float, now_ms: int) -> tuple[int, int, int, int]:
+    """(2**time_bits, score_min, score_max, time field) for one submission, all checked."""
+    if composite.score_bits < 1 or composite.time_bits < 1:
+        raise LayoutError("score_bits and time_bits must be positive")
+    if composite.score_bits + composite.time_bits > EXACT_BITS:
+        raise LayoutError(
+            f"score_bits + time_bits = {composite.score_bits + composite.time_bits} > "
+            f"{EXACT_BITS}: packed values would not be exact in a float64"
+        )
+    if composite.unit_ms < 1:
+        raise LayoutError(f"unit_ms must be positive, not {composite.unit_ms}")
+    if not value.is_integer():
+        raise OutOfRangeError(f"a composite score must be an integer, not {value!r}")
+    scale = 1 << composite.time_bits
+    offset = (now_ms - composite.epoch_ms) // composite.unit_ms
+    if not 0 <= offset < scale:
+        raise OutOfRangeError(
+            f"time {now_ms} ms is outside the layout's {composite.time_bits} time bits of "
+            f"{composite.unit_ms} ms from epoch {composite.epoch_ms} ms (offset {offset})"
+        )
+    score_min = -(1 << composite.score_bits) if composite.signed else 0
+    score_max = (1 << composite.score_bits) - 1
+    field = offset if composite.lower_is_better else scale - 1 - offset
+    return scale, score_min, score_max, field
+
+
+def _encode_request(request: SubmitRequest, keys: list[bytes], args: list[Arg]) -> None:
+    value = _finite(request.value, "score")
+    if request.keep is not None:
+        _not_negative(keep=request.keep)
+    if request.operator not in ("best", "set", "incr", "decr"):
+        raise ValueError(f"unknown operator {request.operator!r}")
+    args += (request.member, value, request.operator, _flag(request.high_first))
+    args += (_style(request.style), b"" if request.keep is None else request.keep)
+    if request.composite is None:
+        args += (0, 0, 0, 0, 0)
+    else:
+        args += (1, *_packing(request.composite, value, request.now_ms))
+    args.append(len(request.targets))
+    for target in request.targets:
+        keys += (target.key, target.dense_key, target.counts_key)
+        args.append(_ttl(target.ttl_ms))
+
+
+def _outcome(reply: Any) -> SubmitOutcome:
+    score, previous, rank, previous_rank, changed = reply
+    return SubmitOutcome(
+        float(score),
+        _optional_float(previous),
+        _optional_int(rank),
+        _optional_int(previous_rank),
+        bool(changed),
+    )
+
+
+def _outcomes(reply: Any) -> list[tuple[SubmitOutcome, ...]]:
+    return [tuple(_outcome(target) for target in request) for request in reply]
+
+
+def submit(request: SubmitRequest) -> Call[tuple[SubmitOutcome, ...]]:
+    """Script ``submit`` with one request."""
+    keys: list[bytes] = []
+    args: list[Arg] = [1]
+    _encode_request(request, keys, args)
+    return Call("submit", keys, args, lambda reply: _outcomes(reply)[0])
+
+
+def submit_batch(requests: Sequence[SubmitRequest]) -> Call[list[tuple[SubmitOutcome, ...]]]:
+    """Script ``submit`` with every request, in order (one call)."""
+    if not requests:
+        return _nothing([])
+    keys: list[bytes] = []
+    args: list[Arg] = [len(requests)]
+    for request in requests:
+        _encode_request(request, keys, args)
+    return Call("submit", keys, args, _outcomes)
+
+
+# -- reads -------------------------------------------------------------------------------
+
+
+def _rank_pairs(reply: Any) -> list[tuple[float, int] | None]:
+    return [None if item is None else (float(item[0]), int(item[1])) for item in reply]
+
+
+def ranks(
+    target: Target, members: Sequence[bytes], high_first: bool, style: RankStyle
+) -> Call[list[tuple[float, int] | None]]:
+    """Script ``ranks``: ZSCORE + one O(log n) count per member."""
+    style_name = _style(style)
+    if not members:
+        return _nothing([])
+    args: list[Arg] = [_flag(high_first), style_name, *members]
+    return Call("ranks", (target.key, target.dense_key), args, _rank_pairs)
+
+
+def page(
+    target: Target, start: int, stop: int, high_first: bool, style: RankStyle
+) -> Call[list[Row]]:
+    """Script ``page``: ZRANGE by index [REV] WITHSCORES + the first row's rank."""
+    _not_negative(start=start, stop=stop)
+    style_name = _style(style)
+    if stop < start:
+        return _nothing([])
+    args: list[Arg] = [start, stop, _flag(high_first), style_name]
+    return Call("page", (target.key, target.dense_key), args, _rows)
+
+
+def page_after(
+    target: Target,
+    score: float,
+    member: bytes,
+    count: int,
+    high_first: bool,
+    style: RankStyle,
+) -> Call[list[Row]]:
+    """Script ``page_after``: locate the point by counting, then ZRANGE from there."""
+    _not_negative(count=count)
+    bound, style_name = _range_bound(score), _style(style)
+    if count == 0:
+        return _nothing([])
+    args: list[Arg] = [bound, member, count, _flag(high_first), style_name]
+    return Call("page_after", (target.key, target.dense_key), args, _rows)
+
+
+def _window(reply: Any) -> tuple[int, list[Row]] | None:
+    if reply is None:
+        return None
+    index, rows = reply
+    return int(index), _rows(rows)
+
+
+def around(
+    target: Target,
+    member: bytes,
+    before: int,
+    after: int,
+    high_first: bool,
+    style: RankStyle,
+) -> Call[tuple[int, list[Row]] | None]:
+    """Script ``around``: ZREVRANK/ZRANK, then the clamped window."""
+    _not_negative(before=before, after=after)
+    args: list[Arg] = [member, before, after, _flag(high_first), _style(style)]
+    return Call("around", (target.key, target.dense_key), args, _window)
+
+
+def by_score(
+    target: Target,
+    low: float,
+    high: float,
+    offset: int,
+    count: int,
+    high_first: bool,
+    style: RankStyle,
+) -> Call[list[Row]]:
+    """Script ``by_score``: ZRANGE BYSCORE [REV] LIMIT + the first row's rank."""
+    _not_negative(offset=offset, count=count)
+    low_bound, high_bound, style_name = _range_bound(low), _range_bound(high), _style(style)
+    if count == 0 or low > high:
+        return _nothing([])
+    args: list[Arg] = [low_bound, high_bound, offset, count, _flag(high_first), style_name]
+    return Call("by_score", (target.key, target.dense_key), args, _rows)
+
+
+def count(target: Target, low: float = -math.inf, high: float = math.inf) -> Call[int]:
+    """ZCARD for the whole board, else ZCOUNT."""
+    if low == -math.inf and high == math.inf:
+        return Call(None, (target.key,), ("ZCARD", target.key), int)
+    low_bound, high_bound = _range_bound(low), _range_bound(high)
+    if low > high:
+        return _nothing(0)
+    args: list[Arg] = ["ZCOUNT", target.key, low_bound, high_bound]
+    return Call(None, (target.key,), args, int)
+
+
+def scores(target: Target, members: Sequence[bytes]) -> Call[list[float | None]]:
+    """ZMSCORE."""
+    if not members:
+        return _nothing([])
+    args: list[Arg] = ["ZMSCORE", target.key, *members]
+    return Call(None, (target.key,), args, lambda reply: [_optional_float(x) for x in reply])
+
+
+def _pairs(reply: Any) -> list[tuple[bytes, float]]:
+    items = cast(list[Any], reply)
+    return [(cast(bytes, items[i]), float(items[i + 1])) for i in range(0, len(items), 2)]
+
+
+def range_all(key: bytes, high_first: bool, limit: int) -> Call[list[tuple[bytes, float]]]:
+    """ZRANGE key 0 limit-1 [REV] WITHSCORES."""
+    _not_negative(limit=limit)
+    if limit == 0:
+        return _nothing([])
+    args: list[Arg] = ["ZRANGE", key, 0, limit - 1]
+    if high_first:
+        args.append("REV")
+    args.append("WITHSCORES")
+    return Call(None, (key,), args, _pairs)
+
+
+# -- other writes ------------------------------------------------------------------------
+
+
+def remove(targets: Sequence[Target], members: Sequence[bytes]) -> Call[int]:
+    """Script ``remove``: ZREM from every target, companions kept right."""
+    if not targets or not members:
+        return _nothing(0)
+    keys = [key for t in targets for key in (t.key, t.dense_key, t.counts_key)]
+    return Call("remove", keys, list(members), int)
+
+
+def delete(keys: Sequence[bytes]) -> Call[int]:
+    """DEL."""
+    if not keys:
+        return _nothing(0)
+    return Call(None, keys, ["DEL", *keys], int)
+
+
+def expire_at(keys: Sequence[bytes], deadline_ms: int) -> Call[None]:
+    """Script ``expire_at``: PEXPIREAT each key."""
+    if not keys:
+        return _nothing(None)
+    return Call("expire_at", keys, [int(deadline_ms)], lambda _reply: None)
+
+
+def hash_set(key: bytes, fields: Mapping[bytes, bytes], ttl_ms: int | None) -> Call[None]:
+    """Script ``hash_set``: HSET + PEXPIRE."""
+    ttl = _ttl(ttl_ms)
+    if not fields and ttl_ms is None:
+        return _nothing(None)
+    args: list[Arg] = [ttl]
+    for field, value in fields.items():
+        args += (field, value)
+    return Call("hash_set", (key,), args, lambda _reply: None)
+
+
+def hash_get(key: bytes, fields: Sequence[bytes]) -> Call[list[bytes | None]]:
+    """HMGET."""
+    if not fields:
+        return _nothing([])
+    return Call(None, (key,), ["HMGET", key, *fields], list)
+
+
+def hash_delete(key: bytes, fields: Sequence[bytes]) -> Call[int]:
+    """HDEL."""
+    if not fields:
+        return _nothing(0)
+    return Call(None, (key,), ["HDEL", key, *fields], int)
+
+
+def set_add(key: bytes, members: Sequence[bytes]) -> Call[int]:
+    """SADD."""
+    if not members:
+        return _nothing(0)
+    return Call(None, (key,), ["SADD", key, *members], int)
+
+
+def set_remove(key: bytes, members: Sequence[bytes]) -> Call[int]:
+    """SREM."""
+    if not members:
+        return _nothing(0)
+    return Call(None, (key,), ["SREM", key, *members], int)
+
+
+def set_members(key: bytes) -> Call[set[bytes]]:
+    """SMEMBERS."""
+    return Call(None, (key,), ["SMEMBERS", key], set)
+
+
+def intersect_store(dest: bytes, board: bytes, members_set: bytes, ttl_ms: int) -> Call[int]:
+    """Script ``intersect_store``: ZINTERSTORE dest 2 board set WEIGHTS 1 0, PEXPIRE."""
+    return Call("intersect_store", (dest, board, members_set), [_ttl(ttl_ms)], int)
+
+
+# -- time --------------------------------------------------------------------------------
+
+
+class ServerClock:
+    """The server's clock without a round trip: local clock + an offset measured by TIME.
+
+    The offset is measured on first use, again every :attr:`REFRESH_S` seconds, and after
+    a connection error (the server may have restarted, or failed over to another
+    machine). Until the first measurement the offset is 0 (the local clock).
+    """
+
+    REFRESH_S: Final = 30.0
+
+    __slots__ = ("_local", "_next_refresh", "offset_ms")
+
+    def __init__(self, local: Callable[[], float] = time.time) -> None:
+        self._local = local
+        self.offset_ms = 0
+        self._next_refresh = -math.inf
+
+    def local_ms(self) -> int:
+        return int(self._local() * 1000)
+
+    def now_ms(self) -> int:
+        return self.local_ms() + self.offset_ms
+
+    @property
+    def due(self) -> bool:
+        return time.monotonic() >= self._next_refresh
+
+    def invalidate(self) -> None:
+        self._next_refresh = -math.inf
+
+    def postpone(self, seconds: float) -> None:
+        """Keep the current offset for ``seconds`` (the server did not answer TIME)."""
+        self._next_refresh = time.monotonic() + seconds
+
+    def update(self, reply: Any, sent_ms: int, received_ms: int) -> None:
+        """Record a TIME reply ([seconds, microseconds]) read between the two local times."""
+        seconds, micros = reply
+        server_ms = int(seconds) * 1000 + int(micros) // 1000
+        self.offset_ms = server_ms - (sent_ms + received_ms) // 2
+        self._next_refresh = time.monotonic() + self.REFRESH_S

@@ -1,0 +1,88 @@
+"""Open a backend from a URL: the one switch between embedded, Redis and Redis Cluster.
+
+=================================================  ==========================================
+URL                                                backend
+=================================================  ==========================================
+``memory://``                                      :class:`ranked.backends.memory.MemoryBackend`
+``redis://[user:pass@]host[:port][/db]``           :class:`ranked.backends.redis.RedisBackend`
+``rediss://...`` (TLS)                             :class:`~ranked.backends.redis.RedisBackend`
+``unix:///path/to/redis.sock[?db=0]``              :class:`~ranked.backends.redis.RedisBackend`
+``redis+cluster://host:port[,host:port...]``       :class:`ranked.backends.cluster.ClusterBackend`
+``rediss+cluster://...`` (TLS)                     :class:`~ranked.backends.cluster.ClusterBackend`
+=================================================  ==========================================
+
+Backends are imported when first asked for, so ``memory://`` works without redis-py.
+Keyword options go to the backend: ``clock`` (a ``time.time``-like function) for memory;
+for Redis, redis-py client options plus ``clock`` (the local clock the server offset is
+added to).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import RankedError
+from .base import AsyncBackend, Backend
+
+__all__ = ["UnsupportedURLError", "open_async_backend", "open_backend", "scheme_of"]
+
+_REDIS = frozenset({"redis", "rediss", "unix"})
+_CLUSTER = frozenset({"redis+cluster", "rediss+cluster"})
+_MEMORY = frozenset({"memory"})
+_KNOWN = ", ".join(f"{name}://" for name in sorted(_MEMORY | _REDIS | _CLUSTER))
+
+
+class UnsupportedURLError(RankedError, ValueError):
+    """A backend URL whose scheme ranked does not know, or that is not a URL at all."""
+
+
+def scheme_of(url: str) -> str:
+    """The URL's scheme, lower-cased; :class:`UnsupportedURLError` when unknown."""
+    scheme, sep, _ = url.partition("://") if isinstance(url, str) else ("", "", "")
+    scheme = scheme.lower()
+    if not sep or scheme not in _MEMORY | _REDIS | _CLUSTER:
+        raise UnsupportedURLError(f"unsupported backend URL {url!r}; expected one of: {_KNOWN}")
+    return scheme
+
+
+def open_backend(url: str, **options: Any) -> Backend:
+    """The synchronous backend for ``url`` (see the module table). Nothing connects yet."""
+    scheme = scheme_of(url)
+    if scheme in _MEMORY:
+        from .memory import MemoryBackend
+
+        return MemoryBackend(url, **options)
+    if scheme in _REDIS:
+        from .redis import RedisBackend
+
+        return RedisBackend.from_url(url, **options)
+    from .cluster import ClusterBackend
+
+    _check_cluster_url(url)
+    return ClusterBackend.from_url(url, **options)
+
+
+def open_async_backend(url: str, **options: Any) -> AsyncBackend:
+    """The asyncio backend for ``url`` (see the module table). Nothing connects yet."""
+    scheme = scheme_of(url)
+    if scheme in _MEMORY:
+        from .memory import AsyncMemoryBackend
+
+        return AsyncMemoryBackend(url, **options)
+    if scheme in _REDIS:
+        from .redis import AsyncRedisBackend
+
+        return AsyncRedisBackend.from_url(url, **options)
+    from .cluster import AsyncClusterBackend
+
+    _check_cluster_url(url)
+    return AsyncClusterBackend.from_url(url, **options)
+
+
+def _check_cluster_url(url: str) -> None:
+    from .cluster import parse_cluster_url
+
+    try:
+        parse_cluster_url(url)
+    except ValueError as error:
+        raise UnsupportedURLError(str(error)) from error

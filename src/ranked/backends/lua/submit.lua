@@ -1,0 +1,176 @@
+-- submit: apply submissions (one, or a batch) to their targets, in order, atomically.
+--
+-- KEYS: (board, dense companion, counts companion) per target, request after request.
+-- ARGV[1]: number of requests, then per request:
+--   member, value, operator (best|set|incr|decr), high_first (1/0), style, keep ('' = none),
+--   composite (1/0), 2^time_bits, score_min, score_max, time field, number of targets,
+--   then one ttl_ms per target ('' = none).
+-- Reply: per request, per target {score, previous score or false, rank or false,
+-- previous rank or false, changed 0/1}.
+--
+-- Atomic also on error: every target's new score is computed (and checked) before the
+-- request writes anything, and the writes of earlier requests of a batch are undone
+-- before the error reply, because Redis keeps a failed script's writes. TTLs are set
+-- last, once everything succeeded.
+
+local function invalid(what, score)
+  return 'RANKED_INVALID_SCORE ' .. what .. ' gives ' .. fmt(score) .. ', not a finite number'
+end
+
+-- The new stored score, or nil and an error text. `packing` is nil for plain scores.
+local function next_score(operator, old, value, high, packing)
+  if packing == nil then
+    local new = value
+    if operator == 'incr' then
+      new = (old or 0) + value
+    elseif operator == 'decr' then
+      new = (old or 0) - value
+    elseif operator == 'best' and old ~= nil then
+      if (high and old >= value) or (not high and old <= value) then
+        new = old
+      end
+    end
+    if new ~= new or new == math.huge or new == -math.huge then
+      return nil, invalid(operator, new)
+    end
+    if new == 0 then
+      new = 0 -- never store -0
+    end
+    return new
+  end
+  local score = value
+  if operator == 'incr' or operator == 'decr' then
+    local base = 0
+    if old ~= nil then
+      base = math.floor(old / packing.scale) -- exact: scale is a power of two
+    end
+    if operator == 'incr' then
+      score = base + value
+    else
+      score = base - value
+    end
+  end
+  if score < packing.score_min or score > packing.score_max then
+    return nil, 'RANKED_OUT_OF_RANGE score ' .. fmt(score) .. ' is outside [' ..
+      fmt(packing.score_min) .. ', ' .. fmt(packing.score_max) .. '], the range of the layout'
+  end
+  local new = score * packing.scale + packing.field
+  if operator == 'best' and old ~= nil then
+    if (high and old >= new) or (not high and old <= new) then
+      new = old
+    end
+  end
+  return new
+end
+
+-- Remove the worst entries beyond `keep`; true when `member` was among them.
+local function trim(key, dense_key, counts_key, keep, high, member, undo)
+  local excess = redis.call('ZCARD', key) - keep
+  if excess <= 0 then
+    return false
+  end
+  local worst
+  if high then
+    worst = redis.call('ZRANGE', key, 0, excess - 1, 'WITHSCORES')
+  else
+    worst = redis.call('ZRANGE', key, keep, -1, 'WITHSCORES')
+  end
+  local dropped = false
+  for i = 1, #worst, 2 do
+    local gone, score = worst[i], tonumber(worst[i + 1])
+    set_score(key, dense_key, counts_key, gone, score, nil)
+    undo[#undo + 1] = {key, dense_key, counts_key, gone, score, nil}
+    if gone == member then
+      dropped = true
+    end
+  end
+  return dropped
+end
+
+local undo = {}
+local expiries = {}
+local replies = {}
+local arg, key_at = 2, 1
+
+local function fail(message)
+  for i = #undo, 1, -1 do
+    local entry = undo[i]
+    set_score(entry[1], entry[2], entry[3], entry[4], entry[6], entry[5])
+  end
+  return redis.error_reply(message)
+end
+
+for request = 1, tonumber(ARGV[1]) do
+  local member, value, operator = ARGV[arg], tonumber(ARGV[arg + 1]), ARGV[arg + 2]
+  local high, style, keep = ARGV[arg + 3] == '1', ARGV[arg + 4], tonumber(ARGV[arg + 5])
+  local packing = nil
+  if ARGV[arg + 6] == '1' then
+    packing = {
+      scale = tonumber(ARGV[arg + 7]),
+      score_min = tonumber(ARGV[arg + 8]),
+      score_max = tonumber(ARGV[arg + 9]),
+      field = tonumber(ARGV[arg + 10]),
+    }
+  end
+  local targets = tonumber(ARGV[arg + 11])
+  arg = arg + 12
+
+  -- Read and check every target first: an error here leaves this request unwritten.
+  local plan = {}
+  for t = 1, targets do
+    local key, dense_key, counts_key = KEYS[key_at], KEYS[key_at + 1], KEYS[key_at + 2]
+    local ttl = ARGV[arg]
+    key_at, arg = key_at + 3, arg + 1
+    local old = redis.call('ZSCORE', key, member)
+    if old then
+      old = tonumber(old)
+    else
+      old = nil
+    end
+    local new, problem = next_score(operator, old, value, high, packing)
+    if problem then
+      return fail(problem)
+    end
+    local previous_rank = false
+    if old ~= nil then
+      previous_rank = rank_of(key, dense_key, member, fmt(old), high, style)
+    end
+    plan[t] = {key, dense_key, counts_key, old, new, ttl, previous_rank}
+  end
+
+  local reply = {}
+  for t = 1, targets do
+    local step = plan[t]
+    local key, dense_key, counts_key, old, new = step[1], step[2], step[3], step[4], step[5]
+    if old ~= new then
+      set_score(key, dense_key, counts_key, member, old, new)
+      undo[#undo + 1] = {key, dense_key, counts_key, member, old, new}
+    end
+    local dropped = false
+    if keep ~= nil then
+      dropped = trim(key, dense_key, counts_key, keep, high, member, undo)
+    end
+    local rank = false
+    if not dropped then
+      rank = rank_of(key, dense_key, member, fmt(new), high, style)
+    end
+    if step[6] ~= '' then
+      expiries[key], expiries[dense_key], expiries[counts_key] = step[6], step[6], step[6]
+    end
+    local previous = false
+    if old ~= nil then
+      previous = fmt(old)
+    end
+    local changed = 0
+    if old ~= new then
+      changed = 1
+    end
+    reply[t] = {fmt(new), previous, rank, step[7], changed}
+  end
+  replies[request] = reply
+end
+
+for key, ttl in pairs(expiries) do
+  redis.call('PEXPIRE', key, ttl)
+end
+return replies

@@ -1,0 +1,449 @@
+"""Redis backends (``redis://``, ``rediss://``, ``unix://``): redis-py with hiredis.
+
+Every operation is one round trip: a write, or a read needing more than one command, is
+ONE Lua script (``lua/<name>.lua``, run by EVALSHA, see :mod:`._scripts`); the rest are
+single commands. What each operation sends and how its reply reads back lives in
+:mod:`._redis_ops`; the classes here only send and map errors, so the sync and asyncio
+classes (and the cluster ones in :mod:`.cluster`) share every line of logic.
+
+Failure behaviour:
+
+- A server that cannot be reached (refused, reset, timed out, cluster down) raises
+  :class:`~ranked.errors.BackendUnavailableError` with redis-py's error chained. The same
+  backend object works again once the server is back: redis-py reconnects, and scripts
+  the restarted server has forgotten are reloaded on NOSCRIPT.
+- redis-py's own retries are off by default (``retry=Retry(NoBackoff(), 0)``): a script
+  sent just before a connection broke may have run, and running an ``incr`` twice would
+  count twice. Callers decide whether to retry.
+- Other error replies raise :class:`~ranked.errors.ResponseError` (for example
+  WRONGTYPE when a key holds another type).
+
+Time: :meth:`now_ms` is the server's ``TIME`` as an offset to the local clock, measured
+on first use, every 30 s, and after a connection error or a new connection (the server
+may have restarted or failed over); no operation pays a round trip for it. The asyncio
+class measures it before its first operation (:meth:`AsyncRedisBackend.connect` does so
+up front); until then it is the local clock.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, ClassVar, Self, TypeVar
+
+import redis
+import redis.asyncio
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError as RedisResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
+
+from ..core.ranks import RankStyle
+from ..errors import BackendUnavailableError
+from . import _redis_ops as ops
+from ._redis_ops import Call, ServerClock, translate_error
+from ._scripts import run, run_async
+from .base import Row, SubmitOutcome, SubmitRequest, Target
+
+__all__ = [
+    "AsyncRedisBackend",
+    "RedisBackend",
+    "async_connect_hook",
+    "client_options",
+    "connect_hook",
+]
+
+T = TypeVar("T")
+
+CLOCK_RETRY_S = 1.0
+"""After a failed TIME, how long now_ms() keeps the old offset before asking again."""
+
+
+def client_options(options: Mapping[str, Any], *, asynchronous: bool = False) -> dict[str, Any]:
+    """redis-py keyword arguments: bytes replies, RESP2, no silent retries; caller wins."""
+    retry = AsyncRetry(NoBackoff(), 0) if asynchronous else Retry(NoBackoff(), 0)
+    merged: dict[str, Any] = {"decode_responses": False, "protocol": 2, "retry": retry}
+    merged.update(options)
+    return merged
+
+
+def connect_hook(clock: ServerClock, *, handshake: bool) -> Callable[[Any], None]:
+    """redis-py ``redis_connect_func``: a new connection (first, or after the server came
+    back) may reach a restarted or failed-over server, so measure its clock again.
+    ``handshake``: also run redis-py's own connection setup (HELLO, AUTH, SELECT), which a
+    connect function replaces; the sync cluster client runs it itself."""
+
+    def connected(connection: Any) -> None:
+        if handshake:
+            connection.on_connect()
+        clock.invalidate()
+
+    return connected
+
+
+def async_connect_hook(clock: ServerClock) -> Callable[[Any], Awaitable[None]]:
+    """:func:`connect_hook` for asyncio connections (always with the handshake)."""
+
+    async def connected(connection: Any) -> None:
+        await connection.on_connect()
+        clock.invalidate()
+
+    return connected
+
+
+class _Shell:
+    """State and error mapping shared by the sync and asyncio shells."""
+
+    unavailable: ClassVar[tuple[type[BaseException], ...]] = (
+        RedisConnectionError,
+        RedisTimeoutError,
+    )
+    cross_slot: bool = True
+
+    def __init__(self, url: str, server_clock: ServerClock | None) -> None:
+        self.url = url
+        self._clock = ServerClock() if server_clock is None else server_clock
+
+    def _check(self, call: Call[Any]) -> None:
+        """Refuse a call before sending it (the cluster shells check hash slots)."""
+
+    def _unavailable(self, error: BaseException) -> BackendUnavailableError:
+        self._clock.invalidate()
+        return BackendUnavailableError(f"{self.url}: {type(error).__name__}: {error}")
+
+
+class RedisBackend(_Shell):
+    """The :class:`~ranked.backends.base.Backend` on one Redis server (sync).
+
+    ``client`` is the redis-py client (tests use it to inspect or flush the server).
+    ``server_clock`` turns the local clock into the server's; :meth:`from_url` builds one
+    from its ``clock`` option (a ``time.time``-like function, injectable for tests) and
+    hooks it to new connections, so a reconnect measures the offset again.
+    """
+
+    def __init__(
+        self, client: Any, url: str = "redis://", *, server_clock: ServerClock | None = None
+    ) -> None:
+        super().__init__(url, server_clock)
+        self.client = client
+        self._execute: Callable[..., Any] = client.execute_command
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> Self:
+        """A backend for ``redis://``, ``rediss://`` or ``unix://`` (redis-py's URL syntax).
+
+        ``options`` go to ``redis.Redis.from_url`` (except ``clock``); nothing connects
+        until the first operation.
+        """
+        clock = ServerClock(options.pop("clock", time.time))
+        options.setdefault("redis_connect_func", connect_hook(clock, handshake=True))
+        client = redis.Redis.from_url(url, **client_options(options))
+        return cls(client, url, server_clock=clock)
+
+    def _call(self, call: Call[T]) -> T:
+        if not call.needs_io:
+            return call.decode(None)
+        self._check(call)
+        try:
+            if call.script is None:
+                reply = self._execute(*call.args)
+            else:
+                reply = run(self._execute, call.script, call.keys, call.args)
+        except self.unavailable as error:
+            raise self._unavailable(error) from error
+        except RedisResponseError as error:
+            raise translate_error(str(error)) from error
+        return call.decode(reply)
+
+    def now_ms(self) -> int:
+        """The server's clock in Unix ms (TIME offset, refreshed every 30 s; see module)."""
+        clock = self._clock
+        if clock.due:
+            sent = clock.local_ms()
+            try:
+                reply = self._execute("TIME")
+            except self.unavailable:
+                clock.postpone(CLOCK_RETRY_S)
+            else:
+                clock.update(reply, sent, clock.local_ms())
+        return clock.now_ms()
+
+    def submit(self, request: SubmitRequest) -> tuple[SubmitOutcome, ...]:
+        """Script ``submit``. Atomic on every backend; one round trip."""
+        return self._call(ops.submit(request))
+
+    def submit_batch(self, requests: Sequence[SubmitRequest]) -> list[tuple[SubmitOutcome, ...]]:
+        """Script ``submit`` with every request. Atomic as a whole; one round trip."""
+        return self._call(ops.submit_batch(requests))
+
+    def ranks(
+        self, target: Target, members: Sequence[bytes], high_first: bool, style: RankStyle
+    ) -> list[tuple[float, int] | None]:
+        """Script ``ranks``. O(k log n); one round trip."""
+        return self._call(ops.ranks(target, members, high_first, style))
+
+    def page(
+        self, target: Target, start: int, stop: int, high_first: bool, style: RankStyle
+    ) -> list[Row]:
+        """Script ``page`` (ZRANGE [REV] WITHSCORES + first rank); one round trip."""
+        return self._call(ops.page(target, start, stop, high_first, style))
+
+    def page_after(
+        self,
+        target: Target,
+        score: float,
+        member: bytes,
+        count: int,
+        high_first: bool,
+        style: RankStyle,
+    ) -> list[Row]:
+        """Script ``page_after``; one round trip."""
+        return self._call(ops.page_after(target, score, member, count, high_first, style))
+
+    def around(
+        self,
+        target: Target,
+        member: bytes,
+        before: int,
+        after: int,
+        high_first: bool,
+        style: RankStyle,
+    ) -> tuple[int, list[Row]] | None:
+        """Script ``around`` (ZREVRANK + ZRANGE); one round trip."""
+        return self._call(ops.around(target, member, before, after, high_first, style))
+
+    def by_score(
+        self,
+        target: Target,
+        low: float,
+        high: float,
+        offset: int,
+        count: int,
+        high_first: bool,
+        style: RankStyle,
+    ) -> list[Row]:
+        """Script ``by_score`` (ZRANGE BYSCORE [REV] LIMIT + first rank); one round trip."""
+        return self._call(ops.by_score(target, low, high, offset, count, high_first, style))
+
+    def count(self, target: Target, low: float = -float("inf"), high: float = float("inf")) -> int:
+        """ZCARD / ZCOUNT."""
+        return self._call(ops.count(target, low, high))
+
+    def remove(self, targets: Sequence[Target], members: Sequence[bytes]) -> int:
+        """Script ``remove``; one round trip."""
+        return self._call(ops.remove(targets, members))
+
+    def delete(self, keys: Sequence[bytes]) -> int:
+        """DEL."""
+        return self._call(ops.delete(keys))
+
+    def expire_at(self, keys: Sequence[bytes], deadline_ms: int) -> None:
+        """Script ``expire_at`` (PEXPIREAT each key)."""
+        self._call(ops.expire_at(keys, deadline_ms))
+
+    def hash_set(self, key: bytes, fields: Mapping[bytes, bytes], ttl_ms: int | None) -> None:
+        """Script ``hash_set`` (HSET + PEXPIRE)."""
+        self._call(ops.hash_set(key, fields, ttl_ms))
+
+    def hash_get(self, key: bytes, fields: Sequence[bytes]) -> list[bytes | None]:
+        """HMGET."""
+        return self._call(ops.hash_get(key, fields))
+
+    def hash_delete(self, key: bytes, fields: Sequence[bytes]) -> int:
+        """HDEL."""
+        return self._call(ops.hash_delete(key, fields))
+
+    def set_add(self, key: bytes, members: Sequence[bytes]) -> int:
+        """SADD."""
+        return self._call(ops.set_add(key, members))
+
+    def set_remove(self, key: bytes, members: Sequence[bytes]) -> int:
+        """SREM."""
+        return self._call(ops.set_remove(key, members))
+
+    def set_members(self, key: bytes) -> set[bytes]:
+        """SMEMBERS."""
+        return self._call(ops.set_members(key))
+
+    def scores(self, target: Target, members: Sequence[bytes]) -> list[float | None]:
+        """ZMSCORE."""
+        return self._call(ops.scores(target, members))
+
+    def intersect_store(self, dest: bytes, board: bytes, members_set: bytes, ttl_ms: int) -> int:
+        """Script ``intersect_store`` (ZINTERSTORE ... WEIGHTS 1 0 + PEXPIRE)."""
+        return self._call(ops.intersect_store(dest, board, members_set, ttl_ms))
+
+    def range_all(self, key: bytes, high_first: bool, limit: int) -> list[tuple[bytes, float]]:
+        """ZRANGE key 0 limit-1 [REV] WITHSCORES."""
+        return self._call(ops.range_all(key, high_first, limit))
+
+    def close(self) -> None:
+        """Release the connections (idempotent)."""
+        self.client.close()
+
+
+class AsyncRedisBackend(_Shell):
+    """The :class:`~ranked.backends.base.AsyncBackend` on one Redis server (asyncio)."""
+
+    def __init__(
+        self, client: Any, url: str = "redis://", *, server_clock: ServerClock | None = None
+    ) -> None:
+        super().__init__(url, server_clock)
+        self.client = client
+        self._execute: Callable[..., Any] = client.execute_command
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> Self:
+        """As :meth:`RedisBackend.from_url`, with ``redis.asyncio.Redis`` on a blocking pool
+        of ``max_connections`` (default 64); nothing connects until the first operation
+        (or :meth:`connect`)."""
+        clock = ServerClock(options.pop("clock", time.time))
+        options.setdefault("redis_connect_func", async_connect_hook(clock))
+        # A blocking pool: many concurrent tasks wait for a free connection instead of
+        # failing with "Too many connections" (the default asyncio pool's behaviour).
+        options.setdefault("max_connections", 64)
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            url, **client_options(options, asynchronous=True)
+        )
+        return cls(redis.asyncio.Redis.from_pool(pool), url, server_clock=clock)
+
+    async def connect(self) -> None:
+        """Reach the server now and measure its clock (raises when it is unreachable)."""
+        await self._refresh_clock(strict=True)
+
+    async def _refresh_clock(self, strict: bool = False) -> None:
+        clock = self._clock
+        sent = clock.local_ms()
+        try:
+            reply = await self._execute("TIME")
+        except self.unavailable as error:
+            clock.postpone(CLOCK_RETRY_S)
+            if strict:
+                raise self._unavailable(error) from error
+            return
+        clock.update(reply, sent, clock.local_ms())
+
+    async def _call(self, call: Call[T]) -> T:
+        if not call.needs_io:
+            return call.decode(None)
+        self._check(call)
+        if self._clock.due:
+            await self._refresh_clock()
+        try:
+            if call.script is None:
+                reply = await self._execute(*call.args)
+            else:
+                reply = await run_async(self._execute, call.script, call.keys, call.args)
+        except self.unavailable as error:
+            raise self._unavailable(error) from error
+        except RedisResponseError as error:
+            raise translate_error(str(error)) from error
+        return call.decode(reply)
+
+    def now_ms(self) -> int:
+        """The server's clock in Unix ms, from the offset measured before operations."""
+        return self._clock.now_ms()
+
+    async def submit(self, request: SubmitRequest) -> tuple[SubmitOutcome, ...]:
+        return await self._call(ops.submit(request))
+
+    async def submit_batch(
+        self, requests: Sequence[SubmitRequest]
+    ) -> list[tuple[SubmitOutcome, ...]]:
+        return await self._call(ops.submit_batch(requests))
+
+    async def ranks(
+        self, target: Target, members: Sequence[bytes], high_first: bool, style: RankStyle
+    ) -> list[tuple[float, int] | None]:
+        return await self._call(ops.ranks(target, members, high_first, style))
+
+    async def page(
+        self, target: Target, start: int, stop: int, high_first: bool, style: RankStyle
+    ) -> list[Row]:
+        return await self._call(ops.page(target, start, stop, high_first, style))
+
+    async def page_after(
+        self,
+        target: Target,
+        score: float,
+        member: bytes,
+        count: int,
+        high_first: bool,
+        style: RankStyle,
+    ) -> list[Row]:
+        return await self._call(ops.page_after(target, score, member, count, high_first, style))
+
+    async def around(
+        self,
+        target: Target,
+        member: bytes,
+        before: int,
+        after: int,
+        high_first: bool,
+        style: RankStyle,
+    ) -> tuple[int, list[Row]] | None:
+        return await self._call(ops.around(target, member, before, after, high_first, style))
+
+    async def by_score(
+        self,
+        target: Target,
+        low: float,
+        high: float,
+        offset: int,
+        count: int,
+        high_first: bool,
+        style: RankStyle,
+    ) -> list[Row]:
+        call = ops.by_score(target, low, high, offset, count, high_first, style)
+        return await self._call(call)
+
+    async def count(
+        self, target: Target, low: float = -float("inf"), high: float = float("inf")
+    ) -> int:
+        return await self._call(ops.count(target, low, high))
+
+    async def remove(self, targets: Sequence[Target], members: Sequence[bytes]) -> int:
+        return await self._call(ops.remove(targets, members))
+
+    async def delete(self, keys: Sequence[bytes]) -> int:
+        return await self._call(ops.delete(keys))
+
+    async def expire_at(self, keys: Sequence[bytes], deadline_ms: int) -> None:
+        await self._call(ops.expire_at(keys, deadline_ms))
+
+    async def hash_set(self, key: bytes, fields: Mapping[bytes, bytes], ttl_ms: int | None) -> None:
+        await self._call(ops.hash_set(key, fields, ttl_ms))
+
+    async def hash_get(self, key: bytes, fields: Sequence[bytes]) -> list[bytes | None]:
+        return await self._call(ops.hash_get(key, fields))
+
+    async def hash_delete(self, key: bytes, fields: Sequence[bytes]) -> int:
+        return await self._call(ops.hash_delete(key, fields))
+
+    async def set_add(self, key: bytes, members: Sequence[bytes]) -> int:
+        return await self._call(ops.set_add(key, members))
+
+    async def set_remove(self, key: bytes, members: Sequence[bytes]) -> int:
+        return await self._call(ops.set_remove(key, members))
+
+    async def set_members(self, key: bytes) -> set[bytes]:
+        return await self._call(ops.set_members(key))
+
+    async def scores(self, target: Target, members: Sequence[bytes]) -> list[float | None]:
+        return await self._call(ops.scores(target, members))
+
+    async def intersect_store(
+        self, dest: bytes, board: bytes, members_set: bytes, ttl_ms: int
+    ) -> int:
+        return await self._call(ops.intersect_store(dest, board, members_set, ttl_ms))
+
+    async def range_all(
+        self, key: bytes, high_first: bool, limit: int
+    ) -> list[tuple[bytes, float]]:
+        return await self._call(ops.range_all(key, high_first, limit))
+
+    async def close(self) -> None:
+        """Release the connections (idempotent)."""
+        await self.client.aclose()

@@ -1,0 +1,351 @@
+"""Reads: score, ranks, top-N, pages and cursors, around-me, score ranges, percentile."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..backends.base import Row, Target
+from ..core.cursors import Cursor
+from ..core.errors import InvalidCursorError
+from ..core.models import Around, Entry, Member, MemberRank, Page
+from ..core.ranks import RankStyle
+from ..core.scores import ScoreAt
+from ..core.windows import Window
+from ..errors import InvalidScoreError
+from ._plan_core import (
+    _INF,
+    DEFAULT_PAGE_SIZE,
+    Call,
+    Steps,
+    member_bytes,
+)
+from ._plan_lex import LexReadPlan
+from ._plan_ties import TiesPlan
+from .errors import BoardConfigError, PageSizeError
+
+__all__ = ["ReadPlan"]
+
+
+class ReadPlan(TiesPlan, LexReadPlan):
+    """Read steps of a board."""
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def score(self, member: Member, window: str | Window | None) -> Steps[float | None]:
+        """The member's plain score (a lexicographic board: its first field)."""
+        window_id, target = self.read_target(window)
+        if self.lex is not None:
+            found_lex = yield from self.lex_ranks(window_id, target, [member_bytes(member)])
+            return None if found_lex[0] is None else found_lex[0][0]
+        found: list[float | None] = yield ("scores", (target, [member_bytes(member)]))
+        return None if found[0] is None else self.score_out(found[0])
+
+    def score_at(self, member: Member, window: str | Window | None) -> Steps[ScoreAt | None]:
+        """The member's (score, achieved-at) on a time tie-break board."""
+        if self.layout is None:
+            raise BoardConfigError(f"board {self.config.name!r} has no time tie-break")
+        target = self.read_target(window)[1]
+        found: list[float | None] = yield ("scores", (target, [member_bytes(member)]))
+        return None if found[0] is None else self.layout.decode(found[0])
+
+    def entry_of(
+        self, member: Member, style: RankStyle | str | None, window: str | Window | None
+    ) -> Steps[Entry | None]:
+        """The member's entry (score and rank) or None."""
+        window_id, target = self.read_target(window)
+        resolved = self.style_of(style)
+        found = yield from self._ranks(window_id, target, [member_bytes(member)], resolved)
+        if found[0] is None:
+            return None
+        score, rank = found[0]
+        return Entry(member, score if self.lex is not None else self.score_out(score), rank)
+
+    def _ranks(
+        self, window_id: str, target: Target, members: list[bytes], style: RankStyle
+    ) -> Steps[list[tuple[float, int] | None]]:
+        """(score, rank) per member in ``style``, by the board's tie-break."""
+        if self.secondary:
+            return (yield from self.secondary_ranks(target, window_id, members, style))
+        if self.lex is not None:
+            return (yield from self.lex_ranks(window_id, target, members))
+        found: list[tuple[float, int] | None] = yield (
+            "ranks",
+            (target, members, self.high_first, style),
+        )
+        return found
+
+    def _rows(
+        self, window_id: str, target: Target, start: int, count: int, style: RankStyle
+    ) -> Steps[list[Row]]:
+        """``count`` rows from 0-based position ``start``, by the board's tie-break."""
+        if self.secondary:
+            fetch: Call = ("page", (target, self.high_first))
+            return (yield from self.resorted(window_id, fetch, start, count, style))
+        rows: list[Row] = yield (
+            "page",
+            (target, start, start + count - 1, self.high_first, style),
+        )
+        return rows
+
+    def ranks_of(
+        self,
+        members: Sequence[Member],
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> Steps[list[MemberRank]]:
+        """Ranks of many members, best first; absent members last, in the order given."""
+        members = list(members)
+        if len(members) > self.config.max_page_size:
+            raise PageSizeError(
+                f"{len(members)} members exceed the board's max_page_size "
+                f"({self.config.max_page_size})"
+            )
+        encoded = [member_bytes(member) for member in members]
+        window_id, target = self.read_target(window)
+        resolved = self.style_of(style)
+        if not members:
+            return []
+        found = yield from self._ranks(window_id, target, encoded, resolved)
+        present: list[tuple[bytes, float, int, Member]] = []
+        missing: list[MemberRank] = []
+        for member, raw, hit in zip(members, encoded, found, strict=True):
+            if hit is None:
+                missing.append(MemberRank(member, None, None))
+            else:
+                present.append((raw, hit[0], hit[1], member))
+        # Board order: by rank, ties by score then by member bytes as the board orders them.
+        present.sort(key=lambda item: item[0], reverse=self.high_first)
+        sign = -1.0 if self.high_first else 1.0
+        present.sort(key=lambda item: (item[2], sign * item[1]))
+        out = (lambda raw: raw) if self.lex is not None else self.score_out
+        ranked = [MemberRank(member, out(score), rank) for _, score, rank, member in present]
+        return ranked + missing
+
+    def page(
+        self,
+        cursor: str | None,
+        size: int | None,
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> Steps[Page]:
+        """A page best first; with a cursor, the page after the one that produced it."""
+        resolved_style = self.style_of(style)
+        if cursor is None:
+            limit = self.check_size(DEFAULT_PAGE_SIZE if size is None else size)
+            window_id, target = self.read_target(window)
+            rows = yield from self._rows(window_id, target, 0, limit + 1, resolved_style)
+            return self._page(rows, limit, window_id)
+        point = Cursor.decode(cursor, board=self.config.name)
+        if point.direction is not self.direction:
+            raise InvalidCursorError("cursor was made for a board read in the other direction")
+        if window is not None and self.window_id(window) != point.window:
+            raise InvalidCursorError(f"cursor is for window {point.window!r}")
+        limit = self.check_size(point.limit if size is None else size)
+        window_id, target = self.read_target(point.window)
+        if self.secondary:
+            rows = yield from self._secondary_after(
+                window_id,
+                target,
+                point.score,
+                member_bytes(point.member),
+                limit + 1,
+                resolved_style,
+            )
+            return self._page(rows, limit, window_id)
+        rows = yield (
+            "page_after",
+            (
+                target,
+                point.score,
+                member_bytes(point.member),
+                limit + 1,
+                self.high_first,
+                resolved_style,
+            ),
+        )
+        return self._page(rows, limit, window_id)
+
+    def page_at(
+        self,
+        offset: int,
+        size: int,
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> Steps[Page]:
+        """The page starting at 0-based position ``offset``."""
+        start = self.check_offset(offset)
+        limit = self.check_size(size)
+        window_id, target = self.read_target(window)
+        rows = yield from self._rows(window_id, target, start, limit + 1, self.style_of(style))
+        return self._page(rows, limit, window_id)
+
+    def _secondary_after(
+        self,
+        window_id: str,
+        target: Target,
+        score: float,
+        member: bytes,
+        count: int,
+        style: RankStyle,
+    ) -> Steps[list[Row]]:
+        """Up to ``count`` rows after (score, member) in tie-break order: the rest of the
+        member's tie group (by its current tie-break value), then worse scores."""
+        group = yield from self.tie_group(target, window_id, score, style)
+        point = (yield from self._tie_keys(window_id, [member]))[member]
+        keys = yield from self._tie_keys(window_id, [row[0] for row in group])
+        rows = [row for row in group if keys[row[0]] > point][:count]
+        if len(rows) < count:
+            low, high = self.worse_bounds(score)
+            fetch: Call = ("by_score", (target, low, high, self.high_first))
+            rows += yield from self.resorted(window_id, fetch, 0, count - len(rows), style)
+        return rows
+
+    def _page(self, rows: list[Row], limit: int, window_id: str) -> Page:
+        entries = tuple(self.entry(row) for row in rows[:limit])
+        if len(rows) <= limit:
+            return Page(entries, None)
+        last = rows[limit - 1]
+        member: Member = self.member_out(last[0])
+        token = Cursor(self.config.name, window_id, self.direction, last[1], member, limit)
+        return Page(entries, token.encode())
+
+    def top(
+        self, n: int, style: RankStyle | str | None, window: str | Window | None
+    ) -> Steps[list[Entry]]:
+        """The best ``n`` entries."""
+        limit = self.check_size(n, "n")
+        window_id, target = self.read_target(window)
+        rows = yield from self._rows(window_id, target, 0, limit, self.style_of(style))
+        return [self.entry(row) for row in rows]
+
+    def around(
+        self,
+        member: Member,
+        before: int,
+        after: int,
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> Steps[Around]:
+        """Up to before + 1 + after entries containing the member, shifted at the edges."""
+        self.check_offset(before)
+        self.check_offset(after)
+        size = self.check_size(before + after + 1, "before + after + 1")
+        window_id, target = self.read_target(window)
+        resolved = self.style_of(style)
+        own = member_bytes(member)
+        if self.secondary:
+            return (
+                yield from self._secondary_around(window_id, target, own, before, size, resolved)
+            )
+        if self.lex is not None:
+            encoded = yield from self.lex_encoded(window_id, [own])
+            if encoded[0] is None:
+                return Around((), None)
+            own = encoded[0]
+        found = yield ("around", (target, own, before, after, self.high_first, resolved))
+        if found is None:
+            return Around((), None)
+        index, rows = found
+        return Around(tuple(self.entry(row) for row in rows), index)
+
+    def _secondary_around(
+        self, window_id: str, target: Target, own: bytes, before: int, size: int, style: RankStyle
+    ) -> Steps[Around]:
+        found = yield from self.secondary_ranks(target, window_id, [own], RankStyle.UNIQUE)
+        if found[0] is None:
+            return Around((), None)
+        index = found[0][1] - 1
+        total: int = yield ("count", (target,))
+        start = max(0, min(index - before, total - size))
+        rows = yield from self._rows(window_id, target, start, min(size, total - start), style)
+        entries = tuple(self.entry(row) for row in rows)
+        position = next((i for i, row in enumerate(rows) if row[0] == own), index - start)
+        return Around(entries, min(position, len(entries) - 1) if entries else None)
+
+    def _bounds(self, low: float, high: float) -> tuple[float, float]:
+        for bound in (low, high):
+            if isinstance(bound, bool) or not isinstance(bound, int | float) or math.isnan(bound):
+                raise InvalidScoreError(f"a score bound is a number (not NaN), not {bound!r}")
+        layout = self.layout
+        if layout is None:
+            return float(low), float(high)
+        # Plain-score bounds -> packed bounds: every time of the lowest and highest score.
+        shift = layout.time_bits
+        packed_low = -_INF if low < layout.score_min else float(math.ceil(low) << shift)
+        packed_high = (
+            _INF
+            if high > layout.score_max
+            else float((math.floor(high) << shift) + self._time_mask)
+        )
+        return packed_low, packed_high
+
+    def count(self, window: str | Window | None) -> Steps[int]:
+        """Members in the window."""
+        target = self.read_target(window)[1]
+        total: int = yield ("count", (target,))
+        return total
+
+    def count_between(self, low: float, high: float, window: str | Window | None) -> Steps[int]:
+        """Members with ``low <= score <= high`` (plain scores, both inclusive)."""
+        if self.lex is not None:
+            raise self.unsupported("count_between", "a lexicographic count (ZLEXCOUNT)")
+        packed_low, packed_high = self._bounds(low, high)
+        target = self.read_target(window)[1]
+        if packed_low > packed_high:
+            return 0
+        total: int = yield ("count", (target, packed_low, packed_high))
+        return total
+
+    def between(
+        self,
+        low: float,
+        high: float,
+        offset: int,
+        count: int | None,
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> Steps[list[Entry]]:
+        """Entries with ``low <= score <= high`` best first, after ``offset``, at most ``count``."""
+        if self.lex is not None:
+            raise self.unsupported("between", "lexicographic range reads (ZRANGE BYLEX)")
+        packed_low, packed_high = self._bounds(low, high)
+        start = self.check_offset(offset)
+        limit = self.check_size(self.config.max_page_size if count is None else count, "count")
+        window_id, target = self.read_target(window)
+        if packed_low > packed_high:
+            return []
+        if self.secondary:
+            fetch: Call = ("by_score", (target, packed_low, packed_high, self.high_first))
+            rows = yield from self.resorted(window_id, fetch, start, limit, self.style_of(style))
+            return [self.entry(row) for row in rows]
+        rows = yield (
+            "by_score",
+            (target, packed_low, packed_high, start, limit, self.high_first, self.style_of(style)),
+        )
+        return [self.entry(row) for row in rows]
+
+    def percentile(self, member: Member, window: str | Window | None) -> Steps[float | None]:
+        """100 * (members with a strictly worse plain score) / (all members); None if absent."""
+        if self.lex is not None:
+            raise self.unsupported("percentile", "a lexicographic count (ZLEXCOUNT)")
+        target = self.read_target(window)[1]
+        found: list[float | None] = yield ("scores", (target, [member_bytes(member)]))
+        raw = found[0]
+        if raw is None:
+            return None
+        total: int = yield ("count", (target,))
+        layout = self.layout
+        if layout is None:
+            if self.high_first:
+                low, high = -_INF, math.nextafter(raw, -_INF)
+            else:
+                low, high = math.nextafter(raw, _INF), _INF
+        else:
+            plain = layout.decode(raw).score
+            if self.high_first:
+                low, high = -_INF, float((plain << layout.time_bits) - 1)
+            else:
+                low, high = float((plain + 1) << layout.time_bits), _INF
+        worse: int = yield ("count", (target, low, high))
+        return 100.0 * worse / total if total else 0.0

@@ -1,0 +1,153 @@
+"""Friends, member data and board metadata."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..core.models import Entry, Member
+from ..core.ranks import RankStyle, ranks
+from ..core.windows import Window
+from ._plan_core import (
+    Steps,
+    _dumps,
+    _json_object,
+    member_bytes,
+)
+from ._plan_ties import TiesPlan
+from .errors import MemberDataError, PageSizeError
+from .results import MemberData
+
+__all__ = ["SocialPlan"]
+
+
+class SocialPlan(TiesPlan):
+    """Friend graph, friends boards, member data and metadata steps."""
+
+    # -- friends ---------------------------------------------------------------------------
+
+    def _friend_list(self, friends: Iterable[Member]) -> list[bytes]:
+        if isinstance(friends, str | bytes):
+            raise TypeError("friends is a collection of members, not one member")
+        return [member_bytes(friend) for friend in friends]
+
+    def add_friends(self, member: Member, friends: Iterable[Member]) -> Steps[int]:
+        """Add friends (the member joins its own set: it ranks among its friends)."""
+        own = member_bytes(member)
+        others = [friend for friend in self._friend_list(friends) if friend != own]
+        added = 0
+        if others:
+            added = yield ("set_add", (self.keys.friends(own), others))
+        yield ("set_add", (self.keys.friends(own), [own]))
+        yield ("set_add", (self.friended_key, [own]))
+        window_ids: set[bytes] = yield ("set_members", (self.registry_key,))
+        yield ("delete", (self._views([own], window_ids),))
+        return added
+
+    def remove_friends(self, member: Member, friends: Iterable[Member]) -> Steps[int]:
+        """Remove friends (never the member itself)."""
+        own = member_bytes(member)
+        others = [friend for friend in self._friend_list(friends) if friend != own]
+        if not others:
+            return 0
+        removed: int = yield ("set_remove", (self.keys.friends(own), others))
+        window_ids: set[bytes] = yield ("set_members", (self.registry_key,))
+        yield ("delete", (self._views([own], window_ids),))
+        return removed
+
+    def friends_of(self, member: Member) -> Steps[set[Member]]:
+        """The member's friends (without the member)."""
+        own = member_bytes(member)
+        found: set[bytes] = yield ("set_members", (self.keys.friends(own),))
+        return {self.member_out(friend) for friend in found if friend != own}
+
+    def friends_board(
+        self, member: Member, style: RankStyle | str | None, window: str | Window | None
+    ) -> Steps[list[Entry]]:
+        """The member and its friends ranked among themselves, best first (at most
+        ``max_page_size``)."""
+        if self.lex is not None:
+            raise self.unsupported("friends_board", "friend sets of encoded members")
+        own = member_bytes(member)
+        window_id, target = self.read_target(window)
+        limit = self.config.max_page_size
+        pairs: list[tuple[bytes, float]]
+        if self.cross_slot:
+            view = self.view_key(own, window_id)
+            pairs = yield ("range_all", (view, self.high_first, limit))
+            if not pairs:
+                size = yield (
+                    "intersect_store",
+                    (view, target.key, self.keys.friends(own), self.config.friends_cache_ms),
+                )
+                if size:
+                    pairs = yield ("range_all", (view, self.high_first, limit))
+        else:
+            friends: set[bytes] = yield ("set_members", (self.keys.friends(own),))
+            members = sorted(friends)
+            scores: list[float | None] = []
+            if members:
+                scores = yield ("scores", (target, members))
+            pairs = [(m, s) for m, s in zip(members, scores, strict=True) if s is not None]
+            # Board order: by score, ties by member bytes (descending on high-first boards).
+            pairs.sort(key=lambda pair: (pair[1], pair[0]), reverse=self.high_first)
+            del pairs[limit:]
+        if self.secondary and pairs:  # ties by the tie-break values (one HMGET)
+            keys = yield from self._tie_keys(window_id, [m for m, _ in pairs])
+            sign = -1.0 if self.high_first else 1.0
+            pairs.sort(key=lambda pair: (sign * pair[1], keys[pair[0]]))
+        numbers = ranks([score for _, score in pairs], self.style_of(style))
+        return [
+            Entry(self.member_out(m), self.score_out(s), rank)
+            for (m, s), rank in zip(pairs, numbers, strict=True)
+        ]
+
+    # -- member data and metadata ------------------------------------------------------------
+
+    def _hash_ttl(self) -> int | None:
+        if self.deadline_ms is None:
+            return None
+        return max(1, self.deadline_ms - self.backend_now_ms())
+
+    def set_member_data(
+        self, member: Member, display_name: str | None, metadata: Mapping[str, Any] | None
+    ) -> Steps[None]:
+        """Replace a member's data."""
+        if display_name is not None and not isinstance(display_name, str):
+            raise MemberDataError(f"display_name must be a str or None, not {display_name!r}")
+        blob = _dumps(
+            {"name": display_name, "meta": _json_object(metadata, "metadata")}, "metadata"
+        )
+        yield ("hash_set", (self.keys.data, {member_bytes(member): blob}, self._hash_ttl()))
+
+    def member_data(self, members: Sequence[Member]) -> Steps[dict[Member, MemberData]]:
+        """Data of the members that have some."""
+        members = list(members)
+        if len(members) > self.config.max_page_size:
+            raise PageSizeError(f"{len(members)} members exceed max_page_size")
+        if not members:
+            return {}
+        blobs: list[bytes | None] = yield (
+            "hash_get",
+            (self.keys.data, [member_bytes(member) for member in members]),
+        )
+        found: dict[Member, MemberData] = {}
+        for member, blob in zip(members, blobs, strict=True):
+            if blob is not None:
+                record = json.loads(blob)
+                found[member] = MemberData(member, record["name"], record["meta"])
+        return found
+
+    def set_metadata(self, metadata: Mapping[str, Any]) -> Steps[None]:
+        """Replace the board's metadata."""
+        blob = _dumps(_json_object(metadata, "board metadata"), "board metadata")
+        yield ("hash_set", (self.keys.meta, {b"metadata": blob}, self._hash_ttl()))
+
+    def metadata(self) -> Steps[dict[str, Any]]:
+        """The board's metadata ({} if never set)."""
+        found: list[bytes | None] = yield ("hash_get", (self.keys.meta, [b"metadata"]))
+        if found[0] is None:
+            return {}
+        value: dict[str, Any] = json.loads(found[0])
+        return value

@@ -1,0 +1,269 @@
+"""Submissions: validate and build requests, read outcomes back, rehydrate trimmed members."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..backends.base import (
+    Operator,
+    SubmitOutcome,
+    SubmitRequest,
+    Target,
+)
+from ..core._time import Instant
+from ..core.errors import OutOfRangeError, WindowError
+from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
+from ..core.models import Member
+from ._plan_core import (
+    PlanCore,
+    Steps,
+    from_ms,
+    member_bytes,
+    to_ms,
+)
+from ._plan_ties import tie_value_bytes
+from .config import _OPERATORS
+from .errors import BoardConfigError
+from .results import Submission, WindowResult
+
+__all__ = ["Prepared", "WritePlan", "check_tie"]
+
+
+def check_tie(value: int) -> int:
+    """A tie-break value: an int in the signed 64-bit range, else :class:`OutOfRangeError`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OutOfRangeError(f"a tie-break value is an int, not {value!r}")
+    if not LEX_INT_MIN <= value <= LEX_INT_MAX:
+        raise OutOfRangeError(f"tie-break value {value} is outside the signed 64-bit range")
+    return value
+
+
+@dataclass(slots=True)
+class Prepared:
+    """The requests of one submission call, and how to read their outcomes back."""
+
+    members: list[Member]
+    requests: list[SubmitRequest]
+    owners: list[int]
+    """Index into ``members`` of each request (a rehydrated member has two)."""
+    window_of: dict[bytes, str]
+    primary: str
+    register: list[str]
+    lookup: bool
+    tie: int | None = None
+    """The tie-break value to write after the scores (secondary boards only)."""
+
+
+class WritePlan(PlanCore):
+    """Submission steps of a board: prepare, finish, rehydrate."""
+
+    # -- submissions --------------------------------------------------------------------
+
+    def window_targets(self, instant: int) -> tuple[list[Target], dict[bytes, str], list[str], str]:
+        """The targets a submission at ``instant`` writes (with TTLs), the window id of each
+        key, the windows to register, and the primary window id."""
+        backend_now = self.backend_now_ms()
+        targets: list[Target] = []
+        window_of: dict[bytes, str] = {}
+        register: list[str] = []
+        deadline = self.deadline_ms
+        for slot in self._slots_at(instant):
+            target = slot.target
+            ttl: int | None = None
+            if slot.end_ms is not None:
+                ttl = slot.end_ms + self.retention_ms - backend_now
+                if ttl <= 0:
+                    continue  # past its retention: the key is (or is about to be) gone
+            if deadline is not None:
+                ttl = max(1, min(deadline - backend_now, ttl if ttl is not None else 1 << 62))
+            if ttl is not None:
+                target = Target(target.key, target.dense_key, target.counts_key, ttl)
+            targets.append(target)
+            window_of[target.key] = slot.window_id
+            if slot.window_id not in self._registered:
+                register.append(slot.window_id)
+        if not targets:
+            raise WindowError(
+                f"every window of {from_ms(instant).isoformat()} is past its retention; "
+                "nothing would be written"
+            )
+        primary = self._default_id(instant)
+        if self.keys.window(primary) not in window_of:
+            primary = window_of[targets[0].key]
+        return targets, window_of, register, primary
+
+    def prepare(
+        self,
+        items: Iterable[tuple[Member, float]],
+        operator: Operator | None,
+        at: Instant | None,
+        tie: int | None = None,
+    ) -> Prepared:
+        """The requests for submitting ``items`` (validated; nothing sent yet).
+
+        ``tie``: the tie-break value of a secondary board (default: the instant in ms).
+        """
+        if self.lex is not None:
+            raise BoardConfigError(
+                "a lexicographic board takes submit_lex_nonatomic(member, fields), not submit"
+            )
+        if tie is not None and not self.secondary:
+            raise BoardConfigError("tie= needs tie_break='secondary_nonatomic'")
+        op = self.config.operator if operator is None else operator
+        if op not in _OPERATORS:
+            raise BoardConfigError(f"unknown operator {op!r}; expected one of {sorted(_OPERATORS)}")
+        instant = self.now_ms() if at is None else to_ms(at)
+        self._check_time(instant)
+        if self.secondary:
+            tie = check_tie(instant if tie is None else tie)
+        targets, window_of, register, primary = self.window_targets(instant)
+        members: list[Member] = []
+        requests: list[SubmitRequest] = []
+        target_tuple = tuple(targets)
+        high_first, style, composite, keep = (
+            self.high_first,
+            self.style,
+            self.composite,
+            self.trim_to,
+        )
+        for member, value in items:
+            requests.append(
+                SubmitRequest(
+                    member_bytes(member),
+                    self._value(value, op),
+                    op,
+                    high_first,
+                    target_tuple,
+                    style,
+                    instant,
+                    composite,
+                    keep,
+                )
+            )
+            members.append(member)
+        lookup = self.on_trimmed_lookup is not None and op != "set" and bool(requests)
+        return Prepared(
+            members, requests, list(range(len(requests))), window_of, primary, register, lookup, tie
+        )
+
+    def _result(self, window_id: str, outcome: SubmitOutcome) -> WindowResult:
+        previous = outcome.previous_score
+        return WindowResult(
+            window_id,
+            self.score_out(outcome.score),
+            None if previous is None else self.score_out(previous),
+            outcome.rank,
+            outcome.previous_rank,
+            outcome.changed,
+        )
+
+    def finish(
+        self, prepared: Prepared, outcomes: Sequence[tuple[SubmitOutcome, ...]]
+    ) -> list[Submission]:
+        """Turn the backend's outcomes into one :class:`Submission` per submitted member."""
+        self._registered.update(prepared.register)
+        by_member: list[dict[str, WindowResult]] = [{} for _ in prepared.members]
+        window_of = prepared.window_of
+        for request, owner, results in zip(
+            prepared.requests, prepared.owners, outcomes, strict=True
+        ):
+            found = by_member[owner]
+            for target, outcome in zip(request.targets, results, strict=True):
+                window_id = window_of[target.key]
+                found[window_id] = self._result(window_id, outcome)
+        primary = prepared.primary
+        return [
+            Submission(member, found[primary], found)
+            for member, found in zip(prepared.members, by_member, strict=True)
+        ]
+
+    def finish_one(self, prepared: Prepared, outcomes: tuple[SubmitOutcome, ...]) -> Submission:
+        """:meth:`finish` for a single submission (the hot path)."""
+        self._registered.update(prepared.register)
+        window_of = prepared.window_of
+        found = {
+            window_of[target.key]: self._result(window_of[target.key], outcome)
+            for target, outcome in zip(prepared.requests[0].targets, outcomes, strict=True)
+        }
+        return Submission(prepared.members[0], found[prepared.primary], found)
+
+    def _rehydrate(self, prepared: Prepared, present: Sequence[float | None]) -> None:
+        """Split the requests of absent members: the primary window starts from the hook's
+        historical score, the other windows get the submission as it was."""
+        hook = self.on_trimmed_lookup
+        assert hook is not None
+        primary_key = self.keys.window(prepared.primary)
+        requests: list[SubmitRequest] = []
+        owners: list[int] = []
+        for owner, request in zip(prepared.owners, prepared.requests, strict=True):
+            historical = None if present[owner] is not None else hook(prepared.members[owner])
+            if historical is None:
+                requests.append(request)
+                owners.append(owner)
+                continue
+            start = self._value(historical, "set")
+            value = request.value
+            operator: Operator
+            if request.operator == "incr":
+                operator, value = "incr", start + value
+            elif request.operator == "decr":
+                operator, value = "incr", start - value
+            else:  # best
+                better = value > start if self.high_first else value < start
+                operator, value = "best", value if better else start
+            first = [t for t in request.targets if t.key == primary_key]
+            rest = tuple(t for t in request.targets if t.key != primary_key)
+            requests.append(
+                SubmitRequest(
+                    request.member, value, operator, request.high_first, tuple(first),
+                    request.style, request.now_ms, request.composite, request.keep,
+                )
+            )  # fmt: skip
+            owners.append(owner)
+            if rest:
+                request.targets = rest
+                requests.append(request)
+                owners.append(owner)
+        prepared.requests, prepared.owners = requests, owners
+
+    def submit_steps(self, prepared: Prepared) -> Steps[list[Submission]]:
+        """The general submission: window registration, rehydration lookup, then one
+        atomic backend call for every request."""
+        if prepared.register:
+            yield ("set_add", (self.registry_key, [w.encode() for w in prepared.register]))
+        if prepared.lookup:
+            primary = self.target(prepared.primary)
+            members = [request.member for request in prepared.requests]
+            present: list[float | None] = yield ("scores", (primary, members))
+            self._rehydrate(prepared, present)
+        if len(prepared.requests) == 1:
+            outcome = yield ("submit", (prepared.requests[0],))
+            outcomes = [outcome]
+        else:
+            outcomes = yield ("submit_batch", (prepared.requests,))
+        if prepared.tie is not None:
+            yield from self._write_ties(prepared, outcomes, prepared.tie)
+        return self.finish(prepared, outcomes)
+
+    def _write_ties(
+        self, prepared: Prepared, outcomes: Sequence[tuple[SubmitOutcome, ...]], tie: int
+    ) -> Steps[None]:
+        """Secondary boards: HSET the tie-break value in each window whose score changed.
+
+        A second call after the atomic submission, hence ``secondary_nonatomic``. To make
+        it atomic the contract needs the submission itself to write it: a field
+        ``SubmitRequest.tie: bytes | None`` (the value) meaning "when the score changes in a
+        target, HSET <ties key of that target> member value, with the target's TTL; HDEL
+        it when the member is trimmed or removed", and ``Target.ties_key``.
+        """
+        value = tie_value_bytes(tie)
+        writes: dict[str, tuple[int | None, dict[bytes, bytes]]] = {}
+        window_of = prepared.window_of
+        for request, results in zip(prepared.requests, outcomes, strict=True):
+            for target, outcome in zip(request.targets, results, strict=True):
+                if outcome.changed:
+                    window_id = window_of[target.key]
+                    writes.setdefault(window_id, (target.ttl_ms, {}))[1][request.member] = value
+        for window_id, (ttl, fields) in writes.items():
+            yield ("hash_set", (self.ties_key(window_id), fields, ttl))

@@ -1,0 +1,87 @@
+"""Result types specific to boards: a submission across windows, and member data.
+
+Reads return the shared types of :mod:`ranked.core.models` (Entry, Page, Around,
+MemberRank). A submission needs more than :class:`ranked.core.models.SubmitResult`
+says: it writes to several windows at once, and a member trimmed by ``keep`` has no
+rank, so it gets :class:`Submission`, whose ``rank`` may be ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.models import Member
+
+__all__ = ["MemberData", "Submission", "WindowResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class WindowResult:
+    """What one submission did to one window.
+
+    Scores are the board's plain scores (a time tie-break board decodes its packed
+    values); ``rank`` is ``None`` when ``keep`` trimmed the member right away.
+    """
+
+    window: str
+    score: float
+    previous_score: float | None
+    rank: int | None
+    previous_rank: int | None
+    changed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """What one submission did: the board's primary window first, every window by id.
+
+    The primary window is the one reads use by default (the board's first window kind,
+    at the submission's instant). ``score``, ``rank``... are those of the primary
+    window; ``windows`` maps every window id written to its :class:`WindowResult`.
+    """
+
+    member: Member
+    primary: WindowResult
+    windows: Mapping[str, WindowResult] = field(default_factory=dict)
+
+    @property
+    def window(self) -> str:
+        """The primary window's id."""
+        return self.primary.window
+
+    @property
+    def score(self) -> float:
+        """The member's score in the primary window after the submission."""
+        return self.primary.score
+
+    @property
+    def previous_score(self) -> float | None:
+        """The score before (``None``: the member was new to the window)."""
+        return self.primary.previous_score
+
+    @property
+    def rank(self) -> int | None:
+        """The rank after, in the board's rank style (``None``: trimmed by ``keep``)."""
+        return self.primary.rank
+
+    @property
+    def previous_rank(self) -> int | None:
+        """The rank before (``None``: the member was new to the window)."""
+        return self.primary.previous_rank
+
+    @property
+    def changed(self) -> bool:
+        """Whether the stored score changed (a worse ``best`` submission changes nothing)."""
+        return self.primary.changed
+
+
+@dataclass(frozen=True, slots=True)
+class MemberData:
+    """What a board knows about a member besides its score: a display name and JSON
+    metadata (a dict of JSON values)."""
+
+    member: Member
+    display_name: str | None
+    metadata: Mapping[str, Any]

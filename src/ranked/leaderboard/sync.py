@@ -1,0 +1,401 @@
+"""``Leaderboard``: a board on any synchronous backend (memory, Redis, Redis Cluster).
+
+Each method is a thin shell: the logic lives in :mod:`ranked.leaderboard._plan`, shared
+with :class:`ranked.leaderboard.aio.AsyncLeaderboard`. Complexities are per backend call
+(n = members in the window, k = members asked for or returned). "Atomic" means one
+backend operation: under one lock on ``memory://``, one Lua script on Redis and Redis
+Cluster. Operations made of several backend calls say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import timedelta
+from types import TracebackType
+from typing import Any, Self
+
+from ..backends.base import Backend, Operator
+from ..core._time import Instant
+from ..core.lex import LexLayout
+from ..core.models import Around, Entry, Member, MemberRank, Page
+from ..core.ranks import RankStyle
+from ..core.scores import ScoreAt, TimeTiebreak
+from ..core.windows import Season, Window, WindowKind, WindowPlan
+from ._plan import BoardPlan, TrimmedLookup, from_ms, run_sync, to_ms
+from ._plan_lex import LexFields
+from .config import DEFAULT_MAX_PAGE_SIZE, BoardConfig, TieBreak, window_plan
+from .results import MemberData, Submission
+
+__all__ = ["Leaderboard", "submit_to_boards_nonatomic"]
+
+WindowArg = str | Window | None
+
+
+class Leaderboard:
+    """A leaderboard: members with scores, ranked, in one or more time windows.
+
+    ``backend`` is a :class:`~ranked.backends.base.Backend` or a URL for
+    :func:`ranked.backends.factory.open_backend` (the board then owns and closes it).
+    See :class:`~ranked.leaderboard.config.BoardConfig` for the options; ``clock``
+    (Unix ms) overrides the backend's clock for choosing windows and stamping time
+    tie-breaks (TTLs always count on the backend's clock); ``on_trimmed_lookup``
+    rehydrates members trimmed by ``keep`` (see :meth:`submit`); ``bytes_members``
+    returns members as ``bytes`` (default: ``str`` when they are UTF-8).
+    """
+
+    def __init__(
+        self,
+        backend: Backend | str,
+        name: str,
+        *,
+        higher_is_better: bool = True,
+        operator: Operator = "best",
+        tie_break: TieBreak | TimeTiebreak | LexLayout = "member",
+        windows: WindowPlan | Sequence[str | WindowKind] | str = ("all",),
+        rank_style: RankStyle | str = RankStyle.COMPETITION,
+        keep: int | None = None,
+        keep_buffer: int = 0,
+        max_page_size: int = DEFAULT_MAX_PAGE_SIZE,
+        namespace: str = "rk",
+        friends_cache_ms: int = 2000,
+        clock: Callable[[], int] | None = None,
+        on_trimmed_lookup: TrimmedLookup | None = None,
+        bytes_members: bool = False,
+    ) -> None:
+        config = BoardConfig(
+            name,
+            higher_is_better,
+            operator,
+            tie_break,
+            window_plan(windows),
+            RankStyle.parse(rank_style),
+            keep,
+            keep_buffer,
+            max_page_size,
+            namespace,
+            friends_cache_ms,
+        )
+        self._owns_backend = isinstance(backend, str)
+        self.backend: Backend = _open(backend) if isinstance(backend, str) else backend
+        backend = self.backend
+        self.config = config
+        self._plan = BoardPlan(
+            config,
+            backend.now_ms,
+            clock=clock,
+            on_trimmed_lookup=on_trimmed_lookup,
+            bytes_members=bytes_members,
+            cross_slot=backend.cross_slot,
+        )
+
+    @property
+    def name(self) -> str:
+        """The board's name (inside every key's hash tag)."""
+        return self.config.name
+
+    def __repr__(self) -> str:
+        return f"Leaderboard({self.backend.url!r}, {self.name!r})"
+
+    # -- writes -----------------------------------------------------------------------
+
+    def submit(
+        self,
+        member: Member,
+        score: float,
+        *,
+        operator: Operator | None = None,
+        at: Instant | None = None,
+        tie: int | None = None,
+    ) -> Submission:
+        """Submit a score to every window open at ``at`` (default: now), atomically.
+
+        ``tie`` (only with ``tie_break="secondary_nonatomic"``): the member's tie-break
+        value, lower wins among equal scores (default: the instant in Unix ms). It is
+        written by a second call after the score, only where the score changed: not
+        atomic with it.
+
+        ``operator`` overrides the board's (best / set / incr / decr). ``at`` (aware
+        datetime or Unix seconds) imports history or pins time in tests; windows past
+        their retention at that instant are skipped. On a time tie-break board,
+        ``score`` is an int and ``at`` is also the achieved-at time.
+
+        With ``on_trimmed_lookup`` and operator incr/decr/best, a member absent from the
+        primary window first gets its historical score from the hook (one extra read;
+        not atomic with the write: two concurrent first submissions of one trimmed
+        member may both rehydrate). O(windows * log n). Redis: one script
+        (ZSCORE, ZADD, companions, PEXPIRE, ranks per window); atomic on every backend.
+        """
+        plan = self._plan
+        prepared = plan.prepare(((member, score),), operator, at, tie)
+        if prepared.register or prepared.lookup or prepared.tie is not None:
+            return run_sync(self.backend, plan.submit_steps(prepared))[0]
+        return plan.finish_one(prepared, self.backend.submit(prepared.requests[0]))
+
+    def submit_many(
+        self,
+        scores: Mapping[str, float] | Mapping[bytes, float] | Iterable[tuple[Member, float]],
+        *,
+        operator: Operator | None = None,
+        at: Instant | None = None,
+    ) -> list[Submission]:
+        """Submit many (member, score) pairs in order, atomically as a whole, in one
+        round trip. O(k * windows * log n). Redis: one script for the batch."""
+        items: Iterable[tuple[Member, float]] = (
+            scores.items() if isinstance(scores, Mapping) else scores
+        )
+        prepared = self._plan.prepare(items, operator, at)
+        if not prepared.requests:
+            return []
+        return run_sync(self.backend, self._plan.submit_steps(prepared))
+
+    def submit_lex_nonatomic(
+        self,
+        member: Member,
+        fields: LexFields,
+        *,
+        operator: Operator | None = None,
+        at: Instant | None = None,
+    ) -> Submission:
+        """Write a member's fields on a lexicographic board (``tie_break=LexLayout(...)``):
+        stored at score 0 as ``layout.encode(fields, member)``, ordered by bytes. ``fields``
+        is an int for a one-field layout. Operator ``set`` or ``best`` (keeps the smaller
+        encoding). Several backend calls per window (HMGET, ranks, remove, add, HSET):
+        NOT atomic; concurrent writes of one member may leave two entries for it."""
+        steps = self._plan.submit_lex_steps(((member, fields),), operator, at)
+        return (run_sync(self.backend, steps))[0]
+
+    def remove(self, member: Member) -> bool:
+        """Remove a member from every window, with its data and friend set; True if
+        anything was removed. Several backend calls (each atomic): O(windows * log n)."""
+        return run_sync(self.backend, self._plan.remove(member))
+
+    def clear(self) -> int:
+        """Delete every key of the board (all windows, member data, metadata, friends);
+        returns how many existed. Redis: SMEMBERS x2 then DEL. Not atomic as a whole."""
+        return run_sync(self.backend, self._plan.clear())
+
+    def expire_at(self, when: Instant) -> None:
+        """Expire every key of the board at ``when`` (PEXPIREAT); later writes through
+        this object inherit the deadline. Several backend calls."""
+        run_sync(self.backend, self._plan.expire_at(to_ms(when)))
+
+    def expire_after_end(self, season: str | Season, delay: timedelta) -> None:
+        """Expire the board ``delay`` after one of its seasons ends."""
+        deadline = self._plan.season_end_ms(season) + delay // timedelta(milliseconds=1)
+        run_sync(self.backend, self._plan.expire_at(deadline))
+
+    # -- reads --------------------------------------------------------------------------
+
+    def score(self, member: Member, *, window: WindowArg = None) -> float | None:
+        """The member's score, None if absent. O(1). Redis: ZMSCORE. Atomic."""
+        return run_sync(self.backend, self._plan.score(member, window))
+
+    def score_at(self, member: Member, *, window: WindowArg = None) -> ScoreAt | None:
+        """(score, achieved-at) on a time tie-break board. O(1). Redis: ZMSCORE."""
+        return run_sync(self.backend, self._plan.score_at(member, window))
+
+    def decode(self, raw: float) -> ScoreAt:
+        """Split a stored packed value (e.g. a cursor's) into (score, achieved-at)."""
+        return self._plan.decode(raw)
+
+    def rank(
+        self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
+    ) -> int | None:
+        """The member's 1-based rank in ``style`` (default: the board's), None if absent.
+        O(log n) in every style. Redis: one script (ZSCORE + ZREVRANK / ZCOUNT / dense
+        companion ZCOUNT). Atomic."""
+        found = run_sync(self.backend, self._plan.entry_of(member, style, window))
+        return None if found is None else found.rank
+
+    def entry(
+        self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
+    ) -> Entry | None:
+        """The member's score and rank, None if absent. O(log n). Atomic."""
+        return run_sync(self.backend, self._plan.entry_of(member, style, window))
+
+    def ranks_of(
+        self,
+        members: Sequence[Member],
+        *,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+    ) -> list[MemberRank]:
+        """Ranks of many members sorted by rank (board order); absent members last with
+        ``found`` False. At most ``max_page_size`` members. O(k log n). Atomic."""
+        return run_sync(self.backend, self._plan.ranks_of(members, style, window))
+
+    def top(
+        self, n: int = 10, *, style: RankStyle | str | None = None, window: WindowArg = None
+    ) -> list[Entry]:
+        """The best ``n`` entries (n <= max_page_size). O(log n + n).
+        Redis: one script (ZRANGE REV + first rank). Atomic."""
+        return run_sync(self.backend, self._plan.top(n, style, window))
+
+    def page(
+        self,
+        cursor: str | None = None,
+        *,
+        size: int | None = None,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+    ) -> Page:
+        """A page best first and an opaque cursor to the next (None: no more).
+
+        Keyset paging: the next page starts strictly after the last (score, member), so
+        writes between pages neither repeat nor skip members. The cursor remembers its
+        window and size. O(log n + size). Redis: one script. Atomic.
+        """
+        return run_sync(self.backend, self._plan.page(cursor, size, style, window))
+
+    def page_at(
+        self,
+        offset: int,
+        size: int,
+        *,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+    ) -> Page:
+        """The page at 0-based position ``offset`` (and a cursor to the next).
+        O(log n + size). Redis: one script. Atomic."""
+        return run_sync(self.backend, self._plan.page_at(offset, size, style, window))
+
+    def around(
+        self,
+        member: Member,
+        before: int = 5,
+        after: int = 5,
+        *,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+    ) -> Around:
+        """Up to before + 1 + after entries containing the member; shifted (not shrunk)
+        at the edges: near the top it fills from below, near the bottom from above.
+        O(log n + size). Redis: one script (ZREVRANK + ZREVRANGE). Atomic."""
+        return run_sync(self.backend, self._plan.around(member, before, after, style, window))
+
+    def count(self, *, window: WindowArg = None) -> int:
+        """Members in the window. O(1). Redis: ZCARD."""
+        return run_sync(self.backend, self._plan.count(window))
+
+    def count_between(self, low: float, high: float, *, window: WindowArg = None) -> int:
+        """Members with low <= score <= high. O(log n). Redis: ZCOUNT."""
+        return run_sync(self.backend, self._plan.count_between(low, high, window))
+
+    def between(
+        self,
+        low: float,
+        high: float,
+        *,
+        offset: int = 0,
+        count: int | None = None,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+    ) -> list[Entry]:
+        """Entries with low <= score <= high, best first, skipping ``offset``, at most
+        ``count`` (default and cap: max_page_size). O(log n + offset + count).
+        Redis: one script (ZRANGE BYSCORE [REV] LIMIT + first rank). Atomic."""
+        return run_sync(self.backend, self._plan.between(low, high, offset, count, style, window))
+
+    def percentile(self, member: Member, *, window: WindowArg = None) -> float | None:
+        """Percentage (0 <= p < 100) of the window's members with a strictly worse score
+        than ``member`` (plain scores: time tie-breaks do not count); None if absent.
+        Three reads (ZMSCORE, ZCARD, ZCOUNT), O(log n); not atomic as a whole."""
+        return run_sync(self.backend, self._plan.percentile(member, window))
+
+    def window_id(self, window: WindowArg = None) -> str:
+        """The id of the window a read with this ``window`` argument uses now."""
+        return self._plan.window_id(window)
+
+    # -- friends -----------------------------------------------------------------------------
+
+    def add_friends(self, member: Member, friends: Iterable[Member]) -> int:
+        """Add to the member's friend set (on this board); returns how many were new.
+        Invalidates the member's cached friend views. Redis: SADD + DEL."""
+        return run_sync(self.backend, self._plan.add_friends(member, friends))
+
+    def remove_friends(self, member: Member, friends: Iterable[Member]) -> int:
+        """Remove from the member's friend set; invalidates its cached views. Redis: SREM."""
+        return run_sync(self.backend, self._plan.remove_friends(member, friends))
+
+    def friends(self, member: Member) -> set[Member]:
+        """The member's friends. O(k). Redis: SMEMBERS."""
+        return run_sync(self.backend, self._plan.friends_of(member))
+
+    def friends_board(
+        self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
+    ) -> list[Entry]:
+        """The member and its friends ranked among themselves, best first.
+
+        One node (memory, Redis): the intersection board ∩ friends is stored in a view
+        key cached ``friends_cache_ms`` (ZINTERSTORE + PEXPIRE, then ZRANGE); Redis
+        Cluster: SMEMBERS then ZMSCORE, ranked here. O(f log n).
+        """
+        return run_sync(self.backend, self._plan.friends_board(member, style, window))
+
+    # -- member data and metadata ---------------------------------------------------------
+
+    def set_member_data(
+        self,
+        member: Member,
+        display_name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Replace a member's display name and JSON metadata (lives as long as the board).
+        Redis: HSET on the board's data hash. Atomic."""
+        run_sync(self.backend, self._plan.set_member_data(member, display_name, metadata))
+
+    def member_data(self, members: Sequence[Member]) -> dict[Member, MemberData]:
+        """Data of those members that have some. O(k). Redis: HMGET."""
+        return run_sync(self.backend, self._plan.member_data(members))
+
+    def set_metadata(self, metadata: Mapping[str, Any]) -> None:
+        """Replace the board's JSON metadata (shared by every process). Redis: HSET."""
+        run_sync(self.backend, self._plan.set_metadata(metadata))
+
+    def metadata(self) -> dict[str, Any]:
+        """The board's metadata ({} if never set). Redis: HMGET."""
+        return run_sync(self.backend, self._plan.metadata())
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the backend if this board opened it from a URL."""
+        if self._owns_backend:
+            self.backend.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def submit_to_boards_nonatomic(
+    boards: Iterable[Leaderboard],
+    member: Member,
+    score: float,
+    *,
+    operator: Operator | None = None,
+    at: Instant | None = None,
+) -> list[Submission]:
+    """Submit one score to many boards (fan-out): atomic per board, NOT across boards.
+
+    One instant is used for every board (``at``, else the first board's now), so the
+    windows agree. If a board fails, the boards before it keep their writes.
+    """
+    board_list = list(boards)
+    if not board_list:
+        return []
+    when: Instant = at if at is not None else from_ms(board_list[0]._plan.now_ms())
+    return [board.submit(member, score, operator=operator, at=when) for board in board_list]
+
+
+def _open(url: str) -> Backend:
+    from ..backends.factory import open_backend  # lazily: it imports redis-py
+
+    return open_backend(url)

@@ -1,0 +1,101 @@
+"""Rank styles and tie orders, including seed 000's worked examples (every backend)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ranked.core.errors import UnknownRankStyleError
+from ranked.core.ranks import ranks
+from ranked.leaderboard import Leaderboard
+
+from .conftest import Env
+
+SCORES = {"ann": 100, "ben": 100, "cat": 90, "dan": 80}
+
+
+@pytest.mark.parametrize(
+    ("style", "expected"),
+    [("competition", [1, 1, 3, 4]), ("dense", [1, 1, 2, 3]), ("unique", [1, 2, 3, 4])],
+)
+def test_rank_styles_of_seed_000(env: Env, style: str, expected: list[int]) -> None:
+    board = Leaderboard(env.backend, "styles", rank_style=style)
+    board.submit_many(SCORES)
+    assert [entry.rank for entry in board.top(4)] == expected
+    assert [board.rank(m) for m in ("ben", "ann", "cat", "dan")] == expected
+    # the same through the per-call override on a board with another default
+    other = Leaderboard(env.backend, "styles")
+    assert [entry.rank for entry in other.top(4, style=style)] == expected
+    assert ranks([100, 100, 90, 80], style) == expected
+
+
+def test_member_tie_break_is_redis_order_seed_000(env: Env) -> None:
+    board = Leaderboard(env.backend, "lex", operator="set")
+    board.submit_many([("alice", 100), ("bob", 100), ("charlie", 100)])
+    assert [entry.member for entry in board.top(3)] == ["charlie", "bob", "alice"]
+    assert [board.rank(m, style="unique") for m in ("charlie", "bob", "alice")] == [1, 2, 3]
+    low = Leaderboard(env.backend, "lexlow", higher_is_better=False, operator="set")
+    low.submit_many([("bob", 1), ("charlie", 1), ("alice", 1)])
+    assert [entry.member for entry in low.top(3)] == ["alice", "bob", "charlie"]
+
+
+def test_time_tie_break_earlier_achiever_wins(env: Env) -> None:
+    # Seed 000: with a time tie-break the order follows who got there first.
+    board = Leaderboard(env.backend, "timed", tie_break="time")
+    t0 = 1_790_000_000
+    board.submit("charlie", 100, at=t0)
+    board.submit("bob", 100, at=t0 + 1)
+    board.submit("alice", 100, at=t0 + 2)
+    assert [entry.member for entry in board.top(3)] == ["charlie", "bob", "alice"]
+    assert [entry.score for entry in board.top(3)] == [100, 100, 100]
+    assert [entry.rank for entry in board.top(3)] == [1, 2, 3]
+    reverse = Leaderboard(env.backend, "timed2", tie_break="time")
+    for offset, member in enumerate(["alice", "bob", "charlie"]):
+        reverse.submit(member, 100, at=t0 + offset)
+    assert [entry.member for entry in reverse.top(3)] == ["alice", "bob", "charlie"]
+
+
+def test_unknown_rank_style(env: Env) -> None:
+    board = Leaderboard(env.backend, "styles")
+    with pytest.raises(UnknownRankStyleError):
+        board.top(3, style="olympic")
+    with pytest.raises(UnknownRankStyleError):
+        Leaderboard(env.backend, "styles", rank_style="olympic")
+
+
+def test_rank_of_absent_member_is_none(env: Env) -> None:
+    board = Leaderboard(env.backend, "styles")
+    board.submit("ann", 1)
+    assert board.rank("nobody") is None
+    assert board.entry("nobody") is None
+    assert board.score("nobody") is None
+
+
+def test_ranks_of_sorted_with_missing_last(env: Env) -> None:
+    board = Leaderboard(env.backend, "styles", rank_style="competition")
+    board.submit_many(SCORES)
+    found = board.ranks_of(["dan", "zed", "ann", "ben", "yan", "cat"])
+    assert [(r.member, r.rank, r.found) for r in found] == [
+        ("ben", 1, True),
+        ("ann", 1, True),
+        ("cat", 3, True),
+        ("dan", 4, True),
+        ("zed", None, False),
+        ("yan", None, False),
+    ]
+    assert found[0].score == 100.0 and found[4].score is None
+    assert board.ranks_of([]) == []
+    dense = board.ranks_of(["dan", "cat"], style="dense")
+    assert [(r.member, r.rank) for r in dense] == [("cat", 2), ("dan", 3)]
+
+
+def test_ranks_in_large_tie_groups_match_the_reference(env: Env) -> None:
+    board = Leaderboard(env.backend, "big", operator="set")
+    pairs = [(f"m{i:03d}", float(i % 7)) for i in range(60)]
+    board.submit_many(pairs)
+    ordered = sorted(pairs, key=lambda p: (p[1], p[0].encode()), reverse=True)
+    for style in ("unique", "competition", "dense"):
+        expected = ranks([score for _, score in ordered], style)
+        got = board.page_at(0, 60, style=style).entries
+        assert [(e.member, e.rank) for e in got] == [
+            (m, r) for (m, _), r in zip(ordered, expected, strict=True)
+        ]
