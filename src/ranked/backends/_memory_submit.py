@@ -16,11 +16,14 @@ from typing import Final, Literal, cast
 
 from ..engine.keyspace import Keyspace
 from ..engine.zset import SortedSet
-from ..errors import InvalidScoreError
+from ..errors import InvalidScoreError, ResponseError
 from ._memory_composite import check_layout, integer_score, pack, stored_score
 from .base import Composite, SubmitOutcome, SubmitRequest, Target
 
-__all__ = ["STYLES", "Journal", "apply_submit", "submit_single"]
+__all__ = ["STYLES", "WRONGTYPE", "Hash", "Journal", "apply_submit", "submit_single", "ties_hash"]
+
+Hash = dict[bytes, bytes]
+WRONGTYPE: Final = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 EngineStyle = Literal["unique", "competition", "dense"]
 STYLES: Final = frozenset(("unique", "competition", "dense"))
@@ -31,18 +34,20 @@ _OPERATORS: Final = frozenset(("best", "set", "incr", "decr"))
 class Journal:
     """What a batch changed so far, to put back exactly when a later submission fails."""
 
-    __slots__ = ("keys", "members")
+    __slots__ = ("fields", "keys", "members")
 
     def __init__(self) -> None:
-        # key -> (its sorted set before the batch or None, its deadline before the batch)
-        self.keys: dict[bytes, tuple[SortedSet | None, int | None]] = {}
+        # key -> (its value before the batch or None, its deadline before the batch)
+        self.keys: dict[bytes, tuple[SortedSet | Hash | None, int | None]] = {}
         # (sorted set, member, score before the change or None), in the order applied
         self.members: list[tuple[SortedSet, bytes, float | None]] = []
+        # (ties hash, field, value before the change or None), in the order applied
+        self.fields: list[tuple[Hash, bytes, bytes | None]] = []
 
-    def touch(self, keyspace: Keyspace, key: bytes, zset: SortedSet | None) -> None:
+    def touch(self, keyspace: Keyspace, key: bytes, value: SortedSet | Hash | None) -> None:
         """Remember ``key`` as it was before its first change in this batch."""
         if key not in self.keys:
-            self.keys[key] = (zset, keyspace.deadline(key) if zset is not None else None)
+            self.keys[key] = (value, keyspace.deadline(key) if value is not None else None)
 
     def rollback(self, keyspace: Keyspace) -> None:
         """Undo every recorded change, newest first, then restore keys and deadlines."""
@@ -51,6 +56,11 @@ class Journal:
                 zset.remove(member)
             else:
                 zset.add(member, score)
+        for ties, field, value in reversed(self.fields):
+            if value is None:
+                ties.pop(field, None)
+            else:
+                ties[field] = value
         for key, (before, deadline) in self.keys.items():
             if before is None:
                 keyspace.delete(key)
@@ -58,6 +68,20 @@ class Journal:
             keyspace.store(key, before)
             if deadline is not None:
                 keyspace.put_deadline(key, deadline)
+
+
+def ties_hash(keyspace: Keyspace, key: bytes, create: bool) -> Hash | None:
+    """The ties hash at ``key`` (created empty with ``create``); WRONGTYPE for another type."""
+    value = keyspace.get(key)
+    if value is None:
+        if not create:
+            return None
+        fresh: Hash = {}
+        keyspace.store(key, fresh)
+        return fresh
+    if not isinstance(value, dict):
+        raise ResponseError(WRONGTYPE)
+    return value
 
 
 def _check_request(request: SubmitRequest) -> None:
@@ -125,6 +149,8 @@ def _plan(
     planned: dict[bytes, float] = {}
     for target in request.targets:
         zset = keyspace.zset(target.key)
+        if target.ties_key is not None:
+            ties_hash(keyspace, target.ties_key, create=False)  # WRONGTYPE before any write
         if target.key in planned:  # the same key twice: the second write sees the first
             old: float | None = planned[target.key]
         else:
@@ -156,8 +182,9 @@ def submit_single(keyspace: Keyspace, request: SubmitRequest) -> tuple[SubmitOut
         or style not in STYLES
         or (keep is not None and keep < 0)
         or (ttl_ms is not None and ttl_ms <= 0)
+        or target.ties_key is not None
     ):
-        return apply_submit(keyspace, request, None)  # the general path raises the error
+        return apply_submit(keyspace, request, None)  # errors and tie values: the general path
     member = request.member
     reverse = request.high_first
     key = target.key
@@ -186,7 +213,7 @@ def submit_single(keyspace: Keyspace, request: SubmitRequest) -> tuple[SubmitOut
             if changed:
                 zset.add(member, new)
     if keep is not None and len(zset) > keep:
-        _trim(zset, len(zset) - keep, reverse, None)
+        _trim(zset, len(zset) - keep, reverse, None, None)
     if ttl_ms is not None:
         keyspace.put_deadline(key, keyspace.now_ms() + ttl_ms)
     return (
@@ -205,6 +232,7 @@ def apply_submit(
     style = cast(EngineStyle, request.style)
     reverse = request.high_first
     keep = request.keep
+    tie = request.tie
     outcomes = []
     for target, zset, old, new in plans:
         key = target.key
@@ -223,20 +251,61 @@ def apply_submit(
             if journal is not None:
                 journal.members.append((zset, member, old))
             zset.add(member, new)
+        ties_key = target.ties_key
+        if ties_key is not None and changed and tie is not None:
+            _set_tie(keyspace, ties_key, member, tie, journal)
         if keep is not None and len(zset) > keep:
-            _trim(zset, len(zset) - keep, reverse, journal)
+            trim_ties = None if ties_key is None else (keyspace, ties_key)
+            _trim(zset, len(zset) - keep, reverse, journal, trim_ties)
         if target.ttl_ms is not None:
-            keyspace.put_deadline(key, keyspace.now_ms() + target.ttl_ms)
+            deadline = keyspace.now_ms() + target.ttl_ms
+            keyspace.put_deadline(key, deadline)
+            if ties_key is not None and keyspace.get(ties_key) is not None:
+                keyspace.put_deadline(ties_key, deadline)
         rank = zset.rank(member, style=style, reverse=reverse)
         outcomes.append(SubmitOutcome(new, old, rank, previous_rank, changed))
     return tuple(outcomes)
 
 
-def _trim(zset: SortedSet, excess: int, high_first: bool, journal: Journal | None) -> None:
-    """Remove the ``excess`` worst members (the last ones in board order)."""
-    start, stop = (0, excess - 1) if high_first else (-excess, -1)
+def _set_tie(
+    keyspace: Keyspace, ties_key: bytes, member: bytes, tie: bytes, journal: Journal | None
+) -> None:
+    """HSET ties_key member tie, recorded in the journal."""
+    ties = ties_hash(keyspace, ties_key, create=False)
     if journal is not None:
-        for worst, score in zset.range_by_index(start, stop):
-            assert isinstance(worst, bytes)
-            journal.members.append((zset, worst, score))
+        journal.touch(keyspace, ties_key, ties)
+    if ties is None:
+        ties = ties_hash(keyspace, ties_key, create=True)
+        assert ties is not None
+    if journal is not None:
+        journal.fields.append((ties, member, ties.get(member)))
+    ties[member] = bytes(tie)
+
+
+def _trim(
+    zset: SortedSet,
+    excess: int,
+    high_first: bool,
+    journal: Journal | None,
+    ties: tuple[Keyspace, bytes] | None,
+) -> None:
+    """Remove the ``excess`` worst members (the last ones in board order), and their
+    fields of the ties hash (``ties``: the keyspace and the hash's key)."""
+    start, stop = (0, excess - 1) if high_first else (-excess, -1)
+    if journal is not None or ties is not None:
+        worst = zset.range_by_index(start, stop)
+        if journal is not None:
+            for gone, score in worst:
+                assert isinstance(gone, bytes)
+                journal.members.append((zset, gone, score))
+        if ties is not None:
+            stored = ties_hash(ties[0], ties[1], create=False)
+            if stored is not None:
+                if journal is not None:
+                    journal.touch(ties[0], ties[1], stored)
+                for gone, _ in worst:
+                    assert isinstance(gone, bytes)
+                    value = stored.pop(gone, None)
+                    if journal is not None and value is not None:
+                        journal.fields.append((stored, gone, value))
     zset.remove_range_by_index(start, stop)

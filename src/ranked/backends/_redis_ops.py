@@ -215,10 +215,16 @@ def _encode_request(request: SubmitRequest, keys: list[bytes], args: list[Arg]) 
         args += (0, 0, 0, 0, 0)
     else:
         args += (1, *_packing(request.composite, value, request.now_ms))
+    tie = request.tie
+    args += (0, b"") if tie is None else (1, bytes(tie))
     args.append(len(request.targets))
     for target in request.targets:
         keys += (target.key, target.dense_key, target.counts_key)
-        args.append(_ttl(target.ttl_ms))
+        if target.ties_key is None:
+            args += (_ttl(target.ttl_ms), 0)
+        else:
+            keys.append(target.ties_key)
+            args += (_ttl(target.ttl_ms), 1)
 
 
 def _outcome(reply: Any) -> SubmitOutcome:
@@ -381,11 +387,18 @@ def range_all(key: bytes, high_first: bool, limit: int) -> Call[list[tuple[bytes
 
 
 def remove(targets: Sequence[Target], members: Sequence[bytes]) -> Call[int]:
-    """Script ``remove``: ZREM from every target, companions kept right."""
+    """Script ``remove``: ZREM from every target, companions kept right, HDEL from each
+    target's ties hash."""
     if not targets or not members:
         return _nothing(0)
-    keys = [key for t in targets for key in (t.key, t.dense_key, t.counts_key)]
-    return Call("remove", keys, list(members), int)
+    keys: list[bytes] = []
+    args: list[Arg] = [len(targets)]
+    for t in targets:
+        keys += (t.key, t.dense_key, t.counts_key)
+        if t.ties_key is not None:
+            keys.append(t.ties_key)
+        args.append(0 if t.ties_key is None else 1)
+    return Call("remove", keys, [*args, *members], int)
 
 
 def delete(keys: Sequence[bytes]) -> Call[int]:

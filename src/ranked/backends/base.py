@@ -32,6 +32,12 @@ Conventions shared by every operation:
 - Time: ``now_ms()`` is the backend's clock in Unix milliseconds: the local clock for memory
   (injectable for tests), the Redis server's clock (``TIME``, offset measured on connect and
   refreshed) for Redis. Features pass it to requests so one submission uses one instant.
+- Tie values (secondary tie-break): a :class:`Target` may name a ``ties_key``, a hash
+  member -> tie-break value (opaque bytes, compared by the feature, never by the backend).
+  A submission carrying ``tie`` writes it there (HSET) in every target whose score it
+  changed, in the same atomic step; members that leave a target (``remove``, or trimmed
+  by ``keep``) lose their field (HDEL) in the same step. The ties hash gets the target's
+  TTL like the companions.
 - Errors: a value that is not a finite number raises ``InvalidScoreError``; a composite score
   outside its budget raises ``ranked.core.errors.OutOfRangeError``; a server that cannot be
   reached raises :class:`BackendUnavailableError`. On error nothing changes.
@@ -72,6 +78,10 @@ class Target:
     ttl_ms: int | None = None
     """On writes: the TTL (ms) to set on the key and its companions; None leaves them
     without expiry (all-time boards)."""
+    ties_key: bytes | None = None
+    """The hash member -> tie-break value kept in step with this set (same hash slot):
+    written by submissions that carry ``tie`` and change the score, cleared for members
+    removed or trimmed. None: no tie values (nothing is written or cleared)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +112,13 @@ class SubmitRequest:
     incr (stored + value; a missing member counts from 0), decr (stored - value).
     composite: when set, ``value`` is an integer score packed with ``now_ms``.
     keep: when set, after the write each target keeps only its ``keep`` best members; the
-    worst are removed (with their companions). A member removed this way reports
-    ``rank=None``.
+    worst are removed (with their companions and their ``ties_key`` fields). A member
+    removed this way reports ``rank=None``.
+    tie: the member's tie-break value (opaque bytes): in every target that has a
+    ``ties_key`` and whose stored score this submission changes (``changed=True``),
+    ``HSET ties_key member tie`` in the same atomic step (with the target's TTL). A target
+    whose score did not change keeps the value it had (the earlier achiever keeps its
+    place). None writes no value.
 
     Not frozen: it is built on every submission, and frozen dataclasses construct slowly.
     """
@@ -117,6 +132,7 @@ class SubmitRequest:
     now_ms: int
     composite: Composite | None = None
     keep: int | None = None
+    tie: bytes | None = None
 
 
 @dataclass(slots=True)
@@ -214,8 +230,8 @@ class Backend(Protocol):
         ...
 
     def remove(self, targets: Sequence[Target], members: Sequence[bytes]) -> int:
-        """Remove members from every target (and companions); returns removals summed.
-        Redis: one script."""
+        """Remove members from every target (and companions, and their fields of each
+        target's ``ties_key``); returns removals summed. Redis: one script."""
         ...
 
     def delete(self, keys: Sequence[bytes]) -> int:

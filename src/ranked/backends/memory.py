@@ -35,12 +35,12 @@ from ..engine.keyspace import Keyspace
 from ..engine.zset import SortedSet
 from ..errors import InvalidScoreError, ResponseError
 from ._memory_rows import rows
-from ._memory_submit import STYLES, Journal, apply_submit, submit_single
+from ._memory_submit import STYLES, WRONGTYPE, Journal, apply_submit, submit_single, ties_hash
 from .base import Row, SubmitOutcome, SubmitRequest, Target
 
 __all__ = ["AsyncMemoryBackend", "MemoryBackend"]
 
-_WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+_WRONGTYPE = WRONGTYPE
 # Every this many writes, delete a few expired keys (the keyspace's active expiry).
 _HOUSEKEEPING_EVERY = 32
 _HOUSEKEEPING_DELETES = 4
@@ -135,13 +135,23 @@ class MemoryBackend:
                 raise
 
     def remove(self, targets: Sequence[Target], members: Sequence[bytes]) -> int:
-        """ZREM the members from every target; removals summed. O(targets * k log n)."""
+        """ZREM the members from every target, HDEL them from its ties hash; removals
+        summed. O(targets * k log n)."""
         with self._lock:
+            keyspace = self._keyspace
+            for target in targets:  # WRONGTYPE before any change
+                if target.ties_key is not None:
+                    ties_hash(keyspace, target.ties_key, create=False)
             removed = 0
             for target in targets:
                 zset = self._zset(target.key)
                 if zset is not None and members:
                     removed += zset.remove(*members)
+                if target.ties_key is not None:
+                    ties = ties_hash(keyspace, target.ties_key, create=False)
+                    if ties is not None:
+                        for member in members:
+                            ties.pop(member, None)
             return removed
 
     def delete(self, keys: Sequence[bytes]) -> int:

@@ -1,10 +1,13 @@
 -- submit: apply submissions (one, or a batch) to their targets, in order, atomically.
 --
--- KEYS: (board, dense companion, counts companion) per target, request after request.
+-- KEYS: (board, dense companion, counts companion[, ties hash]) per target, request after
+-- request.
 -- ARGV[1]: number of requests, then per request:
 --   member, value, operator (best|set|incr|decr), high_first (1/0), style, keep ('' = none),
---   composite (1/0), 2^time_bits, score_min, score_max, time field, number of targets,
---   then one ttl_ms per target ('' = none).
+--   composite (1/0), 2^time_bits, score_min, score_max, time field, has tie (1/0), tie,
+--   number of targets, then per target: ttl_ms ('' = none), has ties hash (1/0).
+-- Tie values: when a target has a ties hash and the request a tie, a changed score
+-- HSETs the tie there; members trimmed by keep lose their field (HDEL).
 -- Reply: per request, per target {score, previous score or false, rank or false,
 -- previous rank or false, changed 0/1}.
 --
@@ -63,8 +66,9 @@ local function next_score(operator, old, value, high, packing)
   return new
 end
 
--- Remove the worst entries beyond `keep`; true when `member` was among them.
-local function trim(key, dense_key, counts_key, keep, high, member, undo)
+-- Remove the worst entries beyond `keep` (and their tie values when `ties_key` is set);
+-- true when `member` was among them.
+local function trim(key, dense_key, counts_key, ties_key, keep, high, member, undo)
   local excess = redis.call('ZCARD', key) - keep
   if excess <= 0 then
     return false
@@ -80,6 +84,13 @@ local function trim(key, dense_key, counts_key, keep, high, member, undo)
     local gone, score = worst[i], tonumber(worst[i + 1])
     set_score(key, dense_key, counts_key, gone, score, nil)
     undo[#undo + 1] = {key, dense_key, counts_key, gone, score, nil}
+    if ties_key then
+      local value = redis.call('HGET', ties_key, gone)
+      if value then
+        redis.call('HDEL', ties_key, gone)
+        undo[#undo + 1] = {tie = ties_key, member = gone, value = value}
+      end
+    end
     if gone == member then
       dropped = true
     end
@@ -95,7 +106,15 @@ local arg, key_at = 2, 1
 local function fail(message)
   for i = #undo, 1, -1 do
     local entry = undo[i]
-    set_score(entry[1], entry[2], entry[3], entry[4], entry[6], entry[5])
+    if entry.tie then
+      if entry.value then
+        redis.call('HSET', entry.tie, entry.member, entry.value)
+      else
+        redis.call('HDEL', entry.tie, entry.member)
+      end
+    else
+      set_score(entry[1], entry[2], entry[3], entry[4], entry[6], entry[5])
+    end
   end
   return redis.error_reply(message)
 end
@@ -112,15 +131,28 @@ for request = 1, tonumber(ARGV[1]) do
       field = tonumber(ARGV[arg + 10]),
     }
   end
-  local targets = tonumber(ARGV[arg + 11])
-  arg = arg + 12
+  local tie = false
+  if ARGV[arg + 11] == '1' then
+    tie = ARGV[arg + 12]
+  end
+  local targets = tonumber(ARGV[arg + 13])
+  arg = arg + 14
 
   -- Read and check every target first: an error here leaves this request unwritten.
   local plan = {}
   for t = 1, targets do
     local key, dense_key, counts_key = KEYS[key_at], KEYS[key_at + 1], KEYS[key_at + 2]
-    local ttl = ARGV[arg]
-    key_at, arg = key_at + 3, arg + 1
+    local ttl, ties_key = ARGV[arg], false
+    if ARGV[arg + 1] == '1' then
+      ties_key = KEYS[key_at + 3]
+      key_at = key_at + 1
+      -- A ties key of another type must fail now, before this request writes anything.
+      local probe = redis.pcall('HEXISTS', ties_key, member)
+      if type(probe) == 'table' and probe.err then
+        return fail(probe.err)
+      end
+    end
+    key_at, arg = key_at + 3, arg + 2
     local old = redis.call('ZSCORE', key, member)
     if old then
       old = tonumber(old)
@@ -135,20 +167,26 @@ for request = 1, tonumber(ARGV[1]) do
     if old ~= nil then
       previous_rank = rank_of(key, dense_key, member, fmt(old), high, style)
     end
-    plan[t] = {key, dense_key, counts_key, old, new, ttl, previous_rank}
+    plan[t] = {key, dense_key, counts_key, old, new, ttl, previous_rank, ties_key}
   end
 
   local reply = {}
   for t = 1, targets do
     local step = plan[t]
     local key, dense_key, counts_key, old, new = step[1], step[2], step[3], step[4], step[5]
+    local ties_key = step[8]
     if old ~= new then
       set_score(key, dense_key, counts_key, member, old, new)
       undo[#undo + 1] = {key, dense_key, counts_key, member, old, new}
+      if ties_key and tie then
+        local before = redis.call('HGET', ties_key, member)
+        redis.call('HSET', ties_key, member, tie)
+        undo[#undo + 1] = {tie = ties_key, member = member, value = before}
+      end
     end
     local dropped = false
     if keep ~= nil then
-      dropped = trim(key, dense_key, counts_key, keep, high, member, undo)
+      dropped = trim(key, dense_key, counts_key, ties_key, keep, high, member, undo)
     end
     local rank = false
     if not dropped then
@@ -156,6 +194,9 @@ for request = 1, tonumber(ARGV[1]) do
     end
     if step[6] ~= '' then
       expiries[key], expiries[dense_key], expiries[counts_key] = step[6], step[6], step[6]
+      if ties_key then
+        expiries[ties_key] = step[6]
+      end
     end
     local previous = false
     if old ~= nil then
