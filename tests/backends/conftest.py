@@ -51,10 +51,19 @@ MISSING = -2
 # -- keys and requests -------------------------------------------------------------
 
 
-def target(board: str = "arena", window: str = "all", ttl_ms: int | None = None) -> Target:
-    """The Target of one window of ``board`` (all keys share the board's hash tag)."""
+def target(
+    board: str = "arena", window: str = "all", ttl_ms: int | None = None, *, ties: bool = False
+) -> Target:
+    """The Target of one window of ``board`` (all keys share the board's hash tag);
+    ``ties``: with the window's ties hash."""
     keys = BoardKeys(board)
-    return Target(keys.window(window), keys.dense(window), keys.dense_counts(window), ttl_ms)
+    return Target(
+        keys.window(window),
+        keys.dense(window),
+        keys.dense_counts(window),
+        ttl_ms,
+        keys.ties(window) if ties else None,
+    )
 
 
 def request(
@@ -68,6 +77,7 @@ def request(
     now_ms: int = 0,
     composite: Composite | None = None,
     keep: int | None = None,
+    tie: bytes | None = None,
 ) -> SubmitRequest:
     """A SubmitRequest with the suite's defaults (one all-time target of ``arena``)."""
     return SubmitRequest(
@@ -80,6 +90,7 @@ def request(
         now_ms=now_ms,
         composite=composite,
         keep=keep,
+        tie=tie,
     )
 
 

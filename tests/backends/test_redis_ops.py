@@ -52,7 +52,19 @@ def test_submit_encodes_keys_in_target_order() -> None:
     call = ops.submit(request(7.5))
     assert call.script == "submit"
     assert list(call.keys) == [TARGET.key, TARGET.dense_key, TARGET.counts_key]
-    assert call.args[-1] == 5000  # the target's TTL comes last
+    assert list(call.args[-2:]) == [5000, 0]  # the target's TTL, then "no ties hash"
+
+
+def test_submit_and_remove_declare_the_ties_hash() -> None:
+    with_ties = Target(TARGET.key, TARGET.dense_key, TARGET.counts_key, None, b"rk:{a}:ties:all")
+    call = ops.submit(
+        SubmitRequest(b"m", 1.0, "set", True, (with_ties,), RankStyle.UNIQUE, 0, tie=b"42")
+    )
+    assert list(call.keys)[-1] == b"rk:{a}:ties:all"
+    assert list(call.args[-4:]) == [b"42", 1, b"", 1]  # tie, one target, no TTL, ties hash
+    removal = ops.remove([with_ties, TARGET], [b"m"])
+    assert list(removal.keys)[3] == b"rk:{a}:ties:all" and len(removal.keys) == 7
+    assert list(removal.args) == [2, 1, 0, b"m"]
 
 
 def test_composite_time_outside_the_budget_is_refused() -> None:

@@ -106,6 +106,11 @@ def test_each_operation_is_one_round_trip(relay: CountingRelay) -> None:
     def submit(member: bytes, value: float) -> SubmitRequest:
         return SubmitRequest(member, value, "incr", True, (target,), style, 0, keep=100)
 
+    keys = BoardKeys("trips")
+    with_ties = Target(target.key, target.dense_key, target.counts_key, 60_000, keys.ties("all"))
+    tied = SubmitRequest(b"t", 1.0, "set", True, (with_ties,), style, 0, keep=100, tie=b"7")
+    lex = Target(keys.window("lex"), keys.dense("lex"), keys.dense_counts("lex"), 60_000)
+
     # Warm up: connect (HELLO/SETINFO), measure the clock, load every script once.
     backend.now_ms()
     warm: list[Callable[[], object]] = [
@@ -132,6 +137,11 @@ def test_each_operation_is_one_round_trip(relay: CountingRelay) -> None:
         lambda: backend.expire_at([target.key], backend.now_ms() + 60_000),
         lambda: backend.remove([target], [b"c"]),
         lambda: backend.delete([b"rk:{trips}:data"]),
+        lambda: backend.submit(tied),
+        lambda: backend.remove([with_ties], [b"t"]),
+        lambda: backend.lex_replace(lex, b"rk:{trips}:ties:lex", b"m", b"1:m", "best", False),
+        lambda: backend.lex_count(lex, None, b"2", False, True),
+        lambda: backend.lex_range(lex, b"0", None, False, False, 0, 5, True),
     ]
     for operation in warm:
         operation()

@@ -96,7 +96,8 @@ def test_expire_at_sets_deadlines(env: Env) -> None:
     board.expire_at(deadline)
     for key in (k for k in env.all_keys() if b"{exp}" in k):
         ttl = env.pttl(key)
-        assert ttl is not None and 3_500_000 < ttl <= 3_600_000, key
+        # now_ms() of a Redis backend estimates the server clock: allow a few ms of skew.
+        assert ttl is not None and 3_500_000 < ttl <= 3_600_050, key
     board.submit("b", 2)  # later writes inherit the deadline, even all-time
     board.set_member_data("b", "B")
     for key in (k for k in env.all_keys() if b"{exp}" in k):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import pytest
@@ -18,7 +19,7 @@ T0 = 1_790_000_000  # Unix seconds
 
 
 def secondary(env: Env, name: str = "tb", **options: object) -> Leaderboard:
-    return Leaderboard(env.backend, name, tie_break="secondary_nonatomic", **options)  # type: ignore[arg-type]
+    return Leaderboard(env.backend, name, tie_break="secondary", **options)  # type: ignore[arg-type]
 
 
 def members(entries: Sequence[Entry]) -> list[Member]:
@@ -73,9 +74,9 @@ def test_secondary_caller_value_and_bad_values(env: Env) -> None:
     with pytest.raises(BoardConfigError):
         Leaderboard(env.backend, "other").submit("a", 1, tie=1)
     with pytest.raises(BoardConfigError):
-        secondary(env, "bad", keep=3)
-    with pytest.raises(BoardConfigError):
         secondary(env, "bad", rank_style="unique")
+    with pytest.raises(BoardConfigError):
+        Leaderboard(env.backend, "gone", tie_break="secondary_nonatomic")  # type: ignore[arg-type]
 
 
 def _big_tie(env: Env, higher_is_better: bool = True) -> tuple[Leaderboard, list[str]]:
@@ -133,6 +134,28 @@ def test_secondary_remove_and_friends(env: Env) -> None:
     assert members(board.top(3)) == ["b", "c"]
 
 
+def test_secondary_keep_trims_values_too(env: Env) -> None:
+    board = secondary(env, keep=2)
+    board.submit("a", 30, tie=3)
+    board.submit("b", 20, tie=2)
+    board.submit("c", 10, tie=1)  # trimmed at once
+    board.submit("d", 20, tie=1)  # ties b; b is cut (member bytes order among equal scores)
+    ties = BoardKeys("tb").ties("all")
+    assert env.backend.hash_get(ties, [b"a", b"b", b"c", b"d"]) == [b"3", None, None, b"1"]
+    assert members(board.top(5)) == ["a", "d"]
+
+
+def test_secondary_windows_write_values_atomically(env: Env) -> None:
+    board = secondary(env, "win", windows=("daily", "all"))
+    today = int(time.time()) // 86_400 * 86_400 + 3_600
+    board.submit("a", 10, at=today, tie=5)
+    board.submit("a", 8, at=today + 86_400, tie=7)  # a new day: only the daily score changes
+    day_two = board._plan.window_id("daily", (today + 86_400) * 1000)
+    keys = BoardKeys("win")
+    assert env.backend.hash_get(keys.ties("all"), [b"a"]) == [b"5"]
+    assert env.backend.hash_get(keys.ties(day_two), [b"a"]) == [b"7"]
+
+
 def lex_board(env: Env, name: str = "lex", **options: object) -> Leaderboard:
     layout = LexLayout(descending=(True, False))  # highest score first, then earliest
     return Leaderboard(env.backend, name, tie_break=layout, operator="set", **options)  # type: ignore[arg-type]
@@ -141,9 +164,9 @@ def lex_board(env: Env, name: str = "lex", **options: object) -> Leaderboard:
 def test_lex_seed_000(env: Env) -> None:
     board = lex_board(env)
     for second, member in enumerate(["charlie", "bob", "alice"]):
-        result = board.submit_lex_nonatomic(member, (100, second))
+        result = board.submit_lex(member, (100, second))
         assert result.score == 100 and result.rank is not None
-    board.submit_lex_nonatomic("dan", (101, 9))
+    board.submit_lex("dan", (101, 9))
     assert [(e.member, e.score, e.rank) for e in board.top(4)] == [
         ("dan", 101, 1),
         ("charlie", 100, 2),
@@ -163,12 +186,12 @@ def test_lex_seed_000(env: Env) -> None:
 
 def test_lex_replace_best_and_remove(env: Env) -> None:
     board = lex_board(env)
-    board.submit_lex_nonatomic("amy", (5, 1))
-    board.submit_lex_nonatomic("ben", (7, 1))
-    moved = board.submit_lex_nonatomic("amy", (9, 2))
+    board.submit_lex("amy", (5, 1))
+    board.submit_lex("ben", (7, 1))
+    moved = board.submit_lex("amy", (9, 2))
     assert (moved.previous_score, moved.score, moved.previous_rank, moved.rank) == (5, 9, 2, 1)
     assert board.count() == 2
-    kept = board.submit_lex_nonatomic("amy", (1, 0), operator="best")
+    kept = board.submit_lex("amy", (1, 0), operator="best")
     assert kept.changed is False and board.score("amy") == 9
     assert board.remove("amy") is True
     assert members(board.top(5)) == ["ben"] and board.count() == 1
@@ -176,16 +199,107 @@ def test_lex_replace_best_and_remove(env: Env) -> None:
 
 def test_lex_unsupported(env: Env) -> None:
     board = lex_board(env)
-    board.submit_lex_nonatomic("amy", (5, 1))
-    with pytest.raises(BoardConfigError, match="ZLEXCOUNT"):
+    board.submit_lex("amy", (5, 1))
+    with pytest.raises(BoardConfigError, match="dense"):
         board.rank("amy", style="dense")
-    with pytest.raises(BoardConfigError, match="BYLEX"):
-        board.between(0, 10)
-    with pytest.raises(BoardConfigError, match="ZLEXCOUNT"):
-        board.percentile("amy")
+    with pytest.raises(BoardConfigError, match="dense"):
+        board.top(3, style="dense")
     with pytest.raises(BoardConfigError):
         board.submit("amy", 5)
     with pytest.raises(BoardConfigError):
         lex_board(env, "bad", keep=2)
+    with pytest.raises(BoardConfigError):
+        board.submit_lex("amy", (1, 1), operator="incr")
     with pytest.raises(OutOfRangeError):
-        board.submit_lex_nonatomic("amy", (1 << 63, 0))
+        board.submit_lex("amy", (1 << 63, 0))
+    assert board.score("amy") == 5
+
+
+def _lex_tie(env: Env) -> Leaderboard:
+    """Scores 9, 7, 7 (same time: a full tie), 7 (later), 3; highest first, then earliest."""
+    board = lex_board(env)
+    for member, fields in [
+        ("ann", (9, 1)),
+        ("bob", (7, 2)),
+        ("cat", (7, 2)),
+        ("dan", (7, 5)),
+        ("eve", (3, 1)),
+    ]:
+        board.submit_lex(member, fields)
+    return board
+
+
+def test_lex_competition_ranks_tie_on_every_field(env: Env) -> None:
+    board = _lex_tie(env)
+    assert [(e.member, e.rank) for e in board.top(5)] == [
+        ("ann", 1),
+        ("bob", 2),
+        ("cat", 3),
+        ("dan", 4),
+        ("eve", 5),
+    ]
+    expected = [("ann", 1), ("bob", 2), ("cat", 2), ("dan", 4), ("eve", 5)]
+    assert [(e.member, e.rank) for e in board.top(5, style="competition")] == expected
+    assert [board.rank(m, style="competition") for m, _ in expected] == [r for _, r in expected]
+    page = board.page_at(2, 2, style="competition")
+    assert [(e.member, e.rank) for e in page.entries] == [("cat", 2), ("dan", 4)]
+    first = board.page(size=2, style="competition")
+    assert first.next_cursor is not None
+    rest = board.page(first.next_cursor, style="competition")
+    assert [(e.member, e.rank) for e in rest.entries] == [("cat", 2), ("dan", 4)]
+    view = board.around("cat", before=0, after=1, style="competition")
+    assert [(e.member, e.rank) for e in view.entries] == [("cat", 2), ("dan", 4)]
+    ranked = board.ranks_of(["dan", "cat", "zed"], style="competition")
+    assert [(r.member, r.rank) for r in ranked] == [("cat", 2), ("dan", 4), ("zed", None)]
+
+
+def test_lex_score_ranges_and_percentile(env: Env) -> None:
+    board = _lex_tie(env)
+    assert board.count_between(7, 7) == 3
+    assert board.count_between(4, 100) == 4
+    assert board.count_between(7.5, 7.9) == 0
+    assert board.count_between(float("-inf"), float("inf")) == 5
+    found = board.between(7, 9)
+    assert [(e.member, e.score, e.rank) for e in found] == [
+        ("ann", 9, 1),
+        ("bob", 7, 2),
+        ("cat", 7, 3),
+        ("dan", 7, 4),
+    ]
+    tail = board.between(0, 7, offset=1, count=2, style="competition")
+    assert [(e.member, e.rank) for e in tail] == [("cat", 2), ("dan", 4)]
+    assert board.between(10, 20) == []
+    assert board.percentile("ann") == 80.0  # four entries have a lower score
+    assert board.percentile("cat") == 20.0  # ties on the score (first field) do not count
+    assert board.percentile("zed") is None
+    ascending = Leaderboard(env.backend, "asc", tie_break=LexLayout(descending=(False,)))
+    for member, value in [("a", 1), ("b", 2), ("c", 3)]:
+        ascending.submit_lex(member, value)
+    assert [e.member for e in ascending.between(2, 3)] == ["b", "c"]
+    assert ascending.percentile("a") == 200 / 3
+
+
+def test_lex_windows_and_async(env: Env) -> None:
+    import asyncio
+
+    from ranked.leaderboard import AsyncLeaderboard
+
+    board = lex_board(env, "lexw", windows=("daily", "all"))
+    result = board.submit_lex("amy", (4, 1))
+    assert set(result.windows) == {"all", board.window_id("daily")}
+    assert all(w.rank == 1 and w.changed for w in result.windows.values())
+
+    async def main() -> list[tuple[Member, int | None]]:
+        backend = env.open_async()
+        try:
+            layout = LexLayout(descending=(True, False))
+            live = AsyncLeaderboard(backend, "lexa", tie_break=layout, operator="best")
+            await live.submit_lex("bob", (5, 1))
+            kept = await live.submit_lex("bob", (4, 0))
+            assert kept.changed is False and kept.score == 5
+            await live.submit_lex("amy", (5, 1))
+            return [(e.member, e.rank) for e in await live.top(2, style="competition")]
+        finally:
+            await backend.close()
+
+    assert asyncio.run(main()) == [("amy", 1), ("bob", 1)]

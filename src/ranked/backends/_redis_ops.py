@@ -34,7 +34,7 @@ from ..core.errors import LayoutError, OutOfRangeError
 from ..core.ranks import RankStyle
 from ..errors import InvalidScoreError, ResponseError
 from ._scripts import Arg
-from .base import Composite, Row, SubmitOutcome, SubmitRequest, Target
+from .base import Composite, LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
 
 __all__ = [
     "Call",
@@ -48,6 +48,9 @@ __all__ = [
     "hash_get",
     "hash_set",
     "intersect_store",
+    "lex_count",
+    "lex_range",
+    "lex_replace",
     "page",
     "page_after",
     "range_all",
@@ -462,6 +465,81 @@ def set_members(key: bytes) -> Call[set[bytes]]:
 def intersect_store(dest: bytes, board: bytes, members_set: bytes, ttl_ms: int) -> Call[int]:
     """Script ``intersect_store``: ZINTERSTORE dest 2 board set WEIGHTS 1 0, PEXPIRE."""
     return Call("intersect_store", (dest, board, members_set), [_ttl(ttl_ms)], int)
+
+
+# -- member-encoded (lexicographic) boards ----------------------------------------------
+
+
+def _lex_outcome(reply: Any) -> LexOutcome:
+    previous, stored, previous_rank, rank, changed = reply
+    return LexOutcome(
+        None if not previous else cast(bytes, previous),
+        cast(bytes, stored),
+        _optional_int(previous_rank or None),
+        int(rank),
+        bool(changed),
+    )
+
+
+def lex_replace(
+    target: Target,
+    index_key: bytes,
+    member: bytes,
+    encoded: bytes,
+    operator: LexOperator,
+    high_first: bool,
+) -> Call[LexOutcome]:
+    """Script ``lex_replace``: HGET, ZRANK, ZREM old, ZADD 0 new, HSET, PEXPIRE."""
+    if operator not in ("set", "best"):
+        raise ValueError(f"a lexicographic replace takes 'set' or 'best', not {operator!r}")
+    keys = (target.key, target.dense_key, target.counts_key, index_key)
+    args: list[Arg] = [member, encoded, operator, _flag(high_first), _ttl(target.ttl_ms)]
+    return Call("lex_replace", keys, args, _lex_outcome)
+
+
+def _lex_bound(value: bytes | None, exclusive: bool, unbounded: bytes) -> bytes:
+    if value is None:
+        return unbounded
+    return (b"(" if exclusive else b"[") + bytes(value)
+
+
+def lex_count(
+    target: Target,
+    low: bytes | None,
+    high: bytes | None,
+    low_exclusive: bool = False,
+    high_exclusive: bool = False,
+) -> Call[int]:
+    """ZLEXCOUNT."""
+    args: list[Arg] = [
+        "ZLEXCOUNT",
+        target.key,
+        _lex_bound(low, low_exclusive, b"-"),
+        _lex_bound(high, high_exclusive, b"+"),
+    ]
+    return Call(None, (target.key,), args, int)
+
+
+def lex_range(
+    target: Target,
+    low: bytes | None,
+    high: bytes | None,
+    low_exclusive: bool,
+    high_exclusive: bool,
+    offset: int,
+    count: int,
+    reverse: bool,
+) -> Call[list[bytes]]:
+    """ZRANGE BYLEX [REV] LIMIT (REV takes the high bound first)."""
+    _not_negative(offset=offset, count=count)
+    if count == 0:
+        return _nothing([])
+    first = _lex_bound(low, low_exclusive, b"-")
+    last = _lex_bound(high, high_exclusive, b"+")
+    args: list[Arg] = ["ZRANGE", target.key]
+    args += (last, first, "BYLEX", "REV") if reverse else (first, last, "BYLEX")
+    args += ("LIMIT", offset, count)
+    return Call(None, (target.key,), args, list)
 
 
 # -- time --------------------------------------------------------------------------------

@@ -55,6 +55,8 @@ __all__ = [
     "AsyncBackend",
     "Backend",
     "Composite",
+    "LexOperator",
+    "LexOutcome",
     "Operator",
     "Row",
     "SubmitOutcome",
@@ -63,6 +65,7 @@ __all__ = [
 ]
 
 Operator = Literal["best", "set", "incr", "decr"]
+LexOperator = Literal["set", "best"]
 
 Row = tuple[bytes, float, int]
 """(member, score, rank) as read from a board, rank in the requested style."""
@@ -144,6 +147,22 @@ class SubmitOutcome:
     rank: int | None
     previous_rank: int | None
     changed: bool
+
+
+@dataclass(slots=True)
+class LexOutcome:
+    """What :meth:`Backend.lex_replace` did: the member's encodings and unique ranks."""
+
+    previous: bytes | None
+    """The encoding stored before (from the index), None when the member had none."""
+    stored: bytes
+    """The encoding stored now (the submitted one, or the kept previous one)."""
+    previous_rank: int | None
+    """1-based position of ``previous`` in board order before the write (None if absent)."""
+    rank: int
+    """1-based position of ``stored`` in board order after the write."""
+    changed: bool
+    """Whether the stored encoding changed."""
 
 
 class Backend(Protocol):
@@ -281,6 +300,55 @@ class Backend(Protocol):
         board order. Redis: ZRANGE key 0 limit-1 [REV] WITHSCORES."""
         ...
 
+    def lex_replace(
+        self,
+        target: Target,
+        index_key: bytes,
+        member: bytes,
+        encoded: bytes,
+        operator: LexOperator,
+        high_first: bool,
+    ) -> LexOutcome:
+        """Member-encoded boards (every entry at score 0, ordered by bytes): replace the
+        entry of ``member`` by ``encoded`` in one step. ``index_key`` is a hash member ->
+        its stored encoding. Reads the previous encoding (HGET); ``set`` stores
+        ``encoded``; ``best`` keeps the better of the two: the smaller bytes, or the greater
+        when ``high_first`` (the board is read in descending byte order). When the
+        encoding changes: ZREM the old entry (companions kept right), ZADD 0 the new one,
+        HSET the index. The key, its companions and the index get the target's TTL on
+        every call. Redis: one script (HGET, ZRANK, ZREM, ZADD, HSET, PEXPIRE)."""
+        ...
+
+    def lex_count(
+        self,
+        target: Target,
+        low: bytes | None,
+        high: bytes | None,
+        low_exclusive: bool = False,
+        high_exclusive: bool = False,
+    ) -> int:
+        """Members whose bytes lie between ``low`` and ``high`` (None: unbounded), bounds
+        inclusive unless exclusive. Meaningful when every score is equal. O(log n).
+        Redis: ZLEXCOUNT key [low|(low|- [high|(high|+."""
+        ...
+
+    def lex_range(
+        self,
+        target: Target,
+        low: bytes | None,
+        high: bytes | None,
+        low_exclusive: bool,
+        high_exclusive: bool,
+        offset: int,
+        count: int,
+        reverse: bool,
+    ) -> list[bytes]:
+        """Up to ``count`` members between ``low`` and ``high`` (as :meth:`lex_count`), in
+        ascending byte order (descending with ``reverse``), after skipping ``offset``.
+        O(log n + offset + count). Redis: ZRANGE key low high BYLEX [REV] LIMIT offset count
+        (with REV the bounds are sent high first)."""
+        ...
+
     def close(self) -> None:
         """Release connections. Idempotent."""
         ...
@@ -370,5 +438,36 @@ class AsyncBackend(Protocol):
     async def range_all(
         self, key: bytes, high_first: bool, limit: int
     ) -> list[tuple[bytes, float]]: ...
+
+    async def lex_replace(
+        self,
+        target: Target,
+        index_key: bytes,
+        member: bytes,
+        encoded: bytes,
+        operator: LexOperator,
+        high_first: bool,
+    ) -> LexOutcome: ...
+
+    async def lex_count(
+        self,
+        target: Target,
+        low: bytes | None,
+        high: bytes | None,
+        low_exclusive: bool = False,
+        high_exclusive: bool = False,
+    ) -> int: ...
+
+    async def lex_range(
+        self,
+        target: Target,
+        low: bytes | None,
+        high: bytes | None,
+        low_exclusive: bool,
+        high_exclusive: bool,
+        offset: int,
+        count: int,
+        reverse: bool,
+    ) -> list[bytes]: ...
 
     async def close(self) -> None: ...

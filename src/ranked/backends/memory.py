@@ -36,7 +36,7 @@ from ..engine.zset import SortedSet
 from ..errors import InvalidScoreError, ResponseError
 from ._memory_rows import rows
 from ._memory_submit import STYLES, WRONGTYPE, Journal, apply_submit, submit_single, ties_hash
-from .base import Row, SubmitOutcome, SubmitRequest, Target
+from .base import LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
 
 __all__ = ["AsyncMemoryBackend", "MemoryBackend"]
 
@@ -402,6 +402,102 @@ class MemoryBackend:
             keyspace.put_deadline(dest, keyspace.now_ms() + ttl_ms)
             return len(pairs)
 
+    # -- member-encoded (lexicographic) boards ----------------------------------------
+
+    def lex_replace(
+        self,
+        target: Target,
+        index_key: bytes,
+        member: bytes,
+        encoded: bytes,
+        operator: LexOperator,
+        high_first: bool,
+    ) -> LexOutcome:
+        """Replace the member's entry (score 0) and its index field in one step. O(log n)."""
+        if operator not in ("set", "best"):
+            raise ValueError(f"a lexicographic replace takes 'set' or 'best', not {operator!r}")
+        if target.ttl_ms is not None:
+            _positive_ttl(target.ttl_ms)
+        encoded = bytes(encoded)
+        with self._lock:
+            self._housekeeping()
+            keyspace = self._keyspace
+            index = ties_hash(keyspace, index_key, create=False)  # WRONGTYPE before writes
+            zset = keyspace.zset(target.key)
+            old = None if index is None else index.get(member)
+            new = encoded
+            if operator == "best" and old is not None:
+                better = encoded > old if high_first else encoded < old
+                new = encoded if better else old
+            previous_rank = None
+            if old is not None and zset is not None:
+                found = zset.index(old, reverse=high_first)
+                previous_rank = None if found is None else found + 1
+            if zset is None:
+                zset = keyspace.zset(target.key, create=True)
+                assert zset is not None
+            if new != old:
+                if old is not None:
+                    zset.remove(old)
+                index = ties_hash(keyspace, index_key, create=True)
+                assert index is not None
+                index[member] = new
+            if zset.score(new) is None:  # a new entry, or one whose index outlived it
+                zset.add(new, 0.0)
+            if target.ttl_ms is not None:
+                deadline = keyspace.now_ms() + target.ttl_ms
+                keyspace.put_deadline(target.key, deadline)
+                if keyspace.get(index_key) is not None:
+                    keyspace.put_deadline(index_key, deadline)
+            rank = zset.index(new, reverse=high_first)
+            assert rank is not None
+            return LexOutcome(old, new, previous_rank, rank + 1, new != old)
+
+    def lex_count(
+        self,
+        target: Target,
+        low: bytes | None,
+        high: bytes | None,
+        low_exclusive: bool = False,
+        high_exclusive: bool = False,
+    ) -> int:
+        """ZLEXCOUNT. O(log n)."""
+        with self._lock:
+            zset = self._zset(target.key)
+            if zset is None:
+                return 0
+            return zset.count_by_lex(
+                low, high, min_exclusive=low_exclusive, max_exclusive=high_exclusive
+            )
+
+    def lex_range(
+        self,
+        target: Target,
+        low: bytes | None,
+        high: bytes | None,
+        low_exclusive: bool,
+        high_exclusive: bool,
+        offset: int,
+        count: int,
+        reverse: bool,
+    ) -> list[bytes]:
+        """ZRANGE BYLEX [REV] LIMIT. O(log n + offset + count)."""
+        _not_negative(offset=offset, count=count)
+        with self._lock:
+            zset = self._zset(target.key)
+            if zset is None or count == 0:
+                return []
+            pairs = zset.range_by_lex(
+                low,
+                high,
+                min_exclusive=low_exclusive,
+                max_exclusive=high_exclusive,
+                reverse=reverse,
+                offset=offset,
+                count=count,
+            )
+            return [member for member, _ in pairs]  # type: ignore[misc]
+
     def close(self) -> None:
         """Nothing to release; the data stays until the object is dropped. Idempotent."""
 
@@ -528,6 +624,42 @@ class AsyncMemoryBackend:
         self, key: bytes, high_first: bool, limit: int
     ) -> list[tuple[bytes, float]]:
         return self.sync.range_all(key, high_first, limit)
+
+    async def lex_replace(
+        self,
+        target: Target,
+        index_key: bytes,
+        member: bytes,
+        encoded: bytes,
+        operator: LexOperator,
+        high_first: bool,
+    ) -> LexOutcome:
+        return self.sync.lex_replace(target, index_key, member, encoded, operator, high_first)
+
+    async def lex_count(
+        self,
+        target: Target,
+        low: bytes | None,
+        high: bytes | None,
+        low_exclusive: bool = False,
+        high_exclusive: bool = False,
+    ) -> int:
+        return self.sync.lex_count(target, low, high, low_exclusive, high_exclusive)
+
+    async def lex_range(
+        self,
+        target: Target,
+        low: bytes | None,
+        high: bytes | None,
+        low_exclusive: bool,
+        high_exclusive: bool,
+        offset: int,
+        count: int,
+        reverse: bool,
+    ) -> list[bytes]:
+        return self.sync.lex_range(
+            target, low, high, low_exclusive, high_exclusive, offset, count, reverse
+        )
 
     async def close(self) -> None:
         self.sync.close()

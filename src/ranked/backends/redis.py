@@ -45,7 +45,7 @@ from ..errors import BackendUnavailableError
 from . import _redis_ops as ops
 from ._redis_ops import Call, ServerClock, translate_error
 from ._scripts import run, run_async
-from .base import Row, SubmitOutcome, SubmitRequest, Target
+from .base import LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
 
 __all__ = [
     "AsyncRedisBackend",
@@ -279,6 +279,46 @@ class RedisBackend(_Shell):
         """ZRANGE key 0 limit-1 [REV] WITHSCORES."""
         return self._call(ops.range_all(key, high_first, limit))
 
+    def lex_replace(
+        self,
+        target: Target,
+        index_key: bytes,
+        member: bytes,
+        encoded: bytes,
+        operator: LexOperator,
+        high_first: bool,
+    ) -> LexOutcome:
+        """Script ``lex_replace``; one round trip."""
+        return self._call(ops.lex_replace(target, index_key, member, encoded, operator, high_first))
+
+    def lex_count(
+        self,
+        target: Target,
+        low: bytes | None,
+        high: bytes | None,
+        low_exclusive: bool = False,
+        high_exclusive: bool = False,
+    ) -> int:
+        """ZLEXCOUNT."""
+        return self._call(ops.lex_count(target, low, high, low_exclusive, high_exclusive))
+
+    def lex_range(
+        self,
+        target: Target,
+        low: bytes | None,
+        high: bytes | None,
+        low_exclusive: bool,
+        high_exclusive: bool,
+        offset: int,
+        count: int,
+        reverse: bool,
+    ) -> list[bytes]:
+        """ZRANGE BYLEX [REV] LIMIT."""
+        call = ops.lex_range(
+            target, low, high, low_exclusive, high_exclusive, offset, count, reverse
+        )
+        return self._call(call)
+
     def close(self) -> None:
         """Release the connections (idempotent)."""
         self.client.close()
@@ -443,6 +483,44 @@ class AsyncRedisBackend(_Shell):
         self, key: bytes, high_first: bool, limit: int
     ) -> list[tuple[bytes, float]]:
         return await self._call(ops.range_all(key, high_first, limit))
+
+    async def lex_replace(
+        self,
+        target: Target,
+        index_key: bytes,
+        member: bytes,
+        encoded: bytes,
+        operator: LexOperator,
+        high_first: bool,
+    ) -> LexOutcome:
+        call = ops.lex_replace(target, index_key, member, encoded, operator, high_first)
+        return await self._call(call)
+
+    async def lex_count(
+        self,
+        target: Target,
+        low: bytes | None,
+        high: bytes | None,
+        low_exclusive: bool = False,
+        high_exclusive: bool = False,
+    ) -> int:
+        return await self._call(ops.lex_count(target, low, high, low_exclusive, high_exclusive))
+
+    async def lex_range(
+        self,
+        target: Target,
+        low: bytes | None,
+        high: bytes | None,
+        low_exclusive: bool,
+        high_exclusive: bool,
+        offset: int,
+        count: int,
+        reverse: bool,
+    ) -> list[bytes]:
+        call = ops.lex_range(
+            target, low, high, low_exclusive, high_exclusive, offset, count, reverse
+        )
+        return await self._call(call)
 
     async def close(self) -> None:
         """Release the connections (idempotent)."""

@@ -190,7 +190,11 @@ class PlanCore:
         if target is None:
             keys = self.keys
             target = Target(
-                keys.window(window_id), keys.dense(window_id), keys.dense_counts(window_id)
+                keys.window(window_id),
+                keys.dense(window_id),
+                keys.dense_counts(window_id),
+                None,
+                keys.ties(window_id) if self.secondary else None,
             )
             self._targets[window_id] = target
         return target
@@ -312,8 +316,12 @@ class PlanCore:
     def style_of(self, style: RankStyle | str | None) -> RankStyle:
         """The rank style of a read: the given one, or the board's default."""
         resolved = self.style if style is None else RankStyle.parse(style)
-        if self.lex is not None and resolved is not RankStyle.UNIQUE:
-            raise self.unsupported(f"{resolved.value} rank", "a lexicographic count (ZLEXCOUNT)")
+        if self.lex is not None and resolved is RankStyle.DENSE:
+            raise BoardConfigError(
+                f"dense rank is not available on lexicographic board {self.config.name!r}: "
+                "it would count the distinct field prefixes above a member (a scan); use "
+                "style='unique' or 'competition'"
+            )
         return resolved
 
     def check_size(self, size: int, what: str = "size") -> int:

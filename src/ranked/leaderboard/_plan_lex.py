@@ -6,26 +6,40 @@ on a field where higher is better). The window's ties hash
 (:meth:`ranked.core.keys.BoardKeys.ties`) indexes member id -> encoded member, so a
 member can be found, replaced and removed.
 
-What the backend contract allows today (all reads in ascending byte order):
-top-N, pages and cursors, ``page_at``, around-me, rank and ``ranks_of`` in the unique
-style (the position), score (the first field, decoded from the member), count.
-Competition/dense ranks, ``percentile`` and ``count_between`` need a lexicographic count
-(ZLEXCOUNT), ``between`` needs lexicographic range reads (ZRANGE BYLEX), and an atomic
-replace needs "remove the member's previous encoding and add the new one" in one
-script: none is in the contract, so those reads raise ``BoardConfigError`` and writes
-go through :meth:`LexWritePlan.submit_lex_steps`, which is several calls (lookup,
-remove, add, index) and NOT atomic: concurrent writes of one member may leave two
-entries for it.
+Writes: :meth:`LexWritePlan.submit_lex_steps` runs the backend's ``lex_replace`` once per
+window: look up the previous encoding, keep the better one for ``best`` (the smaller
+bytes: earlier in board order), swap the entries, update the index, with the window's
+TTL, atomically (one script on Redis). A submission to several windows is one atomic
+step per window.
+
+Ranks and score reads (the "score" of an entry is its FIRST field):
+
+- unique: the position in byte order (ZRANK), O(log n);
+- competition: 1 + entries whose whole field prefix (every field, without the member
+  id) is strictly better, i.e. entries tie only when all their fields are equal, as
+  entries of a time tie-break board tie only at equal (score, time). One ZLEXCOUNT
+  ``- (<prefix>``, O(log n); pages and windows count once, for their first row;
+- dense: not available (it would count distinct prefixes: a scan), ``BoardConfigError``;
+- ``count_between``/``between``: entries whose first field lies in ``[low, high]``
+  (ZLEXCOUNT / ZRANGE BYLEX over the first field's 20 digits);
+- ``percentile``: 100 * entries with a strictly worse first field / all entries.
+
+Reads of several calls (competition ranks, ``between`` ranks, ``percentile``) are each
+atomic call by call, not as a whole.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
+from typing import Final
 
-from ..backends.base import Operator, SubmitRequest, Target
+from ..backends.base import LexOutcome, Operator, Row, Target
 from ..core._time import Instant
+from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
 from ..core.models import Member
 from ..core.ranks import RankStyle
+from ..errors import InvalidScoreError
 from ._plan_core import PlanCore, Steps, member_bytes, to_ms
 from ._plan_write import WritePlan
 from .errors import BoardConfigError
@@ -35,6 +49,9 @@ __all__ = ["LexReadPlan", "LexWritePlan"]
 
 LexFields = int | Sequence[int]
 """The fields of one lexicographic entry (an int for a one-field layout)."""
+
+_FIELD_WIDTH: Final = 20  # digits per encoded field (ranked.core.lex)
+_ABOVE_DIGITS: Final = b"\xff"  # sorts after every digit and ':'
 
 
 class LexReadPlan(PlanCore):
@@ -47,10 +64,24 @@ class LexReadPlan(PlanCore):
         found: list[bytes | None] = yield ("hash_get", (self.ties_key(window_id), list(members)))
         return found
 
+    def _prefix(self, encoded: bytes) -> bytes:
+        assert self.lex is not None
+        return encoded[: self.lex.prefix_length]
+
+    def lex_better(self, target: Target, encoded: bytes) -> Steps[int]:
+        """Entries whose field prefix is strictly better than ``encoded``'s. ZLEXCOUNT."""
+        better: int = yield ("lex_count", (target, None, self._prefix(encoded), False, True))
+        return better
+
     def lex_ranks(
-        self, window_id: str, target: Target, members: Sequence[bytes]
+        self,
+        window_id: str,
+        target: Target,
+        members: Sequence[bytes],
+        style: RankStyle = RankStyle.UNIQUE,
     ) -> Steps[list[tuple[float, int] | None]]:
-        """(first field, unique rank) per member id, None if absent. Two calls."""
+        """(first field, rank) per member id, None if absent. Two calls (unique), plus one
+        ZLEXCOUNT per present member (competition)."""
         assert self.lex is not None
         encoded = yield from self.lex_encoded(window_id, members)
         present = [raw for raw in encoded if raw is not None]
@@ -63,13 +94,86 @@ class LexReadPlan(PlanCore):
             hit = None if raw is None else next(hits)
             if raw is None or hit is None:
                 answers.append(None)  # absent, or its index entry outlived it
-            else:
-                answers.append((self.lex.decode(raw).fields[0], hit[1]))
+                continue
+            rank = hit[1]
+            if style is RankStyle.COMPETITION:
+                rank = 1 + (yield from self.lex_better(target, raw))
+            answers.append((self.lex.decode(raw).fields[0], rank))
         return answers
+
+    def lex_rows(self, target: Target, rows: list[Row], style: RankStyle) -> Steps[list[Row]]:
+        """Consecutive rows read with unique ranks (positions), in ``style``: competition
+        counts once for the first row; later rows share the rank of an equal prefix or
+        take their position."""
+        if style is RankStyle.UNIQUE or not rows:
+            return rows
+        previous = self._prefix(rows[0][0])
+        rank = 1 + (yield from self.lex_better(target, rows[0][0]))
+        out: list[Row] = []
+        for member, score, position in rows:
+            prefix = self._prefix(member)
+            if prefix != previous:
+                rank, previous = position, prefix
+            out.append((member, score, rank))
+        return out
+
+    def lex_field_range(self, low: float, high: float) -> tuple[bytes, bytes] | None:
+        """Byte bounds of the entries whose first field lies in ``[low, high]``, or None
+        when no integer does."""
+        assert self.lex is not None
+        for bound in (low, high):
+            if isinstance(bound, bool) or not isinstance(bound, int | float) or math.isnan(bound):
+                raise InvalidScoreError(f"a bound is a number (not NaN), not {bound!r}")
+        first = LEX_INT_MIN if low <= LEX_INT_MIN else math.ceil(low)
+        last = LEX_INT_MAX if high >= LEX_INT_MAX else math.floor(high)
+        if first > last:
+            return None
+        rest = (0,) * (len(self.lex.descending) - 1)
+        start = self.lex.encode((first, *rest), b"")[:_FIELD_WIDTH]
+        stop = self.lex.encode((last, *rest), b"")[:_FIELD_WIDTH]
+        if self.lex.descending[0]:
+            start, stop = stop, start
+        return start, stop + _ABOVE_DIGITS
+
+    def lex_between(
+        self, target: Target, low: float, high: float, offset: int, count: int, style: RankStyle
+    ) -> Steps[list[Row]]:
+        """Rows whose first field lies in ``[low, high]``, board order. ZRANGE BYLEX, then
+        one ZLEXCOUNT for the first row's rank."""
+        bounds = self.lex_field_range(low, high)
+        if bounds is None:
+            return []
+        found: list[bytes] = yield (
+            "lex_range",
+            (target, bounds[0], bounds[1], False, False, offset, count, False),
+        )
+        if not found:
+            return []
+        before: int = yield ("lex_count", (target, None, found[0], False, True))
+        rows: list[Row] = [(raw, 0.0, before + 1 + i) for i, raw in enumerate(found)]
+        return (yield from self.lex_rows(target, rows, style))
+
+    def lex_count_between(self, target: Target, low: float, high: float) -> Steps[int]:
+        """Entries whose first field lies in ``[low, high]``. ZLEXCOUNT."""
+        bounds = self.lex_field_range(low, high)
+        if bounds is None:
+            return 0
+        total: int = yield ("lex_count", (target, bounds[0], bounds[1], False, False))
+        return total
+
+    def lex_percentile(self, window_id: str, target: Target, member: bytes) -> Steps[float | None]:
+        """100 * entries with a strictly worse first field / all entries; None if absent."""
+        encoded = (yield from self.lex_encoded(window_id, [member]))[0]
+        if encoded is None:
+            return None
+        total: int = yield ("count", (target,))
+        field = encoded[:_FIELD_WIDTH] + _ABOVE_DIGITS
+        worse: int = yield ("lex_count", (target, field, None, True, False))
+        return 100.0 * worse / total if total else 0.0
 
 
 class LexWritePlan(WritePlan, LexReadPlan):
-    """Submissions to lexicographic boards (not atomic, see the module docstring)."""
+    """Submissions to lexicographic boards: one atomic ``lex_replace`` per window."""
 
     def _encode(self, member: bytes, fields: LexFields) -> bytes:
         assert self.lex is not None
@@ -82,12 +186,11 @@ class LexWritePlan(WritePlan, LexReadPlan):
         operator: Operator | None,
         at: Instant | None,
     ) -> Steps[list[Submission]]:
-        """Write ``(member, fields)`` pairs to every open window: per window, look up the
-        previous encodings (HMGET), rank them, remove the replaced ones, add the new ones
-        at score 0 (one atomic batch), rank and index them (HSET). ``best`` keeps the
-        smaller encoding (the better one in byte order)."""
+        """Write ``(member, fields)`` pairs to every open window, in order: per window and
+        pair one ``lex_replace`` (atomic: HGET, ZREM, ZADD, HSET, PEXPIRE in one step).
+        ``best`` keeps the smaller encoding (the better one in byte order)."""
         if self.lex is None:
-            raise BoardConfigError("submit_lex_nonatomic needs a LexLayout tie_break")
+            raise BoardConfigError("submit_lex needs a LexLayout tie_break")
         op = self.config.operator if operator is None else operator
         if op not in ("set", "best"):
             raise BoardConfigError(f"a lexicographic board takes 'set' or 'best', not {op!r}")
@@ -100,74 +203,26 @@ class LexWritePlan(WritePlan, LexReadPlan):
         results: list[dict[str, WindowResult]] = [{} for _ in pairs]
         for target in targets:
             window_id = window_of[target.key]
-            results_here = yield from self._lex_window(window_id, target, pairs, op, instant)
-            for found, result in zip(results, results_here, strict=True):
-                found[window_id] = result
+            index = self.ties_key(window_id)
+            for found, (member, encoded) in zip(results, pairs, strict=True):
+                outcome: LexOutcome = yield (
+                    "lex_replace",
+                    (target, index, member_bytes(member), encoded, op, False),
+                )
+                found[window_id] = self._lex_result(window_id, outcome)
         return [
             Submission(member, found[primary], found)
             for (member, _), found in zip(pairs, results, strict=True)
         ]
 
-    def _lex_window(
-        self,
-        window_id: str,
-        target: Target,
-        pairs: list[tuple[Member, bytes]],
-        op: Operator,
-        instant: int,
-    ) -> Steps[list[WindowResult]]:
+    def _lex_result(self, window_id: str, outcome: LexOutcome) -> WindowResult:
         assert self.lex is not None
-        ids = [member_bytes(member) for member, _ in pairs]
-        # Later pairs of one call see earlier ones: resolve the final encoding per id.
-        final: dict[bytes, bytes] = {}
-        previous_of = dict(zip(ids, (yield from self.lex_encoded(window_id, ids)), strict=True))
-        current = dict(previous_of)
-        for own, (_, encoded) in zip(ids, pairs, strict=True):
-            old = current.get(own)
-            if op == "set" or old is None or encoded < old:
-                current[own] = final[own] = encoded
-        olds = [raw for raw in previous_of.values() if raw is not None]
-        old_ranks: dict[bytes, int] = {}
-        if olds:
-            got = yield ("ranks", (target, olds, False, RankStyle.UNIQUE))
-            old_ranks = {raw: hit[1] for raw, hit in zip(olds, got, strict=True) if hit}
-        replaced = [
-            previous_of[own]
-            for own in final
-            if previous_of[own] is not None and previous_of[own] != final[own]
-        ]
-        if replaced:
-            yield ("remove", ([target], replaced))
-        fresh = [raw for own, raw in final.items() if raw != previous_of[own]]
-        if fresh:
-            requests = [
-                SubmitRequest(
-                    raw, 0.0, "set", False, (target,), RankStyle.UNIQUE, instant, None, None
-                )
-                for raw in fresh
-            ]
-            yield ("submit_batch", (requests,))
-            fields = {own: raw for own, raw in final.items() if raw != previous_of[own]}
-            yield ("hash_set", (self.ties_key(window_id), fields, target.ttl_ms))
-        stored: list[bytes] = []
-        for own in ids:
-            raw = current[own]
-            assert raw is not None  # every id was set above
-            stored.append(raw)
-        distinct = list(dict.fromkeys(stored))
-        got = yield ("ranks", (target, distinct, False, RankStyle.UNIQUE))
-        new_ranks = {raw: hit[1] for raw, hit in zip(distinct, got, strict=True) if hit}
-        results: list[WindowResult] = []
-        for own, raw in zip(ids, stored, strict=True):
-            old = previous_of[own]
-            results.append(
-                WindowResult(
-                    window_id,
-                    self.lex.decode(raw).fields[0],
-                    None if old is None else self.lex.decode(old).fields[0],
-                    new_ranks.get(raw),
-                    None if old is None else old_ranks.get(old),
-                    raw != old,
-                )
-            )
-        return results
+        previous = outcome.previous
+        return WindowResult(
+            window_id,
+            self.lex.decode(outcome.stored).fields[0],
+            None if previous is None else self.lex.decode(previous).fields[0],
+            outcome.rank,
+            outcome.previous_rank,
+            outcome.changed,
+        )

@@ -62,7 +62,7 @@ class LifePlan(PlanCore):
                 if found[0] is not None:
                     count: int = yield ("remove", ([target], [found[0]]))
                     removed += count
-        if self.lex is not None or self.secondary:
+        if self.lex is not None:  # the remove op cleared a secondary board's tie values
             for window_id in ordered:
                 yield ("hash_delete", (self.ties_key(window_id.decode()), [own]))
         data: int = yield ("hash_delete", (self.keys.data, [own]))

@@ -68,7 +68,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         if self.secondary:
             return (yield from self.secondary_ranks(target, window_id, members, style))
         if self.lex is not None:
-            return (yield from self.lex_ranks(window_id, target, members))
+            return (yield from self.lex_ranks(window_id, target, members, style))
         found: list[tuple[float, int] | None] = yield (
             "ranks",
             (target, members, self.high_first, style),
@@ -82,6 +82,12 @@ class ReadPlan(TiesPlan, LexReadPlan):
         if self.secondary:
             fetch: Call = ("page", (target, self.high_first))
             return (yield from self.resorted(window_id, fetch, start, count, style))
+        if self.lex is not None:
+            found: list[Row] = yield (
+                "page",
+                (target, start, start + count - 1, False, RankStyle.UNIQUE),
+            )
+            return (yield from self.lex_rows(target, found, style))
         rows: list[Row] = yield (
             "page",
             (target, start, start + count - 1, self.high_first, style),
@@ -153,6 +159,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
                 resolved_style,
             )
             return self._page(rows, limit, window_id)
+        read_style = RankStyle.UNIQUE if self.lex is not None else resolved_style
         rows = yield (
             "page_after",
             (
@@ -161,9 +168,11 @@ class ReadPlan(TiesPlan, LexReadPlan):
                 member_bytes(point.member),
                 limit + 1,
                 self.high_first,
-                resolved_style,
+                read_style,
             ),
         )
+        if self.lex is not None:
+            rows = yield from self.lex_rows(target, rows, resolved_style)
         return self._page(rows, limit, window_id)
 
     def page_at(
@@ -243,10 +252,13 @@ class ReadPlan(TiesPlan, LexReadPlan):
             if encoded[0] is None:
                 return Around((), None)
             own = encoded[0]
-        found = yield ("around", (target, own, before, after, self.high_first, resolved))
+        read_style = RankStyle.UNIQUE if self.lex is not None else resolved
+        found = yield ("around", (target, own, before, after, self.high_first, read_style))
         if found is None:
             return Around((), None)
         index, rows = found
+        if self.lex is not None:
+            rows = yield from self.lex_rows(target, rows, resolved)
         return Around(tuple(self.entry(row) for row in rows), index)
 
     def _secondary_around(
@@ -289,7 +301,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
     def count_between(self, low: float, high: float, window: str | Window | None) -> Steps[int]:
         """Members with ``low <= score <= high`` (plain scores, both inclusive)."""
         if self.lex is not None:
-            raise self.unsupported("count_between", "a lexicographic count (ZLEXCOUNT)")
+            return (yield from self.lex_count_between(self.read_target(window)[1], low, high))
         packed_low, packed_high = self._bounds(low, high)
         target = self.read_target(window)[1]
         if packed_low > packed_high:
@@ -307,11 +319,15 @@ class ReadPlan(TiesPlan, LexReadPlan):
         window: str | Window | None,
     ) -> Steps[list[Entry]]:
         """Entries with ``low <= score <= high`` best first, after ``offset``, at most ``count``."""
-        if self.lex is not None:
-            raise self.unsupported("between", "lexicographic range reads (ZRANGE BYLEX)")
-        packed_low, packed_high = self._bounds(low, high)
         start = self.check_offset(offset)
         limit = self.check_size(self.config.max_page_size if count is None else count, "count")
+        if self.lex is not None:
+            target = self.read_target(window)[1]
+            lex_rows = yield from self.lex_between(
+                target, low, high, start, limit, self.style_of(style)
+            )
+            return [self.entry(row) for row in lex_rows]
+        packed_low, packed_high = self._bounds(low, high)
         window_id, target = self.read_target(window)
         if packed_low > packed_high:
             return []
@@ -328,7 +344,8 @@ class ReadPlan(TiesPlan, LexReadPlan):
     def percentile(self, member: Member, window: str | Window | None) -> Steps[float | None]:
         """100 * (members with a strictly worse plain score) / (all members); None if absent."""
         if self.lex is not None:
-            raise self.unsupported("percentile", "a lexicographic count (ZLEXCOUNT)")
+            window_id, lex_target = self.read_target(window)
+            return (yield from self.lex_percentile(window_id, lex_target, member_bytes(member)))
         target = self.read_target(window)[1]
         found: list[float | None] = yield ("scores", (target, [member_bytes(member)]))
         raw = found[0]

@@ -1,4 +1,4 @@
-"""Secondary tie-break (``tie_break="secondary_nonatomic"``, seed 000's "secondary hash").
+"""Secondary tie-break (``tie_break="secondary"``, seed 000's "secondary hash").
 
 The sorted set holds the plain score; the window's ties hash
 (:meth:`ranked.core.keys.BoardKeys.ties`) holds one integer per member, the tie-break
@@ -7,11 +7,10 @@ value: by default the instant of the submission that set the score, in Unix ms, 
 equal values (or members without one, which come last) fall back to member bytes,
 ascending.
 
-Why "nonatomic": the backend contract's atomic submission cannot write a hash field, so
-the value is written by a second call (HSET) right after the score, only for windows
-where the score changed. Between the two calls a reader may order the member by its
-previous value (or last, without one); a crash between them leaves the score without its
-value. The contract addition that makes it atomic is described in ``_plan_write``.
+Writes are atomic: each window's :class:`~ranked.backends.base.Target` names its ties
+hash (``ties_key``) and every submission carries the value (``SubmitRequest.tie``, decimal
+ASCII), so the backend writes it in the same step as the score, only where the score
+changed, and drops the values of members it trims (``keep``) or removes.
 
 Reads re-sort by (score, value) in Python with :mod:`ranked.core.ties`:
 

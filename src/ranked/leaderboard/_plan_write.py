@@ -51,8 +51,6 @@ class Prepared:
     primary: str
     register: list[str]
     lookup: bool
-    tie: int | None = None
-    """The tie-break value to write after the scores (secondary boards only)."""
 
 
 class WritePlan(PlanCore):
@@ -78,7 +76,9 @@ class WritePlan(PlanCore):
             if deadline is not None:
                 ttl = max(1, min(deadline - backend_now, ttl if ttl is not None else 1 << 62))
             if ttl is not None:
-                target = Target(target.key, target.dense_key, target.counts_key, ttl)
+                target = Target(
+                    target.key, target.dense_key, target.counts_key, ttl, target.ties_key
+                )
             targets.append(target)
             window_of[target.key] = slot.window_id
             if slot.window_id not in self._registered:
@@ -106,17 +106,18 @@ class WritePlan(PlanCore):
         """
         if self.lex is not None:
             raise BoardConfigError(
-                "a lexicographic board takes submit_lex_nonatomic(member, fields), not submit"
+                "a lexicographic board takes submit_lex(member, fields), not submit"
             )
         if tie is not None and not self.secondary:
-            raise BoardConfigError("tie= needs tie_break='secondary_nonatomic'")
+            raise BoardConfigError("tie= needs tie_break='secondary'")
         op = self.config.operator if operator is None else operator
         if op not in _OPERATORS:
             raise BoardConfigError(f"unknown operator {op!r}; expected one of {sorted(_OPERATORS)}")
         instant = self.now_ms() if at is None else to_ms(at)
         self._check_time(instant)
+        tie_bytes = None
         if self.secondary:
-            tie = check_tie(instant if tie is None else tie)
+            tie_bytes = tie_value_bytes(check_tie(instant if tie is None else tie))
         targets, window_of, register, primary = self.window_targets(instant)
         members: list[Member] = []
         requests: list[SubmitRequest] = []
@@ -139,12 +140,13 @@ class WritePlan(PlanCore):
                     instant,
                     composite,
                     keep,
+                    tie_bytes,
                 )
             )
             members.append(member)
         lookup = self.on_trimmed_lookup is not None and op != "set" and bool(requests)
         return Prepared(
-            members, requests, list(range(len(requests))), window_of, primary, register, lookup, tie
+            members, requests, list(range(len(requests))), window_of, primary, register, lookup
         )
 
     def _result(self, window_id: str, outcome: SubmitOutcome) -> WindowResult:
@@ -218,6 +220,7 @@ class WritePlan(PlanCore):
                 SubmitRequest(
                     request.member, value, operator, request.high_first, tuple(first),
                     request.style, request.now_ms, request.composite, request.keep,
+                    request.tie,
                 )
             )  # fmt: skip
             owners.append(owner)
@@ -242,28 +245,4 @@ class WritePlan(PlanCore):
             outcomes = [outcome]
         else:
             outcomes = yield ("submit_batch", (prepared.requests,))
-        if prepared.tie is not None:
-            yield from self._write_ties(prepared, outcomes, prepared.tie)
         return self.finish(prepared, outcomes)
-
-    def _write_ties(
-        self, prepared: Prepared, outcomes: Sequence[tuple[SubmitOutcome, ...]], tie: int
-    ) -> Steps[None]:
-        """Secondary boards: HSET the tie-break value in each window whose score changed.
-
-        A second call after the atomic submission, hence ``secondary_nonatomic``. To make
-        it atomic the contract needs the submission itself to write it: a field
-        ``SubmitRequest.tie: bytes | None`` (the value) meaning "when the score changes in a
-        target, HSET <ties key of that target> member value, with the target's TTL; HDEL
-        it when the member is trimmed or removed", and ``Target.ties_key``.
-        """
-        value = tie_value_bytes(tie)
-        writes: dict[str, tuple[int | None, dict[bytes, bytes]]] = {}
-        window_of = prepared.window_of
-        for request, results in zip(prepared.requests, outcomes, strict=True):
-            for target, outcome in zip(request.targets, results, strict=True):
-                if outcome.changed:
-                    window_id = window_of[target.key]
-                    writes.setdefault(window_id, (target.ttl_ms, {}))[1][request.member] = value
-        for window_id, (ttl, fields) in writes.items():
-            yield ("hash_set", (self.ties_key(window_id), fields, ttl))

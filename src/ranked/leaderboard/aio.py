@@ -111,10 +111,10 @@ class AsyncLeaderboard:
     ) -> Submission:
         """Submit a score to every window open at ``at`` (default: now), atomically.
 
-        ``tie`` (only with ``tie_break="secondary_nonatomic"``): the member's tie-break
-        value, lower wins among equal scores (default: the instant in Unix ms). It is
-        written by a second call after the score, only where the score changed: not
-        atomic with it.
+        ``tie`` (only with ``tie_break="secondary"``): the member's tie-break value, an
+        int in the signed 64-bit range; lower wins among equal scores (default: the
+        instant in Unix ms). It is written in the same atomic step as the score, only in
+        the windows where the score changed (an unchanged score keeps its earlier value).
 
         ``operator`` overrides the board's (best / set / incr / decr). ``at`` (aware
         datetime or Unix seconds) imports history or pins time in tests; windows past
@@ -129,7 +129,7 @@ class AsyncLeaderboard:
         """
         plan = self._plan
         prepared = plan.prepare(((member, score),), operator, at, tie)
-        if prepared.register or prepared.lookup or prepared.tie is not None:
+        if prepared.register or prepared.lookup:
             return (await run_async(self.backend, plan.submit_steps(prepared)))[0]
         return plan.finish_one(prepared, await self.backend.submit(prepared.requests[0]))
 
@@ -150,7 +150,7 @@ class AsyncLeaderboard:
             return []
         return await run_async(self.backend, self._plan.submit_steps(prepared))
 
-    async def submit_lex_nonatomic(
+    async def submit_lex(
         self,
         member: Member,
         fields: LexFields,
@@ -161,8 +161,9 @@ class AsyncLeaderboard:
         """Write a member's fields on a lexicographic board (``tie_break=LexLayout(...)``):
         stored at score 0 as ``layout.encode(fields, member)``, ordered by bytes. ``fields``
         is an int for a one-field layout. Operator ``set`` or ``best`` (keeps the smaller
-        encoding). Several backend calls per window (HMGET, ranks, remove, add, HSET):
-        NOT atomic; concurrent writes of one member may leave two entries for it."""
+        encoding, the better one in byte order). One atomic backend step per window
+        (Redis: one script: HGET, ZREM, ZADD, HSET, PEXPIRE); the result's ranks are
+        unique ranks (positions). O(windows * log n)."""
         steps = self._plan.submit_lex_steps(((member, fields),), operator, at)
         return (await run_async(self.backend, steps))[0]
 

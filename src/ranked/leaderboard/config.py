@@ -29,16 +29,16 @@ __all__ = [
     "window_plan",
 ]
 
-TieBreak = Literal["member", "time", "secondary_nonatomic"]
+TieBreak = Literal["member", "time", "secondary"]
 """``member``: ties in Redis order (member bytes; on a higher-is-better board the greater
 member first). ``time``: ties go to the earlier achiever (a packed composite score).
-``secondary_nonatomic``: the plain score in the sorted set, a tie-break value per member
-in the window's ties hash (lower wins; default: the submission instant in Unix ms),
-written by a second backend call after the score (not atomic with it; see
-:mod:`ranked.leaderboard._plan_ties`). A :class:`~ranked.core.lex.LexLayout` instead makes
-a member-encoded lexicographic board (see :mod:`ranked.leaderboard._plan_lex`)."""
+``secondary``: the plain score in the sorted set, a tie-break value per member in the
+window's ties hash (lower wins; default: the submission instant in Unix ms), written by
+the same atomic backend step as the score (see :mod:`ranked.leaderboard._plan_ties`).
+A :class:`~ranked.core.lex.LexLayout` instead makes a member-encoded lexicographic board
+(see :mod:`ranked.leaderboard._plan_lex`)."""
 
-SECONDARY: Final = "secondary_nonatomic"
+SECONDARY: Final = "secondary"
 
 DEFAULT_MAX_PAGE_SIZE: Final = 1000
 _OPERATORS: Final = frozenset(get_args(Operator))
@@ -137,7 +137,7 @@ class BoardConfig:
             self._check_secondary()
         elif self.tie_break != "member":
             raise BoardConfigError(
-                "tie_break must be 'member', 'time', 'secondary_nonatomic', a TimeTiebreak "
+                "tie_break must be 'member', 'time', 'secondary', a TimeTiebreak "
                 f"or a LexLayout, not {self.tie_break!r}"
             )
         if self.layout is not None:
@@ -147,11 +147,9 @@ class BoardConfig:
         BoardKeys(self.name, self.namespace)  # validates both names
 
     def _check_secondary(self) -> None:
-        if self.keep is not None:
-            raise BoardConfigError(
-                "keep cannot trim a secondary tie-break board: the backend's trim does not "
-                "remove the trimmed members' tie-break values"
-            )
+        # keep is fine: the backend's trim removes the trimmed members' tie values too.
+        # (Which members a trim drops follows the sorted set's order: among members tied
+        # at the cut, member bytes decide, not the tie-break value.)
         if self.rank_style is RankStyle.UNIQUE:
             raise BoardConfigError(
                 "a secondary tie-break board's default rank style must be competition or "

@@ -109,10 +109,10 @@ class Leaderboard:
     ) -> Submission:
         """Submit a score to every window open at ``at`` (default: now), atomically.
 
-        ``tie`` (only with ``tie_break="secondary_nonatomic"``): the member's tie-break
-        value, lower wins among equal scores (default: the instant in Unix ms). It is
-        written by a second call after the score, only where the score changed: not
-        atomic with it.
+        ``tie`` (only with ``tie_break="secondary"``): the member's tie-break value, an
+        int in the signed 64-bit range; lower wins among equal scores (default: the
+        instant in Unix ms). It is written in the same atomic step as the score, only in
+        the windows where the score changed (an unchanged score keeps its earlier value).
 
         ``operator`` overrides the board's (best / set / incr / decr). ``at`` (aware
         datetime or Unix seconds) imports history or pins time in tests; windows past
@@ -127,7 +127,7 @@ class Leaderboard:
         """
         plan = self._plan
         prepared = plan.prepare(((member, score),), operator, at, tie)
-        if prepared.register or prepared.lookup or prepared.tie is not None:
+        if prepared.register or prepared.lookup:
             return run_sync(self.backend, plan.submit_steps(prepared))[0]
         return plan.finish_one(prepared, self.backend.submit(prepared.requests[0]))
 
@@ -148,7 +148,7 @@ class Leaderboard:
             return []
         return run_sync(self.backend, self._plan.submit_steps(prepared))
 
-    def submit_lex_nonatomic(
+    def submit_lex(
         self,
         member: Member,
         fields: LexFields,
@@ -159,8 +159,9 @@ class Leaderboard:
         """Write a member's fields on a lexicographic board (``tie_break=LexLayout(...)``):
         stored at score 0 as ``layout.encode(fields, member)``, ordered by bytes. ``fields``
         is an int for a one-field layout. Operator ``set`` or ``best`` (keeps the smaller
-        encoding). Several backend calls per window (HMGET, ranks, remove, add, HSET):
-        NOT atomic; concurrent writes of one member may leave two entries for it."""
+        encoding, the better one in byte order). One atomic backend step per window
+        (Redis: one script: HGET, ZREM, ZADD, HSET, PEXPIRE); the result's ranks are
+        unique ranks (positions). O(windows * log n)."""
         steps = self._plan.submit_lex_steps(((member, fields),), operator, at)
         return (run_sync(self.backend, steps))[0]
 
