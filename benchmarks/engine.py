@@ -593,7 +593,7 @@ def machine_info(redis_version: str) -> str:
 
 def c_baseline(sizes: int) -> str | None:
     """The plain-C skip-list figures, when ``make bench-c`` has built the binary."""
-    binary = HERE / "c" / "bench_skiplist"
+    binary = HERE.parent / "build" / "c" / "bench_skiplist"  # built by ``make bench-c``
     if not binary.exists():
         return None
     done = subprocess.run([str(binary), str(sizes)], capture_output=True, text=True, check=False)

@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
+make -s build/c/bench_skiplist  # the plain-C baseline printed beside the Python figures
 python3 benchmarks/engine.py "$@"
