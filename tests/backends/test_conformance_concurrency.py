@@ -105,6 +105,8 @@ def test_async_twin_gives_the_same_answers(async_backend: AsyncRunner) -> None:
             (b"c", 90.0, 2),
         ]
         assert await backend.count(board, 85, 95) == 1
+        assert await backend.percentile(board, b"c", True) == (90.0, 4, 1)
+        assert await backend.percentile(board, b"x", True) is None
         assert await backend.scores(board, [b"d", b"x"]) == [80.0, None]
         assert await backend.range_all(board.key, False, 1) == [(b"d", 80.0)]
         assert await backend.remove([board], [b"d"]) == 1

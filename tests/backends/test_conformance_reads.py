@@ -246,6 +246,29 @@ def test_count_ranges(backend: Backend) -> None:
     assert backend.count(target(board="empty")) == 0
 
 
+@pytest.mark.parametrize("high_first", [True, False])
+def test_percentile_counts_strictly_worse_members(backend: Backend, high_first: bool) -> None:
+    board = fill(backend, SEED, high_first=high_first)
+    # SEED: a, b at 100; c at 90; d at 80. Ties are never "worse".
+    worse = (
+        {b"a": 2, b"b": 2, b"c": 1, b"d": 0} if high_first else {b"a": 0, b"b": 0, b"c": 2, b"d": 3}
+    )
+    for member, expected in worse.items():
+        assert backend.percentile(board, member, high_first) == (SEED[member], 4, expected)
+    assert backend.percentile(board, b"x", high_first) is None
+    assert backend.percentile(target(board="empty"), b"a", high_first) is None
+
+
+def test_percentile_of_extreme_and_fractional_scores(backend: Backend) -> None:
+    scores = {b"big": 2.0**53 + 2, b"tiny": 5e-324, b"neg": -1.5, b"frac": 0.1, b"frac2": 0.1}
+    board = fill(backend, scores)
+    assert backend.percentile(board, b"big", True) == (2.0**53 + 2, 5, 4)
+    assert backend.percentile(board, b"tiny", True) == (5e-324, 5, 1)
+    assert backend.percentile(board, b"frac", True) == (0.1, 5, 2)
+    assert backend.percentile(board, b"frac2", False) == (0.1, 5, 1)
+    assert backend.percentile(board, b"neg", False) == (-1.5, 5, 4)
+
+
 def test_scores_like_zmscore(backend: Backend) -> None:
     board = fill(backend, SEED)
     assert backend.scores(board, [b"d", b"x", b"a"]) == [80.0, None, 100.0]

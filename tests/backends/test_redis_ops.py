@@ -38,14 +38,19 @@ def test_non_finite_values_are_refused_before_sending(value: float) -> None:
 def test_an_int_past_float_range_is_refused() -> None:
     with pytest.raises(InvalidScoreError, match="too large"):
         ops.submit(request(10**400))
-    assert ops.submit(request(2**53)).args[2] == 2.0**53
+    assert ops.submit(request(2**53)).args[2] == b"9007199254740992"
+
+
+def test_the_value_is_sent_as_its_canonical_text() -> None:
+    # '%.17g': the same digits the scripts' fmt() writes, so they reuse it unformatted.
+    assert ops.submit(request(0.1)).args[2] == b"0.10000000000000001"
+    assert ops.submit(request(1e20)).args[2] == b"1e+20"
+    assert float(ops.submit(request(5e-324)).args[2]) == 5e-324
 
 
 def test_negative_zero_is_sent_as_zero() -> None:
     call = ops.submit(request(-0.0))
-    value = call.args[2]
-    assert isinstance(value, float)
-    assert math.copysign(1.0, value) == 1.0
+    assert call.args[2] == b"0"
 
 
 def test_submit_encodes_keys_in_target_order() -> None:

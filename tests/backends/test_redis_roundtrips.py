@@ -123,6 +123,7 @@ def test_each_operation_is_one_round_trip(relay: CountingRelay) -> None:
         lambda: backend.by_score(target, 0, 10, 0, 5, True, style),
         lambda: backend.count(target),
         lambda: backend.count(target, 1, 4),
+        lambda: backend.percentile(target, b"a", True),
         lambda: backend.scores(target, [b"a", b"zz"]),
         lambda: backend.range_all(target.key, True, 10),
         lambda: backend.hash_set(b"rk:{trips}:data", {b"a": b"Ann"}, 60_000),

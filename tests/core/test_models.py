@@ -1,4 +1,4 @@
-"""Result models are frozen, slotted and small; the core package surface is complete."""
+"""Result models are immutable, slotted and small; the core package surface is complete."""
 
 from __future__ import annotations
 
@@ -12,13 +12,11 @@ from ranked.core.models import Around, Entry, MemberRank, Page, SubmitResult
 from ranked.errors import RankedError
 
 
-def test_models_are_frozen_and_slotted() -> None:
+def test_models_are_immutable_and_slotted() -> None:
     entry = Entry("alice", 100.0, 1)
     for value in (
-        entry,
         SubmitResult("alice", 100.0, None, 1, None, True),
         Page((entry,), None),
-        MemberRank("bob", None, None),
         Around((entry,), 0),
     ):
         assert dataclasses.is_dataclass(value)
@@ -26,6 +24,14 @@ def test_models_are_frozen_and_slotted() -> None:
         first_field = dataclasses.fields(value)[0].name
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(value, first_field, "x")
+    # Per-row results are named tuples: cheaper to build, just as immutable.
+    for row in (entry, MemberRank("bob", None, None)):
+        assert isinstance(row, tuple)
+        assert not hasattr(row, "__dict__")
+        with pytest.raises(AttributeError):
+            row.member = "x"  # type: ignore[misc]
+    assert entry == Entry(member="alice", score=100.0, rank=1)
+    assert (entry.member, entry.score, entry.rank) == ("alice", 100.0, 1)
 
 
 def test_member_rank_and_around_helpers() -> None:

@@ -216,11 +216,13 @@ def submit_single(keyspace: Keyspace, request: SubmitRequest) -> tuple[SubmitOut
         _trim(zset, len(zset) - keep, reverse, None, None)
     if ttl_ms is not None:
         keyspace.put_deadline(key, keyspace.now_ms() + ttl_ms)
-    return (
-        SubmitOutcome(
-            new, old, zset.rank(member, style=style, reverse=reverse), previous_rank, changed
-        ),
-    )
+    # An unchanged score (a best that did not improve) keeps its rank; keep may have
+    # trimmed the member, so then the rank is read again.
+    if changed or keep is not None:
+        rank = zset.rank(member, style=style, reverse=reverse)
+    else:
+        rank = previous_rank
+    return (SubmitOutcome(new, old, rank, previous_rank, changed),)
 
 
 def apply_submit(

@@ -53,6 +53,7 @@ __all__ = [
     "lex_replace",
     "page",
     "page_after",
+    "percentile",
     "range_all",
     "ranks",
     "remove",
@@ -212,7 +213,9 @@ def _encode_request(request: SubmitRequest, keys: list[bytes], args: list[Arg]) 
         _not_negative(keep=request.keep)
     if request.operator not in ("best", "set", "incr", "decr"):
         raise ValueError(f"unknown operator {request.operator!r}")
-    args += (request.member, value, request.operator, _flag(request.high_first))
+    # The value goes as its canonical '%.17g' text (Python and Lua's C printf write the same
+    # digits): the script reuses it as the companions' score text instead of formatting.
+    args += (request.member, b"%.17g" % value, request.operator, _flag(request.high_first))
     args += (_style(request.style), b"" if request.keep is None else request.keep)
     if request.composite is None:
         args += (0, 0, 0, 0, 0)
@@ -359,6 +362,21 @@ def count(target: Target, low: float = -math.inf, high: float = math.inf) -> Cal
         return _nothing(0)
     args: list[Arg] = ["ZCOUNT", target.key, low_bound, high_bound]
     return Call(None, (target.key,), args, int)
+
+
+def _percentile(reply: Any) -> tuple[float, int, int] | None:
+    if reply is None:
+        return None
+    score, total, worse = reply
+    return float(score), int(total), int(worse)
+
+
+def percentile(
+    target: Target, member: bytes, high_first: bool
+) -> Call[tuple[float, int, int] | None]:
+    """Script ``percentile``: ZSCORE, ZCARD, ZCOUNT strictly worse."""
+    args: list[Arg] = [member, _flag(high_first)]
+    return Call("percentile", (target.key,), args, _percentile)
 
 
 def scores(target: Target, members: Sequence[bytes]) -> Call[list[float | None]]:

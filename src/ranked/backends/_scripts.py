@@ -1,7 +1,9 @@
 """The Lua scripts of the Redis backends: loaded from package files, run by EVALSHA.
 
-Each script is ``lua/<name>.lua`` with ``lua/_lib.lua`` (shared helpers) put in front of
-it, since a Redis script cannot import another. A script runs as ``EVALSHA`` (the SHA1 of
+Each script is ``lua/<name>.lua`` with the helpers of ``lua/_lib.lua`` it calls put in
+front of it (a Redis script cannot import another). Only the helpers a script needs (and
+those they need) go in, in the library's order: Redis runs a script's whole text on every
+call, so each unused helper would cost a closure per call. A script runs as ``EVALSHA`` (the SHA1 of
 that combined text); a server that does not know it (first use, restart, ``SCRIPT
 FLUSH``, a new cluster node) answers ``NOSCRIPT``, and the same call is repeated once as
 ``EVAL`` with the full text, which also caches it on that server. Both commands carry the
@@ -14,6 +16,7 @@ and their ``redis.asyncio`` twins): they only need the client's ``execute_comman
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from functools import cache
 from importlib import resources
@@ -49,11 +52,39 @@ def _read(file_name: str) -> bytes:
     return resources.files(_PACKAGE).joinpath(_FOLDER, file_name).read_bytes()
 
 
+_HELPER_MARK: Final = re.compile(rb"^--@ (\w+)\n", re.MULTILINE)
+
+
+@cache
+def _helpers() -> dict[bytes, bytes]:
+    """The library's helper blocks by name, in file order (the text after each mark)."""
+    parts = _HELPER_MARK.split(_read(_LIBRARY))
+    return {parts[i]: parts[i + 1].strip() + b"\n" for i in range(1, len(parts), 2)}
+
+
+def _calls(text: bytes, name: bytes) -> bool:
+    return re.search(rb"\b" + name + rb"\(", text) is not None
+
+
+def _needed(body: bytes) -> list[bytes]:
+    """The helper blocks ``body`` calls, directly or through other helpers, in file order.
+    A helper only calls helpers defined before it, so walking the library backwards
+    sees every caller before its callees."""
+    helpers = _helpers()
+    wanted = [body]
+    names = list(helpers)
+    for name in reversed(names):
+        if any(_calls(text, name) for text in wanted):
+            wanted.append(helpers[name])
+    chosen = set(wanted[1:])
+    return [helpers[name] for name in names if helpers[name] in chosen]
+
+
 @cache
 def script(name: str) -> Script:
-    """The script ``lua/<name>.lua`` with the shared library in front (loaded once)."""
+    """The script ``lua/<name>.lua`` with the helpers it calls in front (loaded once)."""
     body = _read(f"{name}.lua")
-    return Script(name, _read(_LIBRARY) + b"\n" + body)
+    return Script(name, b"".join(_needed(body)) + body)
 
 
 Execute = Callable[..., object]

@@ -248,6 +248,14 @@ class Backend(Protocol):
         """Members with low <= score <= high (default: all). Redis: ZCARD / ZCOUNT."""
         ...
 
+    def percentile(
+        self, target: Target, member: bytes, high_first: bool
+    ) -> tuple[float, int, int] | None:
+        """(the member's score, members on the board, members with a strictly worse
+        score), read in one atomic step; None when the member is absent. O(log n).
+        Redis: one script (ZSCORE, ZCARD, ZCOUNT with an exclusive bound)."""
+        ...
+
     def remove(self, targets: Sequence[Target], members: Sequence[bytes]) -> int:
         """Remove members from every target (and companions, and their fields of each
         target's ``ties_key``); returns removals summed. Redis: one script."""
@@ -408,6 +416,10 @@ class AsyncBackend(Protocol):
     ) -> list[Row]: ...
 
     async def count(self, target: Target, low: float = ..., high: float = ...) -> int: ...
+
+    async def percentile(
+        self, target: Target, member: bytes, high_first: bool
+    ) -> tuple[float, int, int] | None: ...
 
     async def remove(self, targets: Sequence[Target], members: Sequence[bytes]) -> int: ...
 

@@ -276,6 +276,23 @@ class MemoryBackend:
                 return len(zset)
             return zset.count_by_score(low, high)
 
+    def percentile(
+        self, target: Target, member: bytes, high_first: bool
+    ) -> tuple[float, int, int] | None:
+        """(score, members, members strictly worse), None when absent. O(log n)."""
+        with self._lock:
+            zset = self._zset(target.key)
+            if zset is None:
+                return None
+            score = zset.score(member)
+            if score is None:
+                return None
+            if high_first:
+                worse = zset.count_by_score(max=score, max_exclusive=True)
+            else:
+                worse = zset.count_by_score(min=score, min_exclusive=True)
+            return score, len(zset), worse
+
     def scores(self, target: Target, members: Sequence[bytes]) -> list[float | None]:
         """ZMSCORE. O(k)."""
         with self._lock:
@@ -584,6 +601,11 @@ class AsyncMemoryBackend:
 
     async def count(self, target: Target, low: float = -math.inf, high: float = math.inf) -> int:
         return self.sync.count(target, low, high)
+
+    async def percentile(
+        self, target: Target, member: bytes, high_first: bool
+    ) -> tuple[float, int, int] | None:
+        return self.sync.percentile(target, member, high_first)
 
     async def remove(self, targets: Sequence[Target], members: Sequence[bytes]) -> int:
         return self.sync.remove(targets, members)

@@ -231,6 +231,12 @@ class RedisBackend(_Shell):
         """ZCARD / ZCOUNT."""
         return self._call(ops.count(target, low, high))
 
+    def percentile(
+        self, target: Target, member: bytes, high_first: bool
+    ) -> tuple[float, int, int] | None:
+        """Script ``percentile`` (ZSCORE, ZCARD, ZCOUNT); one round trip."""
+        return self._call(ops.percentile(target, member, high_first))
+
     def remove(self, targets: Sequence[Target], members: Sequence[bytes]) -> int:
         """Script ``remove``; one round trip."""
         return self._call(ops.remove(targets, members))
@@ -443,6 +449,11 @@ class AsyncRedisBackend(_Shell):
         self, target: Target, low: float = -float("inf"), high: float = float("inf")
     ) -> int:
         return await self._call(ops.count(target, low, high))
+
+    async def percentile(
+        self, target: Target, member: bytes, high_first: bool
+    ) -> tuple[float, int, int] | None:
+        return await self._call(ops.percentile(target, member, high_first))
 
     async def remove(self, targets: Sequence[Target], members: Sequence[bytes]) -> int:
         return await self._call(ops.remove(targets, members))

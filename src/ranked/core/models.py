@@ -1,4 +1,9 @@
-"""Result types of leaderboard operations: small, frozen, and typed.
+"""Result types of leaderboard operations: small, immutable, and typed.
+
+The per-row types (:class:`Entry`, :class:`MemberRank`) are named tuples: a page builds
+one per row, and a named tuple builds several times faster than a frozen dataclass.
+The per-call containers (:class:`Page`, :class:`Around`, :class:`SubmitResult`) stay
+frozen dataclasses.
 
 Ranks are 1-based and follow the rank style asked for (see :mod:`ranked.core.ranks`);
 scores are the board's float64 scores (a board with a composite layout decodes them
@@ -8,6 +13,7 @@ with its :class:`~ranked.core.scores.TimeTiebreak`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["Around", "Entry", "Member", "MemberRank", "Page", "SubmitResult"]
 
@@ -15,8 +21,7 @@ Member = str | bytes
 """A member id: ``str`` (stored as UTF-8) or raw ``bytes``; binary safe."""
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """One member on a board: its score and its 1-based rank."""
 
     member: Member
@@ -49,8 +54,7 @@ class Page:
     next_cursor: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class MemberRank:
+class MemberRank(NamedTuple):
     """One member of a ranks-of-a-list request: ``score`` and ``rank`` are ``None`` if absent."""
 
     member: Member

@@ -44,6 +44,7 @@ __all__ = [
     "PlanCore",
     "Steps",
     "TrimmedLookup",
+    "WriteWindows",
     "from_ms",
     "member_bytes",
     "run_async",
@@ -65,6 +66,8 @@ _DELETE_CHUNK: Final = 512
 _INF: Final = math.inf
 _KIND_NAMES: Final = frozenset(kind.value for kind in WindowKind if kind is not WindowKind.SEASON)
 _SEASON_ALIAS: Final = "season:"
+_new = tuple.__new__
+"""Builds a named-tuple result from a tuple without its generated ``__new__`` (hot paths)."""
 
 
 def run_sync(backend: Backend, steps: Steps[T]) -> T:
@@ -130,6 +133,28 @@ def _dumps(value: object, what: str) -> bytes:
 
 
 @dataclass(slots=True)
+class WriteWindows:
+    """Where a submission at some instant writes: cached while its inputs hold.
+
+    Valid for instants in ``[low, high)`` (the same windows are open), the same board
+    deadline, and, when any target has a TTL (``now`` is not None), the same backend
+    millisecond the TTLs were counted from.
+    """
+
+    low: int
+    high: int
+    now: int | None
+    deadline: int | None
+    targets: tuple[Target, ...]
+    ids: tuple[str, ...]
+    """The window id of each target, in order."""
+    window_of: dict[bytes, str]
+    register: list[str]
+    """Windows not yet in the board's registry (a non-empty list is never served cached)."""
+    primary: str
+
+
+@dataclass(slots=True)
 class _WindowSlot:
     """A window a submission at some instant writes to: its id, base target, end."""
 
@@ -175,6 +200,9 @@ class PlanCore:
         self._targets: dict[str, Target] = {}
         self._registered: set[str] = set()
         self._slots: tuple[int, int, list[_WindowSlot]] | None = None
+        self._write_cache: WriteWindows | None = None
+        kinds = self.windows.kinds
+        self._all_time_first = bool(kinds) and kinds[0] is WindowKind.ALL_TIME
         self._defaults: dict[WindowKind, tuple[int, int, str]] = {}
         self._time_mask = 0 if self.layout is None else (1 << self.layout.time_bits) - 1
 
@@ -270,6 +298,8 @@ class PlanCore:
 
     def read_target(self, window: str | Window | None) -> tuple[str, Target]:
         """The window id and target a read uses."""
+        if window is None and self._all_time_first:
+            return "all", self.target("all")  # the default needs no clock read
         window_id = self.window_id(window)
         return window_id, self.target(window_id)
 
@@ -312,6 +342,24 @@ class PlanCore:
             decoded = self.lex.decode(row[0])
             return Entry(self.member_out(decoded.member), decoded.fields[0], row[2])
         return Entry(self.member_out(row[0]), self.score_out(row[1]), row[2])
+
+    def entries(self, rows: Iterable[Row]) -> list[Entry]:
+        """:meth:`entry` of every row (plain scores: one loop, no call per row)."""
+        if self.lex is not None or self.layout is not None:
+            return [self.entry(row) for row in rows]
+        found: list[Entry] = []
+        append = found.append
+        if self.bytes_members:
+            for member, score, rank in rows:
+                append(_new(Entry, (member, score, rank)))
+            return found
+        for member, score, rank in rows:
+            try:
+                name: Member = member.decode("utf-8")
+            except UnicodeDecodeError:
+                name = member
+            append(_new(Entry, (name, score, rank)))
+        return found
 
     def style_of(self, style: RankStyle | str | None) -> RankStyle:
         """The rank style of a read: the given one, or the board's default."""

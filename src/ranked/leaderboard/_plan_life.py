@@ -81,6 +81,7 @@ class LifePlan(PlanCore):
             count: int = yield ("delete", (keys[start : start + _DELETE_CHUNK],))
             deleted += count
         self._registered.clear()
+        self._write_cache = None
         self.deadline_ms = None
         return deleted
 

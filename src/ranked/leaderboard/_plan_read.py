@@ -18,13 +18,29 @@ from ._plan_core import (
     DEFAULT_PAGE_SIZE,
     Call,
     Steps,
+    _new,
     member_bytes,
 )
 from ._plan_lex import LexReadPlan
 from ._plan_ties import TiesPlan
 from .errors import BoardConfigError, PageSizeError
 
-__all__ = ["ReadPlan"]
+__all__ = [
+    "AroundArgs",
+    "PageArgs",
+    "PercentileAnswer",
+    "PercentileArgs",
+    "RanksArgs",
+    "ReadPlan",
+    "ScoresArgs",
+]
+
+ScoresArgs = tuple[Target, list[bytes]]
+RanksArgs = tuple[Target, list[bytes], bool, RankStyle]
+PageArgs = tuple[Target, int, int, bool, RankStyle]
+AroundArgs = tuple[Target, bytes, int, int, bool, RankStyle]
+PercentileArgs = tuple[Target, bytes, bool]
+PercentileAnswer = tuple[float, int, int] | None
 
 
 class ReadPlan(TiesPlan, LexReadPlan):
@@ -48,6 +64,99 @@ class ReadPlan(TiesPlan, LexReadPlan):
         target = self.read_target(window)[1]
         found: list[float | None] = yield ("scores", (target, [member_bytes(member)]))
         return None if found[0] is None else self.layout.decode(found[0])
+
+    # -- direct calls: the plain board's one-call reads, for the shells to make without
+    # the generator driver (None: the board needs the general steps) -------------------
+
+    def plain_scores(self, member: Member, window: str | Window | None) -> ScoresArgs | None:
+        """The arguments of :meth:`score`'s one ``scores`` call; None on a lexicographic board."""
+        if self.lex is not None:
+            return None
+        return self.read_target(window)[1], [member_bytes(member)]
+
+    def score_from(self, found: list[float | None]) -> float | None:
+        """:meth:`score`'s result from its ``scores`` answer."""
+        raw = found[0]
+        if raw is None or self.layout is None:
+            return raw
+        return self.layout.decode(raw).score
+
+    def plain_ranks(
+        self, member: Member, style: RankStyle | str | None, window: str | Window | None
+    ) -> RanksArgs | None:
+        """The arguments of :meth:`entry_of`'s one ``ranks`` call; None on a secondary or
+        lexicographic board."""
+        if self.secondary or self.lex is not None:
+            return None
+        target = self.read_target(window)[1]
+        return target, [member_bytes(member)], self.high_first, self.style_of(style)
+
+    def entry_from(self, member: Member, found: list[tuple[float, int] | None]) -> Entry | None:
+        """:meth:`entry_of`'s result from its ``ranks`` answer (plain boards)."""
+        hit = found[0]
+        if hit is None:
+            return None
+        return _new(Entry, (member, self.score_out(hit[0]), hit[1]))
+
+    @staticmethod
+    def rank_from(found: list[tuple[float, int] | None]) -> int | None:
+        """The rank in a ``ranks`` answer for one member (plain boards)."""
+        hit = found[0]
+        return None if hit is None else hit[1]
+
+    def plain_top(
+        self, n: int, style: RankStyle | str | None, window: str | Window | None
+    ) -> PageArgs | None:
+        """The arguments of :meth:`top`'s one ``page`` call; None on a secondary or
+        lexicographic board. Rows come back through :meth:`entries`."""
+        if self.secondary or self.lex is not None:
+            return None
+        limit = self.check_size(n, "n")
+        target = self.read_target(window)[1]
+        return target, 0, limit - 1, self.high_first, self.style_of(style)
+
+    def plain_around(
+        self,
+        member: Member,
+        before: int,
+        after: int,
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> AroundArgs | None:
+        """The arguments of :meth:`around`'s one ``around`` call; None on a secondary or
+        lexicographic board. The answer goes through :meth:`around_from`."""
+        if self.secondary or self.lex is not None:
+            return None
+        self.check_offset(before)
+        self.check_offset(after)
+        self.check_size(before + after + 1, "before + after + 1")
+        target = self.read_target(window)[1]
+        resolved = self.style_of(style)
+        return target, member_bytes(member), before, after, self.high_first, resolved
+
+    def around_from(self, found: tuple[int, list[Row]] | None) -> Around:
+        """:meth:`around`'s result from its ``around`` answer (plain boards)."""
+        if found is None:
+            return Around((), None)
+        return Around(tuple(self.entries(found[1])), found[0])
+
+    def plain_percentile(
+        self, member: Member, window: str | Window | None
+    ) -> PercentileArgs | None:
+        """The arguments of :meth:`percentile`'s one ``percentile`` call; None on a time
+        tie-break board (worse means a worse *plain* score: a packed count would include
+        equal scores achieved later) or a lexicographic board."""
+        if self.layout is not None or self.lex is not None:
+            return None
+        return self.read_target(window)[1], member_bytes(member), self.high_first
+
+    @staticmethod
+    def percentile_from(found: PercentileAnswer) -> float | None:
+        """:meth:`percentile`'s result from a ``percentile`` answer."""
+        if found is None:
+            return None
+        total, worse = found[1], found[2]
+        return 100.0 * worse / total if total else 0.0
 
     def entry_of(
         self, member: Member, style: RankStyle | str | None, window: str | Window | None
@@ -211,7 +320,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         return rows
 
     def _page(self, rows: list[Row], limit: int, window_id: str) -> Page:
-        entries = tuple(self.entry(row) for row in rows[:limit])
+        entries = tuple(self.entries(rows[:limit]))
         if len(rows) <= limit:
             return Page(entries, None)
         last = rows[limit - 1]
@@ -226,7 +335,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         limit = self.check_size(n, "n")
         window_id, target = self.read_target(window)
         rows = yield from self._rows(window_id, target, 0, limit, self.style_of(style))
-        return [self.entry(row) for row in rows]
+        return self.entries(rows)
 
     def around(
         self,
@@ -259,7 +368,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         index, rows = found
         if self.lex is not None:
             rows = yield from self.lex_rows(target, rows, resolved)
-        return Around(tuple(self.entry(row) for row in rows), index)
+        return Around(tuple(self.entries(rows)), index)
 
     def _secondary_around(
         self, window_id: str, target: Target, own: bytes, before: int, size: int, style: RankStyle
@@ -271,7 +380,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         total: int = yield ("count", (target,))
         start = max(0, min(index - before, total - size))
         rows = yield from self._rows(window_id, target, start, min(size, total - start), style)
-        entries = tuple(self.entry(row) for row in rows)
+        entries = tuple(self.entries(rows))
         position = next((i for i, row in enumerate(rows) if row[0] == own), index - start)
         return Around(entries, min(position, len(entries) - 1) if entries else None)
 
@@ -326,7 +435,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
             lex_rows = yield from self.lex_between(
                 target, low, high, start, limit, self.style_of(style)
             )
-            return [self.entry(row) for row in lex_rows]
+            return self.entries(lex_rows)
         packed_low, packed_high = self._bounds(low, high)
         window_id, target = self.read_target(window)
         if packed_low > packed_high:
@@ -334,18 +443,22 @@ class ReadPlan(TiesPlan, LexReadPlan):
         if self.secondary:
             fetch: Call = ("by_score", (target, packed_low, packed_high, self.high_first))
             rows = yield from self.resorted(window_id, fetch, start, limit, self.style_of(style))
-            return [self.entry(row) for row in rows]
+            return self.entries(rows)
         rows = yield (
             "by_score",
             (target, packed_low, packed_high, start, limit, self.high_first, self.style_of(style)),
         )
-        return [self.entry(row) for row in rows]
+        return self.entries(rows)
 
     def percentile(self, member: Member, window: str | Window | None) -> Steps[float | None]:
         """100 * (members with a strictly worse plain score) / (all members); None if absent."""
         if self.lex is not None:
             window_id, lex_target = self.read_target(window)
             return (yield from self.lex_percentile(window_id, lex_target, member_bytes(member)))
+        args = self.plain_percentile(member, window)
+        if args is not None:
+            answer: PercentileAnswer = yield ("percentile", args)
+            return self.percentile_from(answer)
         target = self.read_target(window)[1]
         found: list[float | None] = yield ("scores", (target, [member_bytes(member)]))
         raw = found[0]

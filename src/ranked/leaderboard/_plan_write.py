@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from math import isfinite
 
 from ..backends.base import (
     Operator,
@@ -18,6 +19,8 @@ from ..core.models import Member
 from ._plan_core import (
     PlanCore,
     Steps,
+    WriteWindows,
+    _new,
     from_ms,
     member_bytes,
     to_ms,
@@ -58,18 +61,35 @@ class WritePlan(PlanCore):
 
     # -- submissions --------------------------------------------------------------------
 
-    def window_targets(self, instant: int) -> tuple[list[Target], dict[bytes, str], list[str], str]:
-        """The targets a submission at ``instant`` writes (with TTLs), the window id of each
-        key, the windows to register, and the primary window id."""
-        backend_now = self.backend_now_ms()
+    def write_windows(self, instant: int) -> WriteWindows:
+        """The targets a submission at ``instant`` writes (with TTLs), the window id of
+        each, the windows to register, and the primary window id; cached (see
+        :class:`WriteWindows`), as windows only change at their boundaries."""
+        cached = self._write_cache
+        deadline = self.deadline_ms
+        if (
+            cached is not None
+            and cached.low <= instant < cached.high
+            and cached.deadline == deadline
+            and not cached.register
+        ):
+            if cached.now is None:
+                return cached
+            backend_now = self.backend_now_ms()
+            if cached.now == backend_now:
+                return cached
+        else:
+            backend_now = self.backend_now_ms()
         targets: list[Target] = []
+        ids: list[str] = []
         window_of: dict[bytes, str] = {}
         register: list[str] = []
-        deadline = self.deadline_ms
+        timed = deadline is not None
         for slot in self._slots_at(instant):
             target = slot.target
             ttl: int | None = None
             if slot.end_ms is not None:
+                timed = True
                 ttl = slot.end_ms + self.retention_ms - backend_now
                 if ttl <= 0:
                     continue  # past its retention: the key is (or is about to be) gone
@@ -80,6 +100,7 @@ class WritePlan(PlanCore):
                     target.key, target.dense_key, target.counts_key, ttl, target.ties_key
                 )
             targets.append(target)
+            ids.append(slot.window_id)
             window_of[target.key] = slot.window_id
             if slot.window_id not in self._registered:
                 register.append(slot.window_id)
@@ -90,8 +111,108 @@ class WritePlan(PlanCore):
             )
         primary = self._default_id(instant)
         if self.keys.window(primary) not in window_of:
-            primary = window_of[targets[0].key]
-        return targets, window_of, register, primary
+            primary = ids[0]
+        assert self._slots is not None  # filled by _slots_at above
+        low, high = self._slots[0], self._slots[1]
+        found = WriteWindows(
+            low,
+            high,
+            backend_now if timed else None,
+            deadline,
+            tuple(targets),
+            tuple(ids),
+            window_of,
+            register,
+            primary,
+        )
+        self._write_cache = found
+        return found
+
+    def window_targets(self, instant: int) -> tuple[list[Target], dict[bytes, str], list[str], str]:
+        """:meth:`write_windows` as (targets, window id per key, to register, primary)."""
+        found = self.write_windows(instant)
+        return list(found.targets), found.window_of, found.register, found.primary
+
+    def _head(
+        self, operator: Operator | None, at: Instant | None, tie: int | None
+    ) -> tuple[Operator, int, bytes | None, WriteWindows]:
+        """What every submission call checks and resolves first: the operator, the
+        instant, the tie value and the windows written."""
+        if self.lex is not None:
+            raise BoardConfigError(
+                "a lexicographic board takes submit_lex(member, fields), not submit"
+            )
+        if tie is not None and not self.secondary:
+            raise BoardConfigError("tie= needs tie_break='secondary'")
+        op = self.config.operator if operator is None else operator
+        if op not in _OPERATORS:
+            raise BoardConfigError(f"unknown operator {op!r}; expected one of {sorted(_OPERATORS)}")
+        instant = self.now_ms() if at is None else to_ms(at)
+        if self.composite is not None:
+            self._check_time(instant)
+        tie_bytes = None
+        if self.secondary:
+            tie_bytes = tie_value_bytes(check_tie(instant if tie is None else tie))
+        return op, instant, tie_bytes, self.write_windows(instant)
+
+    def prepare_one(
+        self,
+        member: Member,
+        value: float,
+        operator: Operator | None,
+        at: Instant | None,
+        tie: int | None = None,
+    ) -> tuple[SubmitRequest, WriteWindows] | None:
+        """The single backend request of a one-member submission, or None when it needs
+        the general path (:meth:`prepare` then :meth:`submit_steps`: a window to
+        register, or a trimmed-member lookup). Raises what :meth:`prepare` raises."""
+        op, instant, tie_bytes, windows = self._head(operator, at, tie)
+        encoded = member.encode() if member.__class__ is str else member_bytes(member)
+        if value.__class__ is float and self.layout is None and isfinite(value):
+            stored = value  # the common case of _value, without its calls
+        else:
+            stored = self._value(value, op)
+        request = SubmitRequest(
+            encoded,
+            stored,
+            op,
+            self.high_first,
+            windows.targets,
+            self.style,
+            instant,
+            self.composite,
+            self.trim_to,
+            tie_bytes,
+        )
+        if windows.register or (self.on_trimmed_lookup is not None and op != "set"):
+            return None
+        return request, windows
+
+    def finish_single(
+        self, member: Member, windows: WriteWindows, outcomes: tuple[SubmitOutcome, ...]
+    ) -> Submission:
+        """The :class:`Submission` of a :meth:`prepare_one` request (the hot path)."""
+        ids = windows.ids
+        if len(ids) == 1 and len(outcomes) == 1 and self.layout is None:
+            window_id = ids[0]
+            outcome = outcomes[0]
+            result = _new(
+                WindowResult,
+                (
+                    window_id,
+                    outcome.score,
+                    outcome.previous_score,
+                    outcome.rank,
+                    outcome.previous_rank,
+                    outcome.changed,
+                ),
+            )  # :meth:`_result` inlined: plain scores need no decoding
+            return _new(Submission, (member, result, {window_id: result}))
+        found = {
+            window_id: self._result(window_id, outcome)
+            for window_id, outcome in zip(ids, outcomes, strict=True)
+        }
+        return _new(Submission, (member, found[windows.primary], found))
 
     def prepare(
         self,
@@ -104,24 +225,10 @@ class WritePlan(PlanCore):
 
         ``tie``: the tie-break value of a secondary board (default: the instant in ms).
         """
-        if self.lex is not None:
-            raise BoardConfigError(
-                "a lexicographic board takes submit_lex(member, fields), not submit"
-            )
-        if tie is not None and not self.secondary:
-            raise BoardConfigError("tie= needs tie_break='secondary'")
-        op = self.config.operator if operator is None else operator
-        if op not in _OPERATORS:
-            raise BoardConfigError(f"unknown operator {op!r}; expected one of {sorted(_OPERATORS)}")
-        instant = self.now_ms() if at is None else to_ms(at)
-        self._check_time(instant)
-        tie_bytes = None
-        if self.secondary:
-            tie_bytes = tie_value_bytes(check_tie(instant if tie is None else tie))
-        targets, window_of, register, primary = self.window_targets(instant)
+        op, instant, tie_bytes, windows = self._head(operator, at, tie)
         members: list[Member] = []
         requests: list[SubmitRequest] = []
-        target_tuple = tuple(targets)
+        target_tuple = windows.targets
         high_first, style, composite, keep = (
             self.high_first,
             self.style,
@@ -146,11 +253,29 @@ class WritePlan(PlanCore):
             members.append(member)
         lookup = self.on_trimmed_lookup is not None and op != "set" and bool(requests)
         return Prepared(
-            members, requests, list(range(len(requests))), window_of, primary, register, lookup
+            members,
+            requests,
+            list(range(len(requests))),
+            windows.window_of,
+            windows.primary,
+            windows.register,
+            lookup,
         )
 
     def _result(self, window_id: str, outcome: SubmitOutcome) -> WindowResult:
         previous = outcome.previous_score
+        if self.layout is None:
+            return _new(
+                WindowResult,
+                (
+                    window_id,
+                    outcome.score,
+                    previous,
+                    outcome.rank,
+                    outcome.previous_rank,
+                    outcome.changed,
+                ),
+            )
         return WindowResult(
             window_id,
             self.score_out(outcome.score),
@@ -160,11 +285,16 @@ class WritePlan(PlanCore):
             outcome.changed,
         )
 
+    def _register(self, window_ids: list[str]) -> None:
+        if window_ids:
+            self._registered.update(window_ids)
+            self._write_cache = None  # its register list is stale now
+
     def finish(
         self, prepared: Prepared, outcomes: Sequence[tuple[SubmitOutcome, ...]]
     ) -> list[Submission]:
         """Turn the backend's outcomes into one :class:`Submission` per submitted member."""
-        self._registered.update(prepared.register)
+        self._register(prepared.register)
         by_member: list[dict[str, WindowResult]] = [{} for _ in prepared.members]
         window_of = prepared.window_of
         for request, owner, results in zip(
@@ -179,16 +309,6 @@ class WritePlan(PlanCore):
             Submission(member, found[primary], found)
             for member, found in zip(prepared.members, by_member, strict=True)
         ]
-
-    def finish_one(self, prepared: Prepared, outcomes: tuple[SubmitOutcome, ...]) -> Submission:
-        """:meth:`finish` for a single submission (the hot path)."""
-        self._registered.update(prepared.register)
-        window_of = prepared.window_of
-        found = {
-            window_of[target.key]: self._result(window_of[target.key], outcome)
-            for target, outcome in zip(prepared.requests[0].targets, outcomes, strict=True)
-        }
-        return Submission(prepared.members[0], found[prepared.primary], found)
 
     def _rehydrate(self, prepared: Prepared, present: Sequence[float | None]) -> None:
         """Split the requests of absent members: the primary window starts from the hook's

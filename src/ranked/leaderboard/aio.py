@@ -128,10 +128,12 @@ class AsyncLeaderboard:
         (ZSCORE, ZADD, companions, PEXPIRE, ranks per window); atomic on every backend.
         """
         plan = self._plan
-        prepared = plan.prepare(((member, score),), operator, at, tie)
-        if prepared.register or prepared.lookup:
+        single = plan.prepare_one(member, score, operator, at, tie)
+        if single is None:  # a window to register, or a trimmed-member lookup
+            prepared = plan.prepare(((member, score),), operator, at, tie)
             return (await run_async(self.backend, plan.submit_steps(prepared)))[0]
-        return plan.finish_one(prepared, await self.backend.submit(prepared.requests[0]))
+        request, windows = single
+        return plan.finish_single(member, windows, await self.backend.submit(request))
 
     async def submit_many(
         self,
@@ -191,7 +193,11 @@ class AsyncLeaderboard:
 
     async def score(self, member: Member, *, window: WindowArg = None) -> float | None:
         """The member's score, None if absent. O(1). Redis: ZMSCORE. Atomic."""
-        return await run_async(self.backend, self._plan.score(member, window))
+        plan = self._plan
+        args = plan.plain_scores(member, window)
+        if args is None:
+            return await run_async(self.backend, plan.score(member, window))
+        return plan.score_from(await self.backend.scores(*args))
 
     async def score_at(self, member: Member, *, window: WindowArg = None) -> ScoreAt | None:
         """(score, achieved-at) on a time tie-break board. O(1). Redis: ZMSCORE."""
@@ -207,14 +213,22 @@ class AsyncLeaderboard:
         """The member's 1-based rank in ``style`` (default: the board's), None if absent.
         O(log n) in every style. Redis: one script (ZSCORE + ZREVRANK / ZCOUNT / dense
         companion ZCOUNT). Atomic."""
-        found = await run_async(self.backend, self._plan.entry_of(member, style, window))
-        return None if found is None else found.rank
+        plan = self._plan
+        args = plan.plain_ranks(member, style, window)
+        if args is None:
+            found = await run_async(self.backend, plan.entry_of(member, style, window))
+            return None if found is None else found.rank
+        return plan.rank_from(await self.backend.ranks(*args))
 
     async def entry(
         self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
     ) -> Entry | None:
         """The member's score and rank, None if absent. O(log n). Atomic."""
-        return await run_async(self.backend, self._plan.entry_of(member, style, window))
+        plan = self._plan
+        args = plan.plain_ranks(member, style, window)
+        if args is None:
+            return await run_async(self.backend, plan.entry_of(member, style, window))
+        return plan.entry_from(member, await self.backend.ranks(*args))
 
     async def ranks_of(
         self,
@@ -232,7 +246,11 @@ class AsyncLeaderboard:
     ) -> list[Entry]:
         """The best ``n`` entries (n <= max_page_size). O(log n + n).
         Redis: one script (ZRANGE REV + first rank). Atomic."""
-        return await run_async(self.backend, self._plan.top(n, style, window))
+        plan = self._plan
+        args = plan.plain_top(n, style, window)
+        if args is None:
+            return await run_async(self.backend, plan.top(n, style, window))
+        return plan.entries(await self.backend.page(*args))
 
     async def page(
         self,
@@ -274,13 +292,15 @@ class AsyncLeaderboard:
         """Up to before + 1 + after entries containing the member; shifted (not shrunk)
         at the edges: near the top it fills from below, near the bottom from above.
         O(log n + size). Redis: one script (ZREVRANK + ZREVRANGE). Atomic."""
-        return await run_async(
-            self.backend, self._plan.around(member, before, after, style, window)
-        )
+        plan = self._plan
+        args = plan.plain_around(member, before, after, style, window)
+        if args is None:
+            return await run_async(self.backend, plan.around(member, before, after, style, window))
+        return plan.around_from(await self.backend.around(*args))
 
     async def count(self, *, window: WindowArg = None) -> int:
         """Members in the window. O(1). Redis: ZCARD."""
-        return await run_async(self.backend, self._plan.count(window))
+        return await self.backend.count(self._plan.read_target(window)[1])
 
     async def count_between(self, low: float, high: float, *, window: WindowArg = None) -> int:
         """Members with low <= score <= high. O(log n). Redis: ZCOUNT."""
@@ -306,8 +326,13 @@ class AsyncLeaderboard:
     async def percentile(self, member: Member, *, window: WindowArg = None) -> float | None:
         """Percentage (0 <= p < 100) of the window's members with a strictly worse score
         than ``member`` (plain scores: time tie-breaks do not count); None if absent.
-        Three reads (ZMSCORE, ZCARD, ZCOUNT), O(log n); not atomic as a whole."""
-        return await run_async(self.backend, self._plan.percentile(member, window))
+        O(log n). One atomic read (Redis: one script of ZSCORE, ZCARD, ZCOUNT); on a time
+        tie-break board three reads (ZMSCORE, ZCARD, ZCOUNT), not atomic as a whole."""
+        plan = self._plan
+        args = plan.plain_percentile(member, window)
+        if args is None:
+            return await run_async(self.backend, plan.percentile(member, window))
+        return plan.percentile_from(await self.backend.percentile(*args))
 
     def window_id(self, window: WindowArg = None) -> str:
         """The id of the window a read with this ``window`` argument uses now."""

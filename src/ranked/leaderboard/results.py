@@ -9,17 +9,18 @@ rank, so it gets :class:`Submission`, whose ``rank`` may be ``None``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from ..core.models import Member
 
 __all__ = ["MemberData", "Submission", "WindowResult"]
 
 
-@dataclass(frozen=True, slots=True)
-class WindowResult:
-    """What one submission did to one window.
+class WindowResult(NamedTuple):
+    """What one submission did to one window (an immutable named tuple: cheap to build
+    on every submission).
 
     Scores are the board's plain scores (a time tie-break board decodes its packed
     values); ``rank`` is ``None`` when ``keep`` trimmed the member right away.
@@ -33,9 +34,9 @@ class WindowResult:
     changed: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Submission:
-    """What one submission did: the board's primary window first, every window by id.
+class Submission(NamedTuple):
+    """What one submission did: the board's primary window first, every window by id
+    (an immutable named tuple).
 
     The primary window is the one reads use by default (the board's first window kind,
     at the submission's instant). ``score``, ``rank``... are those of the primary
@@ -44,7 +45,7 @@ class Submission:
 
     member: Member
     primary: WindowResult
-    windows: Mapping[str, WindowResult] = field(default_factory=dict)
+    windows: Mapping[str, WindowResult] = MappingProxyType({})
 
     @property
     def window(self) -> str:

@@ -126,10 +126,12 @@ class Leaderboard:
         (ZSCORE, ZADD, companions, PEXPIRE, ranks per window); atomic on every backend.
         """
         plan = self._plan
-        prepared = plan.prepare(((member, score),), operator, at, tie)
-        if prepared.register or prepared.lookup:
+        single = plan.prepare_one(member, score, operator, at, tie)
+        if single is None:  # a window to register, or a trimmed-member lookup
+            prepared = plan.prepare(((member, score),), operator, at, tie)
             return run_sync(self.backend, plan.submit_steps(prepared))[0]
-        return plan.finish_one(prepared, self.backend.submit(prepared.requests[0]))
+        request, windows = single
+        return plan.finish_single(member, windows, self.backend.submit(request))
 
     def submit_many(
         self,
@@ -189,7 +191,11 @@ class Leaderboard:
 
     def score(self, member: Member, *, window: WindowArg = None) -> float | None:
         """The member's score, None if absent. O(1). Redis: ZMSCORE. Atomic."""
-        return run_sync(self.backend, self._plan.score(member, window))
+        plan = self._plan
+        args = plan.plain_scores(member, window)
+        if args is None:
+            return run_sync(self.backend, plan.score(member, window))
+        return plan.score_from(self.backend.scores(*args))
 
     def score_at(self, member: Member, *, window: WindowArg = None) -> ScoreAt | None:
         """(score, achieved-at) on a time tie-break board. O(1). Redis: ZMSCORE."""
@@ -205,14 +211,22 @@ class Leaderboard:
         """The member's 1-based rank in ``style`` (default: the board's), None if absent.
         O(log n) in every style. Redis: one script (ZSCORE + ZREVRANK / ZCOUNT / dense
         companion ZCOUNT). Atomic."""
-        found = run_sync(self.backend, self._plan.entry_of(member, style, window))
-        return None if found is None else found.rank
+        plan = self._plan
+        args = plan.plain_ranks(member, style, window)
+        if args is None:
+            found = run_sync(self.backend, plan.entry_of(member, style, window))
+            return None if found is None else found.rank
+        return plan.rank_from(self.backend.ranks(*args))
 
     def entry(
         self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
     ) -> Entry | None:
         """The member's score and rank, None if absent. O(log n). Atomic."""
-        return run_sync(self.backend, self._plan.entry_of(member, style, window))
+        plan = self._plan
+        args = plan.plain_ranks(member, style, window)
+        if args is None:
+            return run_sync(self.backend, plan.entry_of(member, style, window))
+        return plan.entry_from(member, self.backend.ranks(*args))
 
     def ranks_of(
         self,
@@ -230,7 +244,11 @@ class Leaderboard:
     ) -> list[Entry]:
         """The best ``n`` entries (n <= max_page_size). O(log n + n).
         Redis: one script (ZRANGE REV + first rank). Atomic."""
-        return run_sync(self.backend, self._plan.top(n, style, window))
+        plan = self._plan
+        args = plan.plain_top(n, style, window)
+        if args is None:
+            return run_sync(self.backend, plan.top(n, style, window))
+        return plan.entries(self.backend.page(*args))
 
     def page(
         self,
@@ -272,11 +290,15 @@ class Leaderboard:
         """Up to before + 1 + after entries containing the member; shifted (not shrunk)
         at the edges: near the top it fills from below, near the bottom from above.
         O(log n + size). Redis: one script (ZREVRANK + ZREVRANGE). Atomic."""
-        return run_sync(self.backend, self._plan.around(member, before, after, style, window))
+        plan = self._plan
+        args = plan.plain_around(member, before, after, style, window)
+        if args is None:
+            return run_sync(self.backend, plan.around(member, before, after, style, window))
+        return plan.around_from(self.backend.around(*args))
 
     def count(self, *, window: WindowArg = None) -> int:
         """Members in the window. O(1). Redis: ZCARD."""
-        return run_sync(self.backend, self._plan.count(window))
+        return self.backend.count(self._plan.read_target(window)[1])
 
     def count_between(self, low: float, high: float, *, window: WindowArg = None) -> int:
         """Members with low <= score <= high. O(log n). Redis: ZCOUNT."""
@@ -300,8 +322,13 @@ class Leaderboard:
     def percentile(self, member: Member, *, window: WindowArg = None) -> float | None:
         """Percentage (0 <= p < 100) of the window's members with a strictly worse score
         than ``member`` (plain scores: time tie-breaks do not count); None if absent.
-        Three reads (ZMSCORE, ZCARD, ZCOUNT), O(log n); not atomic as a whole."""
-        return run_sync(self.backend, self._plan.percentile(member, window))
+        O(log n). One atomic read (Redis: one script of ZSCORE, ZCARD, ZCOUNT); on a time
+        tie-break board three reads (ZMSCORE, ZCARD, ZCOUNT), not atomic as a whole."""
+        plan = self._plan
+        args = plan.plain_percentile(member, window)
+        if args is None:
+            return run_sync(self.backend, plan.percentile(member, window))
+        return plan.percentile_from(self.backend.percentile(*args))
 
     def window_id(self, window: WindowArg = None) -> str:
         """The id of the window a read with this ``window`` argument uses now."""

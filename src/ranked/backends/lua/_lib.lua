@@ -1,5 +1,8 @@
--- ranked: helpers shared by every script. A Redis script cannot import another file, so
--- the loader (ranked/backends/_scripts.py) puts this file in front of each script.
+-- ranked: helpers shared by the scripts. A Redis script cannot import another file, so
+-- the loader (ranked/backends/_scripts.py) puts in front of each script the helpers it
+-- calls (and the helpers those call), each block starting at its '--@ name' line, in
+-- this file's order. Only local function definitions: a script runs its whole text on
+-- every call, so anything built here would be built again each time.
 --
 -- Scores: Lua 5.1 numbers are float64, exact for integers up to 2^53. A score never goes
 -- through tostring() (it keeps only 14 digits): fmt() writes the 17 significant digits
@@ -7,10 +10,12 @@
 -- Redis's own round-trip-exact format and may be passed on unchanged, but the
 -- companion keys need ONE canonical text per score, so they always use fmt().
 
+--@ fmt
 local function fmt(x)
   return string.format('%.17g', x)
 end
 
+--@ bytes_less
 -- Members compare as unsigned bytes, as Redis orders equal scores. Lua's own '<' on
 -- strings uses the C locale's collation, which need not be bytewise.
 local function bytes_less(a, b)
@@ -24,14 +29,7 @@ local function bytes_less(a, b)
   return #a < #b
 end
 
--- How many entries of `key` have a score strictly better than the score `text`.
-local function count_better(key, high, text)
-  if high then
-    return redis.call('ZCOUNT', key, '(' .. text, '+inf')
-  end
-  return redis.call('ZCOUNT', key, '-inf', '(' .. text)
-end
-
+--@ index_of
 -- 0-based position in board order, or false when absent.
 local function index_of(key, member, high)
   if high then
@@ -40,16 +38,23 @@ local function index_of(key, member, high)
   return redis.call('ZRANK', key, member)
 end
 
--- 1-based rank of a member that holds the score `text`; O(log n) in every style.
+--@ rank_of
+-- 1-based rank of a member that holds the score `text`; O(log n) in every style:
+-- unique = its position, competition = 1 + entries strictly better (ZCOUNT on the board),
+-- dense = 1 + distinct scores strictly better (ZCOUNT on the dense companion).
 local function rank_of(key, dense_key, member, text, high, style)
   if style == 'unique' then
     return index_of(key, member, high) + 1
-  elseif style == 'competition' then
-    return count_better(key, high, text) + 1
+  elseif style ~= 'competition' then
+    key = dense_key
   end
-  return count_better(dense_key, high, text) + 1
+  if high then
+    return redis.call('ZCOUNT', key, '(' .. text, '+inf') + 1
+  end
+  return redis.call('ZCOUNT', key, '-inf', '(' .. text) + 1
 end
 
+--@ zrange
 -- Rows at positions first..last in board order, as ZRANGE WITHSCORES returns them.
 local function zrange(key, first, last, high)
   if high then
@@ -58,65 +63,67 @@ local function zrange(key, first, last, high)
   return redis.call('ZRANGE', key, first, last, 'WITHSCORES')
 end
 
+--@ ranked_rows
 -- {member, score, rank, ...} for consecutive rows starting at board position
 -- `first_index`: only the first row's rank is looked up; the others follow from it.
 local function ranked_rows(key, dense_key, flat, first_index, high, style)
   local out = {}
-  local rank, previous
-  for i = 1, #flat, 2 do
-    local member, text = flat[i], flat[i + 1]
+  local n = #flat
+  if n == 0 then
+    return out
+  end
+  local unique, competition = style == 'unique', style == 'competition'
+  local rank
+  if unique then
+    rank = first_index + 1
+  else
+    rank = rank_of(key, dense_key, flat[1], flat[2], high, style)
+  end
+  local previous = tonumber(flat[2])
+  out[1], out[2], out[3] = flat[1], flat[2], rank
+  local at = 3
+  for i = 3, n, 2 do
+    local text = flat[i + 1]
     local score = tonumber(text)
-    local position = first_index + (i - 1) / 2
-    if style == 'unique' then
-      rank = position + 1
-    elseif previous == nil then
-      rank = rank_of(key, dense_key, member, text, high, style)
+    if unique then
+      rank = rank + 1
     elseif score ~= previous then
-      if style == 'competition' then
-        rank = position + 1
+      if competition then
+        rank = first_index + (i + 1) / 2
       else
         rank = rank + 1
       end
     end
     previous = score
-    out[#out + 1] = member
-    out[#out + 1] = text
-    out[#out + 1] = rank
+    out[at + 1], out[at + 2], out[at + 3] = flat[i], text, rank
+    at = at + 3
   end
   return out
 end
 
--- Dense-rank companions: `dense_key` holds each distinct score once (member = fmt(score)),
--- `counts_key` maps fmt(score) -> how many members hold it.
-local function companion_leave(dense_key, counts_key, score)
-  local text = fmt(score)
-  if redis.call('HINCRBY', counts_key, text, -1) <= 0 then
-    redis.call('HDEL', counts_key, text)
-    redis.call('ZREM', dense_key, text)
-  end
-end
-
-local function companion_enter(dense_key, counts_key, score)
-  local text = fmt(score)
-  if redis.call('HINCRBY', counts_key, text, 1) == 1 then
-    redis.call('ZADD', dense_key, text, text)
-  end
-end
-
--- Move `member` from score `old` to `new` (nil = absent), keeping the companions right.
-local function set_score(key, dense_key, counts_key, member, old, new)
+--@ set_score
+-- Move `member` from score `old` to `new` (nil = absent), keeping the dense-rank
+-- companions right: `dense_key` holds each distinct score once (member = fmt(score)),
+-- `counts_key` maps fmt(score) -> how many members hold it. `old_text`/`new_text`: fmt()
+-- of the scores when the caller has them already (fmt costs as much as a small command).
+local function set_score(key, dense_key, counts_key, member, old, new, old_text, new_text)
   if old == new then
     return
   end
-  if new == nil then
-    redis.call('ZREM', key, member)
+  if new ~= nil then
+    new_text = new_text or fmt(new)
+    redis.call('ZADD', key, new_text, member)
   else
-    redis.call('ZADD', key, fmt(new), member)
+    redis.call('ZREM', key, member)
   end
   if old ~= nil then
-    companion_leave(dense_key, counts_key, old)
+    old_text = old_text or fmt(old)
+    if redis.call('HINCRBY', counts_key, old_text, -1) <= 0 then
+      redis.call('HDEL', counts_key, old_text)
+      redis.call('ZREM', dense_key, old_text)
+    end
   end
-  if new ~= nil then
-    companion_enter(dense_key, counts_key, new)
+  if new ~= nil and redis.call('HINCRBY', counts_key, new_text, 1) == 1 then
+    redis.call('ZADD', dense_key, new_text, new_text)
   end
 end

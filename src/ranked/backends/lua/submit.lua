@@ -3,7 +3,8 @@
 -- KEYS: (board, dense companion, counts companion[, ties hash]) per target, request after
 -- request.
 -- ARGV[1]: number of requests, then per request:
---   member, value, operator (best|set|incr|decr), high_first (1/0), style, keep ('' = none),
+--   member, value (its '%.17g' text), operator (best|set|incr|decr), high_first (1/0),
+--   style, keep ('' = none),
 --   composite (1/0), 2^time_bits, score_min, score_max, time field, has tie (1/0), tie,
 --   number of targets, then per target: ttl_ms ('' = none), has ties hash (1/0).
 -- Tie values: when a target has a ties hash and the request a tie, a changed score
@@ -119,8 +120,15 @@ local function fail(message)
   return redis.error_reply(message)
 end
 
-for request = 1, tonumber(ARGV[1]) do
-  local member, value, operator = ARGV[arg], tonumber(ARGV[arg + 1]), ARGV[arg + 2]
+local requests = tonumber(ARGV[1])
+-- fail() undoes earlier requests only: a lone request fails before its first write, so it
+-- keeps no undo log.
+local logged = requests > 1
+
+for request = 1, requests do
+  -- value_text is fmt(value), written by the client: reused when the new score is the value.
+  local member, value_text, operator = ARGV[arg], ARGV[arg + 1], ARGV[arg + 2]
+  local value = tonumber(value_text)
   local high, style, keep = ARGV[arg + 3] == '1', ARGV[arg + 4], tonumber(ARGV[arg + 5])
   local packing = nil
   if ARGV[arg + 6] == '1' then
@@ -137,6 +145,9 @@ for request = 1, tonumber(ARGV[1]) do
   end
   local targets = tonumber(ARGV[arg + 13])
   arg = arg + 14
+  -- An unchanged score keeps its rank, unless an earlier target of this request (the same
+  -- key named twice) may have trimmed the member away.
+  local rank_kept = keep == nil or targets == 1
 
   -- Read and check every target first: an error here leaves this request unwritten.
   local plan = {}
@@ -153,11 +164,12 @@ for request = 1, tonumber(ARGV[1]) do
       end
     end
     key_at, arg = key_at + 3, arg + 2
-    local old = redis.call('ZSCORE', key, member)
-    if old then
-      old = tonumber(old)
-    else
-      old = nil
+    -- old_text: Redis's round-trip-exact text of the stored score (fine for ranges and
+    -- replies; the companions take fmt()).
+    local old_text = redis.call('ZSCORE', key, member)
+    local old = nil
+    if old_text then
+      old = tonumber(old_text)
     end
     local new, problem = next_score(operator, old, value, high, packing)
     if problem then
@@ -165,9 +177,9 @@ for request = 1, tonumber(ARGV[1]) do
     end
     local previous_rank = false
     if old ~= nil then
-      previous_rank = rank_of(key, dense_key, member, fmt(old), high, style)
+      previous_rank = rank_of(key, dense_key, member, old_text, high, style)
     end
-    plan[t] = {key, dense_key, counts_key, old, new, ttl, previous_rank, ties_key}
+    plan[t] = {key, dense_key, counts_key, old, new, ttl, previous_rank, ties_key, old_text}
   end
 
   local reply = {}
@@ -175,9 +187,16 @@ for request = 1, tonumber(ARGV[1]) do
     local step = plan[t]
     local key, dense_key, counts_key, old, new = step[1], step[2], step[3], step[4], step[5]
     local ties_key = step[8]
+    local changed, new_text = 0, step[9]
     if old ~= new then
-      set_score(key, dense_key, counts_key, member, old, new)
-      undo[#undo + 1] = {key, dense_key, counts_key, member, old, new}
+      changed, new_text = 1, value_text
+      if new ~= value then
+        new_text = fmt(new)
+      end
+      set_score(key, dense_key, counts_key, member, old, new, nil, new_text)
+      if logged then
+        undo[#undo + 1] = {key, dense_key, counts_key, member, old, new}
+      end
       if ties_key and tie then
         local before = redis.call('HGET', ties_key, member)
         redis.call('HSET', ties_key, member, tie)
@@ -189,8 +208,12 @@ for request = 1, tonumber(ARGV[1]) do
       dropped = trim(key, dense_key, counts_key, ties_key, keep, high, member, undo)
     end
     local rank = false
-    if not dropped then
-      rank = rank_of(key, dense_key, member, fmt(new), high, style)
+    if dropped then
+      rank = false
+    elseif changed == 0 and rank_kept then
+      rank = step[7]
+    else
+      rank = rank_of(key, dense_key, member, new_text, high, style)
     end
     if step[6] ~= '' then
       expiries[key], expiries[dense_key], expiries[counts_key] = step[6], step[6], step[6]
@@ -198,15 +221,7 @@ for request = 1, tonumber(ARGV[1]) do
         expiries[ties_key] = step[6]
       end
     end
-    local previous = false
-    if old ~= nil then
-      previous = fmt(old)
-    end
-    local changed = 0
-    if old ~= new then
-      changed = 1
-    end
-    reply[t] = {fmt(new), previous, rank, step[7], changed}
+    reply[t] = {new_text, step[9] or false, rank, step[7], changed}
   end
   replies[request] = reply
 end
