@@ -137,8 +137,18 @@ def test_range_bounds_are_exact_and_infinite_bounds_use_redis_words() -> None:
 
 def test_submit_replies_decode_to_outcomes() -> None:
     call = ops.submit(request(1.0))
-    reply = [[[b"0.10000000000000001", None, 3, None, 1]]]
+    reply = [b"0.10000000000000001", None, 3, None, 1]
     assert call.decode(reply) == (SubmitOutcome(0.1, None, 3, None, True),)
+
+
+def test_batch_replies_regroup_by_each_requests_targets() -> None:
+    two = SubmitRequest(b"m", 1.0, "set", True, (TARGET, TARGET), RankStyle.DENSE, 0)
+    call = ops.submit_batch([request(1.0), two])
+    reply = [b"1", None, 1, None, 1, b"2", b"1", 1, 1, 1, b"2", None, None, None, 0]
+    assert call.decode(reply) == [
+        (SubmitOutcome(1.0, None, 1, None, True),),
+        (SubmitOutcome(2.0, 1.0, 1, 1, True), SubmitOutcome(2.0, None, None, None, False)),
+    ]
 
 
 def test_script_error_prefixes_map_to_typed_errors() -> None:

@@ -202,3 +202,15 @@ def test_scores_are_exact_float64_both_ways(backend: RedisBackend) -> None:
     stored = backend.scores(target, [f"m{i}".encode() for i in range(len(values))])
     assert stored == values
     assert str(stored[-1]) == "0.0"  # -0.0 is stored as 0.0
+
+
+def test_ranks_of_more_members_than_one_zmscore_chunk(backend: RedisBackend) -> None:
+    # The script reads scores 1,000 members per ZMSCORE (unpack() is bounded in Lua).
+    target = board()
+    members = [b"p%05d" % i for i in range(2500)]
+    backend.submit_batch([req(m, float(i % 7)) for i, m in enumerate(members[::2])])
+    scores = [float(i % 7) for i in range(1250)]
+    better = {s: sum(other > s for other in scores) for s in set(scores)}
+    got = backend.ranks(target, members, True, RankStyle.COMPETITION)
+    want = [None if i % 2 else (scores[i // 2], 1 + better[scores[i // 2]]) for i in range(2500)]
+    assert got == want

@@ -174,11 +174,12 @@ def submit_single(keyspace: Keyspace, request: SubmitRequest) -> tuple[SubmitOut
     elif value.__class__ is not int or not -_FLOAT_MAX <= value <= _FLOAT_MAX:
         return apply_submit(keyspace, request, None)  # the general path raises the error
     style: EngineStyle = request.style  # type: ignore[assignment]  # no cast() call: hot path
+    operator = request.operator
     keep = request.keep
     target = request.targets[0]
     ttl_ms = target.ttl_ms
     if (
-        request.operator not in _OPERATORS
+        operator not in _OPERATORS
         or style not in STYLES
         or (keep is not None and keep < 0)
         or (ttl_ms is not None and ttl_ms <= 0)
@@ -188,41 +189,48 @@ def submit_single(keyspace: Keyspace, request: SubmitRequest) -> tuple[SubmitOut
     member = request.member
     reverse = request.high_first
     key = target.key
-    # Peek at the keyspace's tables: a live, non-empty sorted set without a deadline is
-    # what Keyspace.zset() would return; anything else takes the checked path.
-    zset = keyspace._values.get(key)
-    if zset.__class__ is not SortedSet or key in keyspace._deadlines or not zset:
+    zset = keyspace.zset_fast(key)
+    if zset is None:
         zset = keyspace.zset(key)
     if zset is None:
-        new = _plain_score(request, None)
+        new = (-value if operator == "decr" else value) + 0.0  # _plain_score(request, None)
         zset = keyspace.zset(key, create=True)
         assert zset is not None
-        old = previous_rank = None
         zset.add(member, new)
-        changed = True
+        outcome = SubmitOutcome(new, None, None, None, True)
     else:
         old = zset.score(member)
-        new = _plain_score(request, old)
         if old is None:
-            previous_rank = None
-            changed = True
+            new = (-value if operator == "decr" else value) + 0.0
             zset.add(member, new)
+            outcome = SubmitOutcome(new, None, None, None, True)
         else:
+            # _plain_score's set and best, inlined ("+ 0.0": no negative zero is stored)
+            if operator == "set":
+                new = value + 0.0
+            elif operator == "best":
+                better = value > old if reverse else value < old
+                new = value + 0.0 if better else old
+            else:
+                new = _plain_score(request, old)
             previous_rank = zset.rank(member, style=style, reverse=reverse)
-            changed = new != old
-            if changed:
+            if new != old:
                 zset.add(member, new)
+                outcome = SubmitOutcome(new, old, None, previous_rank, True)
+            else:
+                outcome = SubmitOutcome(new, old, previous_rank, previous_rank, False)
+                if keep is None and ttl_ms is None:
+                    # Unchanged and nothing trimmed: the rank is the previous one.
+                    return (outcome,)
     if keep is not None and len(zset) > keep:
         _trim(zset, len(zset) - keep, reverse, None, None)
     if ttl_ms is not None:
         keyspace.put_deadline(key, keyspace.now_ms() + ttl_ms)
-    # An unchanged score (a best that did not improve) keeps its rank; keep may have
-    # trimmed the member, so then the rank is read again.
-    if changed or keep is not None:
-        rank = zset.rank(member, style=style, reverse=reverse)
-    else:
-        rank = previous_rank
-    return (SubmitOutcome(new, old, rank, previous_rank, changed),)
+    # An unchanged score keeps its rank; keep may have trimmed the member, so then the
+    # rank is read again (None when it is gone).
+    if outcome.changed or keep is not None:
+        outcome.rank = zset.rank(member, style=style, reverse=reverse)
+    return (outcome,)
 
 
 def apply_submit(

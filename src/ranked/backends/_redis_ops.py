@@ -233,19 +233,42 @@ def _encode_request(request: SubmitRequest, keys: list[bytes], args: list[Arg]) 
             args += (_ttl(target.ttl_ms), 1)
 
 
-def _outcome(reply: Any) -> SubmitOutcome:
-    score, previous, rank, previous_rank, changed = reply
-    return SubmitOutcome(
-        float(score),
-        _optional_float(previous),
-        _optional_int(rank),
-        _optional_int(previous_rank),
-        bool(changed),
-    )
+def _outcomes(flat: Any, sizes: Sequence[int]) -> list[tuple[SubmitOutcome, ...]]:
+    """The flat reply (five values per target, request after request) as outcomes."""
+    outcomes = [
+        SubmitOutcome(
+            float(flat[i]),
+            None if flat[i + 1] is None else float(flat[i + 1]),
+            flat[i + 2],
+            flat[i + 3],
+            flat[i + 4] == 1,
+        )
+        for i in range(0, len(flat), 5)
+    ]
+    grouped: list[tuple[SubmitOutcome, ...]] = []
+    at = 0
+    for size in sizes:
+        grouped.append(tuple(outcomes[at : at + size]))
+        at += size
+    return grouped
 
 
-def _outcomes(reply: Any) -> list[tuple[SubmitOutcome, ...]]:
-    return [tuple(_outcome(target) for target in request) for request in reply]
+def _one_request(size: int) -> Callable[[Any], tuple[SubmitOutcome, ...]]:
+    def decode(flat: Any) -> tuple[SubmitOutcome, ...]:
+        if size == 1:  # the common case: one target, no regrouping
+            previous = flat[1]
+            return (
+                SubmitOutcome(
+                    float(flat[0]),
+                    None if previous is None else float(previous),
+                    flat[2],
+                    flat[3],
+                    flat[4] == 1,
+                ),
+            )
+        return _outcomes(flat, (size,))[0]
+
+    return decode
 
 
 def submit(request: SubmitRequest) -> Call[tuple[SubmitOutcome, ...]]:
@@ -253,7 +276,7 @@ def submit(request: SubmitRequest) -> Call[tuple[SubmitOutcome, ...]]:
     keys: list[bytes] = []
     args: list[Arg] = [1]
     _encode_request(request, keys, args)
-    return Call("submit", keys, args, lambda reply: _outcomes(reply)[0])
+    return Call("submit", keys, args, _one_request(len(request.targets)))
 
 
 def submit_batch(requests: Sequence[SubmitRequest]) -> Call[list[tuple[SubmitOutcome, ...]]]:
@@ -264,20 +287,24 @@ def submit_batch(requests: Sequence[SubmitRequest]) -> Call[list[tuple[SubmitOut
     args: list[Arg] = [len(requests)]
     for request in requests:
         _encode_request(request, keys, args)
-    return Call("submit", keys, args, _outcomes)
+    sizes = [len(request.targets) for request in requests]
+    return Call("submit", keys, args, lambda flat: _outcomes(flat, sizes))
 
 
 # -- reads -------------------------------------------------------------------------------
 
 
-def _rank_pairs(reply: Any) -> list[tuple[float, int] | None]:
-    return [None if item is None else (float(item[0]), int(item[1])) for item in reply]
+def _rank_pairs(flat: Any) -> list[tuple[float, int] | None]:
+    """The flat reply (score, rank per member; nil, nil when absent) as pairs."""
+    return [
+        None if flat[i] is None else (float(flat[i]), flat[i + 1]) for i in range(0, len(flat), 2)
+    ]
 
 
 def ranks(
     target: Target, members: Sequence[bytes], high_first: bool, style: RankStyle
 ) -> Call[list[tuple[float, int] | None]]:
-    """Script ``ranks``: ZSCORE + one O(log n) count per member."""
+    """Script ``ranks``: ZMSCORE + one O(log n) count (or ZREVRANK) per member."""
     style_name = _style(style)
     if not members:
         return _nothing([])

@@ -177,15 +177,12 @@ class MemoryBackend:
             zset = self._zset(target.key)
             if zset is None:
                 return [None] * len(members)
-            result: list[tuple[float, int] | None] = []
-            for member in members:
-                score = zset.score(member)
-                if score is None:
-                    result.append(None)
-                else:
-                    rank = zset.rank(member, style=style, reverse=high_first)  # type: ignore[arg-type]
-                    result.append((score, rank))  # type: ignore[arg-type]
-            return result
+            # One C call for every score; only members present pay a rank descent.
+            rank = zset.rank
+            return [
+                None if score is None else (score, rank(member, style=style, reverse=high_first))  # type: ignore[arg-type,misc]
+                for member, score in zip(members, zset.scores(members), strict=True)
+            ]
 
     def page(
         self, target: Target, start: int, stop: int, high_first: bool, style: str
@@ -210,11 +207,14 @@ class MemoryBackend:
         style: str,
     ) -> list[Row]:
         """Up to ``count`` rows strictly after (score, member) in board order. O(log n + k)."""
-        _not_negative(count=count)
-        _check_style(style)
-        _check_bounds(score, score)
+        if count < 0:
+            _not_negative(count=count)
+        if style not in STYLES:
+            _check_style(style)
+        if score != score:  # NaN: the one float unequal to itself
+            _check_bounds(score, score)
         with self._lock:
-            zset = self._zset(target.key)
+            zset = self._keyspace.zset(target.key)
             if zset is None or count == 0:
                 return []
             pairs = zset.items_after(score, member, count, reverse=high_first)

@@ -130,6 +130,18 @@ class Keyspace:
             raise ResponseError(WRONGTYPE)
         return value
 
+    def zset_fast(self, key: bytes) -> SortedSet | None:
+        """The sorted set at ``key`` when it is non-empty and has no deadline, else None.
+
+        A hot-path peek for callers holding ``key`` as bytes: None does not mean absent,
+        it means "call :meth:`zset`" (the key may be missing, expiring, emptied or of
+        another type; :meth:`zset` settles those). Never changes the keyspace. O(1).
+        """
+        value = self._values.get(key)
+        if isinstance(value, SortedSet) and value and key not in self._deadlines:
+            return value
+        return None
+
     def delete(self, key: Key) -> bool:
         """Remove the key and its TTL; True if it existed (even expired). O(1). Redis: DEL."""
         raw = _key(key)

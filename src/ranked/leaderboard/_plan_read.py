@@ -43,6 +43,10 @@ PercentileArgs = tuple[Target, bytes, bool]
 PercentileAnswer = tuple[float, int, int] | None
 
 
+def _sort_key(item: tuple[tuple[int, float, bytes], MemberRank]) -> tuple[int, float, bytes]:
+    return item[0]
+
+
 class ReadPlan(TiesPlan, LexReadPlan):
     """Read steps of a board."""
 
@@ -222,20 +226,21 @@ class ReadPlan(TiesPlan, LexReadPlan):
         if not members:
             return []
         found = yield from self._ranks(window_id, target, encoded, resolved)
-        present: list[tuple[bytes, float, int, Member]] = []
+        # Board order in one sort: by rank, ties by score then by member bytes as the
+        # board orders them. Best first (high_first) is the reverse of (-rank, score, raw).
+        high_first = self.high_first
+        out = None if self.lex is not None or self.layout is None else self.score_out
+        present: list[tuple[tuple[int, float, bytes], MemberRank]] = []
         missing: list[MemberRank] = []
         for member, raw, hit in zip(members, encoded, found, strict=True):
             if hit is None:
-                missing.append(MemberRank(member, None, None))
-            else:
-                present.append((raw, hit[0], hit[1], member))
-        # Board order: by rank, ties by score then by member bytes as the board orders them.
-        present.sort(key=lambda item: item[0], reverse=self.high_first)
-        sign = -1.0 if self.high_first else 1.0
-        present.sort(key=lambda item: (item[2], sign * item[1]))
-        out = (lambda raw: raw) if self.lex is not None else self.score_out
-        ranked = [MemberRank(member, out(score), rank) for _, score, rank, member in present]
-        return ranked + missing
+                missing.append(_new(MemberRank, (member, None, None)))
+                continue
+            score, rank = hit
+            entry = _new(MemberRank, (member, score if out is None else out(score), rank))
+            present.append(((-rank if high_first else rank, score, raw), entry))
+        present.sort(key=_sort_key, reverse=high_first)
+        return [entry for _, entry in present] + missing
 
     def page(
         self,
@@ -257,7 +262,10 @@ class ReadPlan(TiesPlan, LexReadPlan):
         if window is not None and self.window_id(window) != point.window:
             raise InvalidCursorError(f"cursor is for window {point.window!r}")
         limit = self.check_size(point.limit if size is None else size)
-        window_id, target = self.read_target(point.window)
+        if point.window == "all" and self._all_time_first:
+            window_id, target = "all", self.target("all")  # what read_target gives, cheaper
+        else:
+            window_id, target = self.read_target(point.window)
         if self.secondary:
             rows = yield from self._secondary_after(
                 window_id,

@@ -63,6 +63,15 @@ local function zrange(key, first, last, high)
   return redis.call('ZRANGE', key, first, last, 'WITHSCORES')
 end
 
+--@ zrange_member
+-- The member at position `index` in board order.
+local function zrange_member(key, index, high)
+  if high then
+    return redis.call('ZRANGE', key, index, index, 'REV')[1]
+  end
+  return redis.call('ZRANGE', key, index, index)[1]
+end
+
 --@ ranked_rows
 -- {member, score, rank, ...} for consecutive rows starting at board position
 -- `first_index`: only the first row's rank is looked up; the others follow from it.

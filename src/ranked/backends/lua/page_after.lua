@@ -1,35 +1,47 @@
 -- page_after: up to `count` rows strictly after the point (score, member) in board order.
--- The point need not be on the board, so it is located by counting, not by ZRANK alone:
--- `below` = entries before the point in ascending (score, member) order.
+-- The point need not be on the board (or may hold another score there), so it is then
+-- located by counting, not by ZRANK alone.
 -- KEYS: board, dense companion. ARGV: score, member, count, high_first (1/0), style.
+local call = redis.call
 local key, dense_key = KEYS[1], KEYS[2]
 local text, member = ARGV[1], ARGV[2]
 local count, high, style = tonumber(ARGV[3]), ARGV[4] == '1', ARGV[5]
-local below, at = 0, 0
-local stored = redis.call('ZSCORE', key, member)
+local start
+local stored = call('ZSCORE', key, member)
 if stored and tonumber(stored) == tonumber(text) then
-  below, at = redis.call('ZRANK', key, member), 1
+  -- On the board at that score: the next row follows the member's own position.
+  start = index_of(key, member, high) + 1
 else
-  below = redis.call('ZCOUNT', key, '-inf', '(' .. text)
-  -- Binary search among the entries tied at the point's score (they sit at positions
-  -- below .. below+ties-1, ordered by member bytes): O(log ties * log n), no scan.
-  local low, high_end = 0, redis.call('ZCOUNT', key, text, text)
+  -- `better`: rows before every row of the point's score in board order; `ties`: rows
+  -- at that score, at positions better .. better+ties-1, ordered by member bytes
+  -- (ascending boards) or reversed (high_first boards).
+  local better, through
+  if high then
+    better = call('ZCOUNT', key, '(' .. text, '+inf')
+    through = call('ZCOUNT', key, text, '+inf')
+  else
+    better = call('ZCOUNT', key, '-inf', '(' .. text)
+    through = call('ZCOUNT', key, '-inf', text)
+  end
+  -- Binary search for the first tied row that comes after the point in board order:
+  -- O(log ties * log n), no scan.
+  local low, high_end = 0, through - better
   while low < high_end do
     local middle = math.floor((low + high_end) / 2)
-    local tied = redis.call('ZRANGE', key, below + middle, below + middle)[1]
-    if bytes_less(tied, member) then
-      low = middle + 1
+    local tied = zrange_member(key, better + middle, high)
+    local after_point
+    if high then
+      after_point = bytes_less(tied, member)
     else
+      after_point = bytes_less(member, tied)
+    end
+    if after_point then
       high_end = middle
+    else
+      low = middle + 1
     end
   end
-  below = below + low
-end
-local start
-if high then
-  start = redis.call('ZCARD', key) - below
-else
-  start = below + at
+  start = better + low
 end
 local rows = zrange(key, start, start + count - 1, high)
 return ranked_rows(key, dense_key, rows, start, high, style)

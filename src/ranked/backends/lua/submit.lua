@@ -9,8 +9,9 @@
 --   number of targets, then per target: ttl_ms ('' = none), has ties hash (1/0).
 -- Tie values: when a target has a ties hash and the request a tie, a changed score
 -- HSETs the tie there; members trimmed by keep lose their field (HDEL).
--- Reply: per request, per target {score, previous score or false, rank or false,
--- previous rank or false, changed 0/1}.
+-- Reply: ONE flat array, per request, per target: score, previous score or false, rank
+-- or false, previous rank or false, changed 0/1 (the client knows how many targets each
+-- request has; a flat array costs no nested table here and no nested list there).
 --
 -- Atomic also on error: every target's new score is computed (and checked) before the
 -- request writes anything, and the writes of earlier requests of a batch are undone
@@ -100,8 +101,8 @@ local function trim(key, dense_key, counts_key, ties_key, keep, high, member, un
 end
 
 local undo = {}
-local expiries = {}
-local replies = {}
+local expiries = nil -- key -> ttl, built only when a target has a TTL
+local replies, replied = {}, 0
 local arg, key_at = 2, 1
 
 local function fail(message)
@@ -182,7 +183,6 @@ for request = 1, requests do
     plan[t] = {key, dense_key, counts_key, old, new, ttl, previous_rank, ties_key, old_text}
   end
 
-  local reply = {}
   for t = 1, targets do
     local step = plan[t]
     local key, dense_key, counts_key, old, new = step[1], step[2], step[3], step[4], step[5]
@@ -216,17 +216,21 @@ for request = 1, requests do
       rank = rank_of(key, dense_key, member, new_text, high, style)
     end
     if step[6] ~= '' then
+      expiries = expiries or {}
       expiries[key], expiries[dense_key], expiries[counts_key] = step[6], step[6], step[6]
       if ties_key then
         expiries[ties_key] = step[6]
       end
     end
-    reply[t] = {new_text, step[9] or false, rank, step[7], changed}
+    replies[replied + 1], replies[replied + 2], replies[replied + 3] = new_text, step[9] or false, rank
+    replies[replied + 4], replies[replied + 5] = step[7], changed
+    replied = replied + 5
   end
-  replies[request] = reply
 end
 
-for key, ttl in pairs(expiries) do
-  redis.call('PEXPIRE', key, ttl)
+if expiries then
+  for key, ttl in pairs(expiries) do
+    redis.call('PEXPIRE', key, ttl)
+  end
 end
 return replies
