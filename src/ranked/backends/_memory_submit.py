@@ -17,7 +17,7 @@ from typing import Final, Literal, cast
 from ..engine.keyspace import Keyspace
 from ..engine.zset import SortedSet
 from ..errors import InvalidScoreError, ResponseError
-from ._memory_composite import check_layout, integer_score, pack, stored_score
+from ._composite import check_layout, integer_score, pack, stored_score
 from .base import Composite, SubmitOutcome, SubmitRequest, Target
 
 __all__ = ["STYLES", "WRONGTYPE", "Hash", "Journal", "apply_submit", "submit_single", "ties_hash"]

@@ -30,9 +30,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Generic, TypeVar, cast
 
-from ..core.errors import LayoutError, OutOfRangeError
+from ..core.errors import OutOfRangeError
 from ..core.ranks import RankStyle
 from ..errors import InvalidScoreError, ResponseError
+from ._composite import check_layout, integer_score, score_bounds, time_field
 from ._scripts import Arg
 from .base import Composite, LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
 
@@ -68,7 +69,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-EXACT_BITS: Final = 53
 OUT_OF_RANGE: Final = "RANKED_OUT_OF_RANGE "
 INVALID_SCORE: Final = "RANKED_INVALID_SCORE "
 
@@ -183,28 +183,10 @@ def _finite(value: float, what: str) -> float:
 
 def _packing(composite: Composite, value: float, now_ms: int) -> tuple[int, int, int, int]:
     """(2**time_bits, score_min, score_max, time field) for one submission, all checked."""
-    if composite.score_bits < 1 or composite.time_bits < 1:
-        raise LayoutError("score_bits and time_bits must be positive")
-    if composite.score_bits + composite.time_bits > EXACT_BITS:
-        raise LayoutError(
-            f"score_bits + time_bits = {composite.score_bits + composite.time_bits} > "
-            f"{EXACT_BITS}: packed values would not be exact in a float64"
-        )
-    if composite.unit_ms < 1:
-        raise LayoutError(f"unit_ms must be positive, not {composite.unit_ms}")
-    if not value.is_integer():
-        raise OutOfRangeError(f"a composite score must be an integer, not {value!r}")
-    scale = 1 << composite.time_bits
-    offset = (now_ms - composite.epoch_ms) // composite.unit_ms
-    if not 0 <= offset < scale:
-        raise OutOfRangeError(
-            f"time {now_ms} ms is outside the layout's {composite.time_bits} time bits of "
-            f"{composite.unit_ms} ms from epoch {composite.epoch_ms} ms (offset {offset})"
-        )
-    score_min = -(1 << composite.score_bits) if composite.signed else 0
-    score_max = (1 << composite.score_bits) - 1
-    field = offset if composite.lower_is_better else scale - 1 - offset
-    return scale, score_min, score_max, field
+    check_layout(composite)
+    integer_score(value)
+    score_min, score_max = score_bounds(composite)
+    return 1 << composite.time_bits, score_min, score_max, time_field(composite, now_ms)
 
 
 def _encode_request(request: SubmitRequest, keys: list[bytes], args: list[Arg]) -> None:

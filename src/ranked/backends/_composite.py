@@ -1,8 +1,10 @@
-"""Composite packing for the memory backend: integer arithmetic, checked budgets.
+"""Composite packing shared by the backends: integer arithmetic, checked budgets.
 
-The arithmetic is the one :class:`ranked.backends.base.Composite` specifies (and the Lua
-scripts of the Redis backends repeat): whole milliseconds, floor division, every bound
-checked before a value is produced, so nothing is ever rounded or wrapped.
+The arithmetic is the one :class:`ranked.backends.base.Composite` specifies: whole
+milliseconds, floor division, every bound checked before a value is produced, so nothing is
+ever rounded or wrapped. The memory backend packs with :func:`pack`; the Redis backends
+check the layout and compute the time field here, and the Lua submit script repeats only
+the score step (it needs the stored score, which lives on the server).
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ from ..core.errors import LayoutError, OutOfRangeError
 from ..core.scores import EXACT_BITS
 from .base import Composite
 
-__all__ = ["check_layout", "integer_score", "pack", "stored_score"]
+__all__ = [
+    "check_layout",
+    "integer_score",
+    "pack",
+    "score_bounds",
+    "stored_score",
+    "time_field",
+]
 
 
 def check_layout(layout: Composite) -> None:
@@ -46,8 +55,8 @@ def stored_score(layout: Composite, packed: float) -> int:
     return math.floor(packed) >> layout.time_bits
 
 
-def pack(layout: Composite, score: int, now_ms: int) -> float:
-    """``score * 2**time_bits + time field`` for the instant ``now_ms``, as an exact float."""
+def time_field(layout: Composite, now_ms: int) -> int:
+    """The low bits for the instant ``now_ms``: the offset, reversed unless lower is better."""
     span = 1 << layout.time_bits
     offset = (now_ms - layout.epoch_ms) // layout.unit_ms
     if not 0 <= offset < span:
@@ -55,12 +64,22 @@ def pack(layout: Composite, score: int, now_ms: int) -> float:
             f"time {now_ms} ms is outside the composite budget: offset {offset} units of "
             f"{layout.unit_ms} ms from epoch {layout.epoch_ms} ms is not in [0, {span - 1}]"
         )
+    return offset if layout.lower_is_better else span - 1 - offset
+
+
+def score_bounds(layout: Composite) -> tuple[int, int]:
+    """The smallest and largest integer score the layout's score bits hold."""
     low = -(1 << layout.score_bits) if layout.signed else 0
-    high = (1 << layout.score_bits) - 1
+    return low, (1 << layout.score_bits) - 1
+
+
+def pack(layout: Composite, score: int, now_ms: int) -> float:
+    """``score * 2**time_bits + time field`` for the instant ``now_ms``, as an exact float."""
+    field = time_field(layout, now_ms)
+    low, high = score_bounds(layout)
     if not low <= score <= high:
         raise OutOfRangeError(
             f"score {score} is outside [{low}, {high}], the range of "
             f"{layout.score_bits} score bits" + ("" if layout.signed else " (unsigned)")
         )
-    field = offset if layout.lower_is_better else span - 1 - offset
-    return float(score * span + field)
+    return float(score * (1 << layout.time_bits) + field)
