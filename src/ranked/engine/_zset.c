@@ -1669,6 +1669,27 @@ static void algebra_release(algebra_args *g) {
     PyMem_Free(g->weights);
 }
 
+/* Complete a union/inter/diff result: on `failed` free the unlinked nodes of
+ * `nv` and the new set `out` (may be NULL) and make sure an exception is set;
+ * otherwise link `nv`'s nodes into `out` (`presorted`: as ss_link_sorted) and
+ * free the vector. Always releases `g`. Returns a new reference or NULL. */
+static PyObject *algebra_finish(SortedSetObject *out, nodevec *nv, int failed, int presorted,
+                                algebra_args *g) {
+    if (failed) {
+        if (out)
+            nodevec_discard(out, nv);
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        Py_CLEAR(out);
+    } else {
+        if (ss_link_sorted(out, nv->v, nv->n, presorted) < 0)
+            Py_CLEAR(out);
+        PyMem_Free(nv->v);
+    }
+    algebra_release(g);
+    return (PyObject *)out;
+}
+
 /* Check `sets` (a Sequence of SortedSet, not a SortedSet); fills g->seq,
  * g->n, g->sets in argument order. 0 or -1 with TypeError/ValueError. */
 static int py_sets(PyObject *sets, algebra_args *g) {
@@ -1853,19 +1874,7 @@ static PyObject *ss_algebra(PyObject *const *args, Py_ssize_t nargs, PyObject *k
             }
         }
     }
-    if (failed) {
-        if (out)
-            nodevec_discard(out, &nv);
-        if (!PyErr_Occurred())
-            PyErr_NoMemory();
-        Py_CLEAR(out);
-    } else {
-        if (ss_link_sorted(out, nv.v, nv.n, 0) < 0)
-            Py_CLEAR(out);
-        PyMem_Free(nv.v);
-    }
-    algebra_release(&g);
-    return (PyObject *)out;
+    return algebra_finish(out, &nv, failed, 0, &g);
 }
 
 static PyObject *SortedSet_union(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
@@ -1914,19 +1923,7 @@ static PyObject *SortedSet_diff(PyObject *cls, PyObject *const *args, Py_ssize_t
             break;
         }
     }
-    if (failed) {
-        if (out)
-            nodevec_discard(out, &nv);
-        if (!PyErr_Occurred())
-            PyErr_NoMemory();
-        Py_CLEAR(out);
-    } else {
-        if (ss_link_sorted(out, nv.v, nv.n, 1) < 0)
-            Py_CLEAR(out);
-        PyMem_Free(nv.v);
-    }
-    algebra_release(&g);
-    return (PyObject *)out;
+    return algebra_finish(out, &nv, failed, 1, &g);
 }
 
 /* ==== whole set =========================================================== */
