@@ -34,8 +34,9 @@ from ..core.errors import OutOfRangeError
 from ..core.ranks import RankStyle
 from ..errors import InvalidScoreError, ResponseError
 from ._composite import check_layout, integer_score, score_bounds, time_field
-from ._scripts import Arg
+from ._scripts import Arg, Script
 from .base import Composite, LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
+from .procedure import Procedure
 
 __all__ = [
     "Call",
@@ -55,6 +56,7 @@ __all__ = [
     "page",
     "page_after",
     "percentile",
+    "procedure_call",
     "range_all",
     "ranks",
     "remove",
@@ -82,7 +84,7 @@ class Call(Generic[T]):
 
     def __init__(
         self,
-        script: str | None,
+        script: str | Script | None,
         keys: Sequence[bytes],
         args: Sequence[Arg],
         decode: Callable[[Any], T],
@@ -95,6 +97,14 @@ class Call(Generic[T]):
     @property
     def needs_io(self) -> bool:
         return self.script is not None or bool(self.args)
+
+
+def procedure_call(
+    procedure: Procedure[T], keys: Sequence[bytes], args: Sequence[Arg], now_us: int | None
+) -> Call[T]:
+    """A feature's :class:`~.procedure.Procedure`: its script, ``ARGV[1]`` the instant."""
+    instant: Arg = b"" if now_us is None else now_us
+    return Call(procedure.script, keys, (instant, *args), procedure.decode)
 
 
 def _nothing(value: T) -> Call[T]:

@@ -24,7 +24,7 @@ from typing import Final
 
 from redis.exceptions import NoScriptError
 
-__all__ = ["Arg", "Script", "run", "run_async", "script"]
+__all__ = ["Arg", "Script", "feature_script", "run", "run_async", "script"]
 
 Arg = bytes | str | int | float
 """One argument as redis-py encodes it (floats by ``repr``: exact)."""
@@ -87,13 +87,21 @@ def script(name: str) -> Script:
     return Script(name, b"".join(_needed(body)) + body)
 
 
+@cache
+def feature_script(package: str, name: str) -> Script:
+    """A feature's own script ``<package>/lua/<name>.lua``, self-contained (no library)."""
+    source = resources.files(package).joinpath(_FOLDER, f"{name}.lua").read_bytes()
+    return Script(f"{package}:{name}", source)
+
+
 Execute = Callable[..., object]
 AsyncExecute = Callable[..., Awaitable[object]]
 
 
-def run(execute: Execute, name: str, keys: Sequence[bytes], args: Sequence[Arg]) -> object:
-    """Run script ``name`` through a client's ``execute_command``: EVALSHA, EVAL on NOSCRIPT."""
-    code = script(name)
+def run(execute: Execute, name: str | Script, keys: Sequence[bytes], args: Sequence[Arg]) -> object:
+    """Run a script (by name, or a :class:`Script`) through a client's ``execute_command``:
+    EVALSHA, EVAL on NOSCRIPT."""
+    code = script(name) if isinstance(name, str) else name
     try:
         return execute("EVALSHA", code.sha, len(keys), *keys, *args)
     except NoScriptError:
@@ -101,10 +109,10 @@ def run(execute: Execute, name: str, keys: Sequence[bytes], args: Sequence[Arg])
 
 
 async def run_async(
-    execute: AsyncExecute, name: str, keys: Sequence[bytes], args: Sequence[Arg]
+    execute: AsyncExecute, name: str | Script, keys: Sequence[bytes], args: Sequence[Arg]
 ) -> object:
     """:func:`run` for an asyncio client."""
-    code = script(name)
+    code = script(name) if isinstance(name, str) else name
     try:
         return await execute("EVALSHA", code.sha, len(keys), *keys, *args)
     except NoScriptError:

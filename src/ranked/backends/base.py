@@ -47,9 +47,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 from ..core.ranks import RankStyle
+from ._scripts import Arg
+from .procedure import Procedure
 
 __all__ = [
     "AsyncBackend",
@@ -66,6 +68,8 @@ __all__ = [
 
 Operator = Literal["best", "set", "incr", "decr"]
 LexOperator = Literal["set", "best"]
+
+T = TypeVar("T")
 
 Row = tuple[bytes, float, int]
 """(member, score, rank) as read from a board, rank in the requested style."""
@@ -357,6 +361,18 @@ class Backend(Protocol):
         (with REV the bounds are sent high first)."""
         ...
 
+    def run(
+        self,
+        procedure: Procedure[T],
+        keys: Sequence[bytes],
+        args: Sequence[Arg],
+        now_us: int | None = None,
+    ) -> T:
+        """A feature's own atomic step (:mod:`ranked.backends.procedure`): its Python twin
+        under the lock on memory, its Lua script (one round trip) on Redis. ``now_us``: the
+        instant in Unix microseconds, None for the backend's clock (Redis: server TIME)."""
+        ...
+
     def close(self) -> None:
         """Release connections. Idempotent."""
         ...
@@ -481,5 +497,13 @@ class AsyncBackend(Protocol):
         count: int,
         reverse: bool,
     ) -> list[bytes]: ...
+
+    async def run(
+        self,
+        procedure: Procedure[T],
+        keys: Sequence[bytes],
+        args: Sequence[Arg],
+        now_us: int | None = None,
+    ) -> T: ...
 
     async def close(self) -> None: ...

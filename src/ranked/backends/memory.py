@@ -30,13 +30,18 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 from ..engine.keyspace import Keyspace
 from ..engine.zset import SortedSet
 from ..errors import InvalidScoreError, ResponseError
 from ._memory_rows import rows
 from ._memory_submit import STYLES, WRONGTYPE, Journal, apply_submit, submit_single, ties_hash
+from ._scripts import Arg
 from .base import LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
+from .procedure import Procedure
+
+T = TypeVar("T")
 
 __all__ = ["AsyncMemoryBackend", "MemoryBackend"]
 
@@ -515,6 +520,22 @@ class MemoryBackend:
             )
             return [member for member, _ in pairs]  # type: ignore[misc]
 
+    def run(
+        self,
+        procedure: Procedure[T],
+        keys: Sequence[bytes],
+        args: Sequence[Arg],
+        now_us: int | None = None,
+    ) -> T:
+        """A feature's step: its Python twin under the lock (see :mod:`.procedure`)."""
+        with self._lock:
+            self._writes += 1
+            if not self._writes % _HOUSEKEEPING_EVERY:
+                self._keyspace.expire_pending(_HOUSEKEEPING_DELETES)
+            keyspace = self._keyspace
+            now = keyspace.now_us() if now_us is None else now_us
+            return procedure.decode(procedure.local(keyspace, now, keys, args))
+
     def close(self) -> None:
         """Nothing to release; the data stays until the object is dropped. Idempotent."""
 
@@ -549,6 +570,15 @@ class AsyncMemoryBackend:
 
     async def submit(self, request: SubmitRequest) -> tuple[SubmitOutcome, ...]:
         return self.sync.submit(request)
+
+    async def run(
+        self,
+        procedure: Procedure[T],
+        keys: Sequence[bytes],
+        args: Sequence[Arg],
+        now_us: int | None = None,
+    ) -> T:
+        return self.sync.run(procedure, keys, args, now_us)
 
     async def submit_batch(
         self, requests: Sequence[SubmitRequest]

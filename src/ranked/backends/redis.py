@@ -43,9 +43,10 @@ from redis.retry import Retry
 from ..core.ranks import RankStyle
 from ..errors import BackendUnavailableError
 from . import _redis_ops as ops
-from ._redis_ops import Call, ServerClock, translate_error
-from ._scripts import run, run_async
+from ._redis_ops import Call, ServerClock, procedure_call, translate_error
+from ._scripts import Arg, run, run_async
 from .base import LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
+from .procedure import Procedure
 
 __all__ = [
     "AsyncRedisBackend",
@@ -173,6 +174,16 @@ class RedisBackend(_Shell):
     def submit(self, request: SubmitRequest) -> tuple[SubmitOutcome, ...]:
         """Script ``submit``. Atomic on every backend; one round trip."""
         return self._call(ops.submit(request))
+
+    def run(
+        self,
+        procedure: Procedure[T],
+        keys: Sequence[bytes],
+        args: Sequence[Arg],
+        now_us: int | None = None,
+    ) -> T:
+        """A feature's step: its Lua script, one round trip (see :mod:`.procedure`)."""
+        return self._call(procedure_call(procedure, keys, args, now_us))
 
     def submit_batch(self, requests: Sequence[SubmitRequest]) -> list[tuple[SubmitOutcome, ...]]:
         """Script ``submit`` with every request. Atomic as a whole; one round trip."""
@@ -394,6 +405,15 @@ class AsyncRedisBackend(_Shell):
 
     async def submit(self, request: SubmitRequest) -> tuple[SubmitOutcome, ...]:
         return await self._call(ops.submit(request))
+
+    async def run(
+        self,
+        procedure: Procedure[T],
+        keys: Sequence[bytes],
+        args: Sequence[Arg],
+        now_us: int | None = None,
+    ) -> T:
+        return await self._call(procedure_call(procedure, keys, args, now_us))
 
     async def submit_batch(
         self, requests: Sequence[SubmitRequest]

@@ -77,6 +77,10 @@ class Keyspace:
         """Current clock time in whole milliseconds. O(1)."""
         return math.floor(self._clock() * 1000)
 
+    def now_us(self) -> int:
+        """Current clock time in whole microseconds. O(1)."""
+        return math.floor(self._clock() * 1_000_000)
+
     def execute(self, *args: Arg) -> Reply:
         """Run one Redis command, e.g. ``execute("ZADD", "board", 10, "ann")``.
 
