@@ -1,0 +1,88 @@
+"""A rate limit's policy: which algorithm, how many units per how long, and its name.
+
+A :class:`Policy` is immutable and validated once, when it is made; a limiter built from it
+never meets a bad limit or window at decision time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final, Literal, get_args
+
+from ..errors import RankedError
+
+__all__ = ["ALGORITHMS", "Algorithm", "Policy", "RateLimitConfigError"]
+
+Algorithm = Literal["fixed_window", "sliding_log", "sliding_counter", "token_bucket", "gcra"]
+"""The five algorithms (see ``docs/ratelimit.md`` for each one's boundary behaviour):
+
+- ``fixed_window``: a counter that starts with the first hit and lives ``window`` seconds;
+  up to 2x ``limit`` can pass around a window boundary.
+- ``sliding_log``: every admitted hit in a sorted set scored by time; exact.
+- ``sliding_counter``: the current and previous clock-aligned window's counts, the previous
+  weighted by how much of it still overlaps the sliding window; bounded overage.
+- ``token_bucket``: ``burst`` tokens, refilled continuously at ``limit / window`` per second.
+- ``gcra``: the generic cell rate algorithm (one timestamp per key); same admissions as a
+  token bucket of the same rate and burst, with less state.
+"""
+
+ALGORITHMS: Final[tuple[Algorithm, ...]] = get_args(Algorithm)
+
+_NAME_FORBIDDEN: Final = frozenset('"\\')
+
+
+class RateLimitConfigError(RankedError, ValueError):
+    """A policy or a hit asks for something impossible (a cost above the limit, a window
+    that is not positive, an unknown algorithm)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """``limit`` units per ``window`` seconds, decided by ``algorithm``.
+
+    - ``limit``: the quota, a positive integer (the IETF ``q``).
+    - ``window``: seconds, positive and finite (may be fractional; the IETF ``w`` is it
+      rounded up to whole seconds).
+    - ``algorithm``: one of :data:`ALGORITHMS` (default ``sliding_log``: exact).
+    - ``burst``: bucket size of ``token_bucket`` and ``gcra`` (default ``limit``);
+      refused for the window algorithms, which have no separate burst.
+    - ``name``: the policy's name in ``RateLimit`` / ``RateLimit-Policy`` headers and its
+      part of every key, so two policies on one identity never share state.
+    """
+
+    limit: int
+    window: float
+    algorithm: Algorithm = "sliding_log"
+    burst: int | None = None
+    name: str = "default"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
+            raise RateLimitConfigError(f"limit must be a positive integer, not {self.limit!r}")
+        window = self.window
+        if isinstance(window, bool) or not isinstance(window, int | float):
+            raise RateLimitConfigError(f"window must be a number of seconds, not {window!r}")
+        if not math.isfinite(window) or window <= 0:
+            raise RateLimitConfigError(f"window must be positive and finite, not {window!r}")
+        if self.algorithm not in ALGORITHMS:
+            raise RateLimitConfigError(
+                f"unknown algorithm {self.algorithm!r}; choose one of {', '.join(ALGORITHMS)}"
+            )
+        if self.burst is not None:
+            if self.algorithm not in ("token_bucket", "gcra"):
+                raise RateLimitConfigError("burst applies to token_bucket and gcra only")
+            if isinstance(self.burst, bool) or not isinstance(self.burst, int) or self.burst < 1:
+                raise RateLimitConfigError(f"burst must be a positive integer, not {self.burst!r}")
+        if not self.name or _NAME_FORBIDDEN & set(self.name) or not self.name.isprintable():
+            raise RateLimitConfigError(f"name must be printable, without quotes: {self.name!r}")
+
+    @property
+    def capacity(self) -> int:
+        """The most units one instant can admit: ``burst`` (bucket algorithms) or ``limit``."""
+        return self.limit if self.burst is None else self.burst
+
+    @property
+    def window_us(self) -> int:
+        """The window in whole microseconds (at least 1)."""
+        return max(1, round(self.window * 1_000_000))
