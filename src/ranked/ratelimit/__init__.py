@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from .policy import ALGORITHMS, Algorithm, Policy, RateLimitConfigError
+from .limiter import AsyncRateLimiter, Clock, RateLimiter
+from .policy import ALGORITHMS, Algorithm, Policy, RateLimitConfigError, RateLimitTypeError
 from .result import Decision
 
-__all__ = ["ALGORITHMS", "Algorithm", "Decision", "Policy", "RateLimitConfigError"]
+__all__ = [
+    "ALGORITHMS",
+    "Algorithm",
+    "AsyncRateLimiter",
+    "Clock",
+    "Decision",
+    "Policy",
+    "RateLimitConfigError",
+    "RateLimitTypeError",
+    "RateLimiter",
+]

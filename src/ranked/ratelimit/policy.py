@@ -12,7 +12,7 @@ from typing import Final, Literal, get_args
 
 from ..errors import RankedError
 
-__all__ = ["ALGORITHMS", "Algorithm", "Policy", "RateLimitConfigError"]
+__all__ = ["ALGORITHMS", "Algorithm", "Policy", "RateLimitConfigError", "RateLimitTypeError"]
 
 Algorithm = Literal["fixed_window", "sliding_log", "sliding_counter", "token_bucket", "gcra"]
 """The five algorithms (see ``docs/ratelimit.md`` for each one's boundary behaviour):
@@ -35,6 +35,11 @@ _NAME_FORBIDDEN: Final = frozenset('"\\')
 class RateLimitConfigError(RankedError, ValueError):
     """A policy or a hit asks for something impossible (a cost above the limit, a window
     that is not positive, an unknown algorithm)."""
+
+
+class RateLimitTypeError(RankedError, TypeError):
+    """A hit's argument has the wrong type (a cost that is not an int, an identity that is
+    neither str nor bytes)."""
 
 
 @dataclass(frozen=True, slots=True)
