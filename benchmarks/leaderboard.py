@@ -38,7 +38,11 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-if str(HERE.parent) not in sys.path:  # run as a script: make the repository root importable
+if sys.path and Path(sys.path[0] or ".").resolve() == HERE:
+    # Run as a script: the repository root replaces this folder on the path, so that
+    # benchmarks/queue.py does not shadow the standard library's queue (redis-py needs it).
+    sys.path[0] = str(HERE.parent)
+elif str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
 from benchmarks._leaderboard_servers import BenchCluster  # noqa: E402 - path set above

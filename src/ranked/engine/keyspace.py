@@ -248,3 +248,30 @@ class Keyspace:
     def put_deadline(self, key: bytes, deadline_ms: int) -> None:
         """Set the deadline of an existing key, even one already past (Redis SET PXAT)."""
         self._set_deadline(key, deadline_ms)
+
+    # -- hot paths of callers that read the clock themselves -------------------
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The clock (Unix seconds) behind :meth:`now_ms` and every deadline."""
+        return self._clock
+
+    def get_at(self, key: bytes, now_ms: int) -> Value | None:
+        """:meth:`get` for a bytes key at an instant the caller has just read from
+        :attr:`clock` (``floor(clock() * 1000)``): one clock read per operation, not one
+        per key. Same expiry and emptiness rules. O(1)."""
+        value = self._values.get(key)
+        if value is None:
+            return None
+        deadline = self._deadlines.get(key)
+        if (deadline is not None and now_ms > deadline) or (
+            not value and not isinstance(value, bytes)  # an emptied container: absent
+        ):
+            self.delete(key)
+            return None
+        return value
+
+    def keep_deadline(self, key: bytes, deadline_ms: int) -> None:
+        """:meth:`put_deadline`, skipped when the key already has exactly this deadline
+        (no heap entry is pushed then). O(1), or O(log n) when the deadline moves."""
+        if self._deadlines.get(key) != deadline_ms:
+            self._set_deadline(key, deadline_ms)

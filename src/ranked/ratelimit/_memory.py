@@ -1,215 +1,350 @@
-"""The memory twins of the limiter scripts in ``lua/``: the same state, the same replies.
+"""The memory twins of the limiter scripts in ``lua/``: the same decisions, native state.
 
-Each function is the Python twin of one ``lua/<algorithm>.lua`` and runs under the memory
-backend's lock over its :class:`~ranked.engine.keyspace.Keyspace`. The arithmetic mirrors
-the Lua line by line: integers stay integers where both sides are exact, and every
-fractional quantity is a float computed in the same order as Lua's doubles, so both twins
-give bit-identical replies (the conformance suite checks this at explicit instants).
+Each ``<algorithm>(params)`` builds the decision core of one ``lua/<algorithm>.lua`` for one
+policy: ``core(keyspace, now_us, now_ms, keys, cost, consume) -> (allowed 1|0, remaining,
+reset_after_us, retry_after_us or -1)``, run under the memory backend's lock. The limiter
+calls it directly on ``memory://`` (one clock read, no argument encoding, no decoding), and
+:func:`twin` wraps it as the procedure twin ``backend.run`` expects.
 
-Arguments arrive as Python ints: ``(cost, consume, limit, window_us[, burst])``. Replies are
-``[allowed 1|0, remaining, reset_after_us, retry_after_us or -1]``.
+The arithmetic mirrors the Lua line by line: integers stay integers where both sides are
+exact, and every fractional quantity is a float computed in the same order as Lua's
+doubles, so both give bit-identical replies (the conformance suite checks this at explicit
+instants). Only the state's form differs: Redis keeps strings it must parse and format on
+every decision; memory keeps the numbers themselves in a :class:`Cell` (a hash to every
+Redis command, so TYPE, DEL, TTL and expiry treat it as any key). Each key's deadline is
+the one the script sets with ``PX`` (counted from the backend's clock), written only when
+it moves. The sliding log keeps its entries in time order in one cell at its first key
+(the second, Redis' running total, is not needed: the cell holds the total).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Sequence
-from typing import Any
+import bisect
+from collections import deque
+from collections.abc import Callable, Sequence
+from math import ceil, floor
+from typing import Any, ClassVar
 
+from ..engine.commands.common import WRONGTYPE
 from ..engine.keyspace import Keyspace
-from ..engine.zset import SortedSet
+from ..errors import ResponseError
+from .policy import Algorithm, Policy
+from .result import Decision
 
-__all__ = ["fixed_window", "gcra", "sliding_counter", "sliding_log", "token_bucket"]
+__all__ = ["CORES", "Cell", "Core", "twin"]
 
-Reply = list[int]
-
-_PAGE = 64
-"""Log entries read per step while looking for the instant a denied hit would fit."""
-
-
-def _expire(keyspace: Keyspace, key: bytes, after_us: float) -> None:
-    """PEXPIRE ``key`` to ``after_us`` from now, rounded up to whole milliseconds."""
-    keyspace.put_deadline(key, keyspace.now_ms() + math.ceil(after_us / 1000))
+Core = Callable[[Keyspace, int, int, Sequence[bytes], int, int], Decision]
+"""``(keyspace, now_us, now_ms, keys, cost, consume) -> reply``; ``now_ms`` is the
+backend's clock (deadlines count from it), ``now_us`` the decision's instant."""
 
 
-def fixed_window(keyspace: Keyspace, now: int, keys: Sequence[bytes], args: Sequence[Any]) -> Reply:
-    cost, consume, limit, window = args
-    key = keys[0]
-    start, count = now, 0
-    state = keyspace.get(key)
-    if state is not None:
-        held_start, _, held_count = state.partition(b":")  # type: ignore[union-attr]
-        if now < int(held_start) + window:
-            start, count = int(held_start), int(held_count)
-    expires = start + window
-    if count + cost > limit:
-        return [0, limit - count, expires - now, expires - now]
-    count += cost
-    if consume and cost > 0:
-        if start == now:  # a new window: its end is the key's deadline
-            keyspace.store(key, b"%d:%d" % (start, count))
-            _expire(keyspace, key, expires - now)
-        else:
-            keyspace.store(key, b"%d:%d" % (start, count), keep_ttl=True)
-    return [1, limit - count, expires - now if count > 0 else 0, -1]
+class Cell(dict[bytes, bytes]):
+    """A limiter's state on memory: numbers in slots; as a hash, one field naming it."""
+
+    __slots__ = ()
+    KIND: ClassVar[bytes] = b""
+
+    def __init__(self) -> None:
+        super().__init__({b"ranked": self.KIND})  # never empty: the keyspace drops empties
 
 
-def _cost_of(member: str | bytes) -> int:
-    return int(member.rpartition(b":")[2])  # type: ignore[arg-type]  # raw set: bytes
+class WindowCell(Cell):
+    __slots__ = ("count", "start")
+    KIND = b"fixed_window state"
+    start: int
+    count: int
 
 
-def _costs(members: Iterable[str | bytes]) -> int:
-    return sum(_cost_of(member) for member in members)
+class LogCell(Cell):
+    __slots__ = ("entries", "total")
+    KIND = b"sliding_log state"
+    entries: deque[tuple[int, int]]
+    """(instant us, cost) of every admitted hit still kept, oldest first."""
+    total: int
 
 
-def sliding_log(keyspace: Keyspace, now: int, keys: Sequence[bytes], args: Sequence[Any]) -> Reply:
-    cost, consume, limit, window = args
-    log_key, units_key = keys[0], keys[1]
-    cutoff = now - window
-    log: SortedSet | None = keyspace.zset(log_key)
-    state = keyspace.get(units_key)
-    if state is not None:
-        held_total, _, held_seq = state.partition(b":")  # type: ignore[union-attr]
-        total, seq = int(held_total), int(held_seq)
-    else:  # lost total: rebuild it from the log
-        total, seq = (_costs(log) if log is not None else 0), 0
-    stale = 0
-    if log is not None and log.at(0)[1] <= cutoff:  # the oldest tells if any is stale
-        stale = _costs(member for member, _ in log.range_by_score(max=cutoff))
-    total -= stale
-
-    allowed = total + cost <= limit
-    write = consume and ((allowed and cost > 0) or stale > 0)
-    if allowed:
-        total += cost
-    newest: float | None = now if allowed and cost > 0 else None
-    if log is not None and len(log):
-        last = log.at(-1)[1]
-        if newest is None or last > newest:
-            newest = last
-    reset = newest + window - now if total > 0 and newest is not None else 0
-
-    if write:
-        if log is None:
-            log = keyspace.zset(log_key, create=True)
-            assert log is not None
-        if stale > 0:
-            log.remove_range_by_score(-math.inf, cutoff)
-        if allowed and cost > 0:
-            seq += 1
-            log.add(b"%d:%d:%d" % (now, seq, cost), now)
-        if total > 0:
-            keyspace.store(units_key, b"%d:%d" % (total, seq))
-            deadline = keyspace.now_ms() + math.ceil(reset / 1000)
-            keyspace.put_deadline(units_key, deadline)
-            keyspace.put_deadline(log_key, deadline)
-        else:
-            keyspace.delete(units_key)
-            keyspace.delete(log_key)
-    if allowed:
-        return [1, limit - total, int(reset), -1]
-
-    # Denied: the oldest live entries must expire until `cost` fits.
-    need = total + cost - limit
-    assert log is not None
-    offset = 0
-    while page := log.range_by_score(cutoff, min_exclusive=True, offset=offset, count=_PAGE):
-        for member, score in page:
-            need -= _cost_of(member)
-            if need <= 0:
-                return [0, limit - total, int(reset), int(score) + window - now]
-        offset += _PAGE
-    return [0, limit - total, int(reset), window]  # inconsistent state
+class CounterCell(Cell):
+    __slots__ = ("cur", "index", "prev")
+    KIND = b"sliding_counter state"
+    index: int
+    cur: int
+    prev: int
 
 
-def sliding_counter(
-    keyspace: Keyspace, now: int, keys: Sequence[bytes], args: Sequence[Any]
-) -> Reply:
-    cost, consume, limit, window = args
-    key = keys[0]
-    index: int = now // window
-    start: int = index * window
-    cur = prev = 0
-    state = keyspace.get(key)
-    if state is not None:
-        held_index, held_cur, held_prev = state.split(b":")  # type: ignore[union-attr]
-        if int(held_index) >= index:
-            cur, prev = int(held_cur), int(held_prev)
-        elif int(held_index) == index - 1:
-            prev = int(held_cur)
-
-    def estimate(at: int, extra: int) -> float:
-        # float() first: Lua multiplies doubles, and so must the twin
-        weighted: float
-        if at < start + window:
-            weighted = float(prev) * (window - (at - start)) / window + cur
-        else:
-            weighted = float(cur) * (window - (at - start - window)) / window
-        return weighted + extra
-
-    reset = start + 2 * window - now if cur > 0 else (start + window - now if prev > 0 else 0)
-    now_estimate = estimate(now, 0)
-    if now_estimate + cost > limit:
-        room = limit - cost - cur
-        if room >= 0:
-            at = start + math.ceil(window - float(room) * window / prev)
-        else:
-            at = start + window + math.ceil(window - float(limit - cost) * window / cur)
-        while estimate(at, cost) > limit:  # float rounding may land a microsecond early
-            at += 1
-        return [0, max(0, math.floor(limit - now_estimate)), reset, max(1, at - now)]
-    cur += cost
-    if cur > 0:
-        reset = start + 2 * window - now
-    if consume and cost > 0:
-        keyspace.store(key, b"%d:%d:%d" % (index, cur, prev))
-        _expire(keyspace, key, start + 2 * window - now)
-    return [1, max(0, math.floor(limit - (now_estimate + cost))), reset, -1]
+class BucketCell(Cell):
+    __slots__ = ("last", "tokens")
+    KIND = b"token_bucket state"
+    tokens: float
+    last: int
 
 
-def token_bucket(keyspace: Keyspace, now: int, keys: Sequence[bytes], args: Sequence[Any]) -> Reply:
-    cost, consume, limit, window, burst = args
-    key = keys[0]
+class TatCell(Cell):
+    __slots__ = ("tat",)
+    KIND = b"gcra state"
+    tat: float
+
+
+def _wrongtype() -> ResponseError:
+    return ResponseError(WRONGTYPE)
+
+
+def _ms(us: float) -> int:
+    """Whole milliseconds, rounded up: the scripts' ``ceil(us / 1000)``."""
+    return ceil(us / 1000)
+
+
+def fixed_window(policy: Policy) -> Core:
+    limit, window, new = policy.limit, policy.window_us, tuple.__new__
+    window_ms = _ms(window)
+
+    def core(
+        ks: Keyspace, now: int, now_ms: int, keys: Sequence[bytes], cost: int, consume: int
+    ) -> Decision:
+        key = keys[0]
+        start, count = now, 0
+        cell = ks.get_at(key, now_ms)
+        if cell is not None:
+            if type(cell) is not WindowCell:
+                raise _wrongtype()
+            if now < cell.start + window:
+                start, count = cell.start, cell.count
+        expires = start + window
+        if count + cost > limit:
+            retry = (expires - now) / 1e6
+            return new(Decision, (False, limit, limit - count, retry, retry, policy))
+        count += cost
+        if consume and cost > 0:
+            if cell is None:
+                cell = WindowCell()
+                ks.store(key, cell)
+            cell.count = count
+            if start == now:  # a new window: its end is the key's deadline
+                cell.start = start
+                ks.keep_deadline(key, now_ms + window_ms)
+        reset = (expires - now) / 1e6 if count > 0 else 0.0
+        return new(Decision, (True, limit, limit - count, reset, None, policy))
+
+    return core
+
+
+def sliding_log(policy: Policy) -> Core:
+    limit, window, new = policy.limit, policy.window_us, tuple.__new__
+
+    def core(
+        ks: Keyspace, now: int, now_ms: int, keys: Sequence[bytes], cost: int, consume: int
+    ) -> Decision:
+        key = keys[0]
+        cutoff = now - window
+        cell = ks.get_at(key, now_ms)
+        entries: deque[tuple[int, int]] | None = None
+        total = stale = 0
+        if cell is not None:
+            if type(cell) is not LogCell:
+                raise _wrongtype()
+            entries, total = cell.entries, cell.total
+            if entries[0][0] <= cutoff:  # the oldest tells if any is stale
+                for instant, units in entries:
+                    if instant > cutoff:
+                        break
+                    stale += units
+                total -= stale
+
+        allowed = total + cost <= limit
+        if allowed:
+            total += cost
+        newest = now if allowed and cost > 0 else None
+        if entries and (newest is None or entries[-1][0] > newest):
+            newest = entries[-1][0]
+        reset = newest + window - now if total > 0 and newest is not None else 0
+
+        if consume and ((allowed and cost > 0) or stale > 0):
+            if stale > 0:
+                assert entries is not None
+                while entries and entries[0][0] <= cutoff:
+                    entries.popleft()
+            if allowed and cost > 0:
+                if entries is None:
+                    entries = deque()
+                    cell = LogCell()
+                    cell.entries = entries
+                    ks.store(key, cell)
+                if entries and now < entries[-1][0]:  # the clock stepped back: keep order
+                    bisect.insort(entries, (now, cost))
+                else:
+                    entries.append((now, cost))
+            if total > 0:
+                assert isinstance(cell, LogCell)
+                cell.total = total
+                ks.keep_deadline(key, now_ms + _ms(reset))
+            else:
+                ks.delete(key)
+        if allowed:
+            return new(Decision, (True, limit, limit - total, reset / 1e6, None, policy))
+
+        # Denied: the oldest live entries must expire until `cost` fits.
+        need = total + cost - limit
+        for instant, units in entries or ():
+            if instant > cutoff:
+                need -= units
+                if need <= 0:
+                    retry = (instant + window - now) / 1e6
+                    return new(Decision, (False, limit, limit - total, reset / 1e6, retry, policy))
+        # inconsistent state: a whole window
+        return new(Decision, (False, limit, limit - total, reset / 1e6, window / 1e6, policy))
+
+    return core
+
+
+def sliding_counter(policy: Policy) -> Core:
+    limit, window, new = policy.limit, policy.window_us, tuple.__new__
+
+    def core(
+        ks: Keyspace, now: int, now_ms: int, keys: Sequence[bytes], cost: int, consume: int
+    ) -> Decision:
+        # Instants as offsets from the window's start: small ints, the same values the
+        # script computes from absolute ones (every intermediate is exact below 2**53).
+        key = keys[0]
+        index, offset = divmod(now, window)
+        cur = prev = 0
+        cell = ks.get_at(key, now_ms)
+        if cell is not None:
+            if type(cell) is not CounterCell:
+                raise _wrongtype()
+            if cell.index >= index:
+                cur, prev = cell.cur, cell.prev
+            elif cell.index == index - 1:
+                prev = cell.cur
+        # `* 1.0` (float()): Lua multiplies doubles, and so must the twin
+        now_estimate = prev * 1.0 * (window - offset) / window + cur
+        if now_estimate + cost > limit:
+            reset = 2 * window - offset if cur > 0 else (window - offset if prev > 0 else 0)
+            room = limit - cost - cur
+            if room >= 0:
+                at = ceil(window - room * 1.0 * window / prev)
+            else:
+                at = window + ceil(window - (limit - cost) * 1.0 * window / cur)
+            while (  # float rounding may land a microsecond early: step until it fits
+                prev * 1.0 * (window - at) / window + cur + cost
+                if at < window
+                else cur * 1.0 * (window - (at - window)) / window + cost
+            ) > limit:
+                at += 1
+            remaining = floor(limit - now_estimate)
+            retry = (at - offset if at - offset > 1 else 1) / 1e6
+            return new(
+                Decision,
+                (False, limit, remaining if remaining > 0 else 0, reset / 1e6, retry, policy),
+            )
+        cur += cost
+        reset = 2 * window - offset if cur > 0 else (window - offset if prev > 0 else 0)
+        if consume and cost > 0:
+            if cell is None:
+                cell = CounterCell()
+                ks.store(key, cell)
+            cell.index, cell.cur, cell.prev = index, cur, prev
+            ks.keep_deadline(key, now_ms + ceil((2 * window - offset) / 1000))
+        remaining = floor(limit - (now_estimate + cost))
+        return new(
+            Decision, (True, limit, remaining if remaining > 0 else 0, reset / 1e6, None, policy)
+        )
+
+    return core
+
+
+def token_bucket(policy: Policy) -> Core:
+    limit, window, burst, new = policy.limit, policy.window_us, policy.capacity, tuple.__new__
     rate = limit / window
-    tokens: float = burst
-    state = keyspace.get(key)
-    if state is not None:
-        held, _, last = state.partition(b":")  # type: ignore[union-attr]
-        tokens = float(held)
-        elapsed = now - int(last)
-        if elapsed > 0:
-            tokens = min(tokens + elapsed * rate, burst)
-    if tokens < cost:
-        return [
-            0,
-            math.floor(tokens),
-            math.ceil((burst - tokens) / rate),
-            math.ceil((cost - tokens) / rate),
-        ]
-    tokens -= cost
-    reset = math.ceil((burst - tokens) / rate)
-    if consume and cost > 0:
-        keyspace.store(key, b"%r:%d" % (tokens, now))
-        _expire(keyspace, key, reset)
-    return [1, math.floor(tokens), reset, -1]
+
+    def core(
+        ks: Keyspace, now: int, now_ms: int, keys: Sequence[bytes], cost: int, consume: int
+    ) -> Decision:
+        key = keys[0]
+        tokens: float = burst
+        cell = ks.get_at(key, now_ms)
+        if cell is not None:
+            if type(cell) is not BucketCell:
+                raise _wrongtype()
+            tokens = cell.tokens
+            elapsed = now - cell.last
+            if elapsed > 0:
+                tokens = min(tokens + elapsed * rate, burst)
+        if tokens < cost:
+            reset = ceil((burst - tokens) / rate) / 1e6
+            retry = ceil((cost - tokens) / rate) / 1e6
+            return new(Decision, (False, limit, floor(tokens), reset, retry, policy))
+        tokens -= cost
+        reset = ceil((burst - tokens) / rate)
+        if consume and cost > 0:
+            if cell is None:
+                cell = BucketCell()
+                ks.store(key, cell)
+            cell.tokens, cell.last = tokens, now
+            ks.keep_deadline(key, now_ms + _ms(reset))
+        return new(Decision, (True, limit, floor(tokens), reset / 1e6, None, policy))
+
+    return core
 
 
-def gcra(keyspace: Keyspace, now: int, keys: Sequence[bytes], args: Sequence[Any]) -> Reply:
-    cost, consume, limit, window, burst = args
-    key = keys[0]
+def gcra(policy: Policy) -> Core:
+    limit, window, burst, new = policy.limit, policy.window_us, policy.capacity, tuple.__new__
     interval = window / limit
     tolerance = interval * burst
-    state = keyspace.get(key)
-    tat: float = now if state is None else float(state)  # type: ignore[arg-type]
-    if tat < now:
-        tat = now
-    new_tat = tat + cost * interval
-    early = new_tat - tolerance - now
-    allowed, ttl, retry = 1, new_tat - now, -1
-    if early > 0:
-        allowed, ttl, retry = 0, tat - now, math.ceil(early)
-    elif consume and cost > 0:
-        keyspace.store(key, repr(new_tat).encode())
-        _expire(keyspace, key, ttl)
-    remaining = max(0, math.floor((tolerance - ttl) / interval))
-    return [allowed, remaining, math.ceil(ttl), retry]
+
+    def core(
+        ks: Keyspace, now: int, now_ms: int, keys: Sequence[bytes], cost: int, consume: int
+    ) -> Decision:
+        key = keys[0]
+        tat: float = now
+        cell = ks.get_at(key, now_ms)
+        if cell is not None:
+            if type(cell) is not TatCell:
+                raise _wrongtype()
+            if cell.tat > now:
+                tat = cell.tat
+        new_tat = tat + cost * interval
+        early = new_tat - tolerance - now
+        if early > 0:
+            ttl = tat - now
+            remaining = max(0, floor((tolerance - ttl) / interval))
+            reset, retry = ceil(ttl) / 1e6, ceil(early) / 1e6
+            return new(Decision, (False, limit, remaining, reset, retry, policy))
+        ttl = new_tat - now
+        if consume and cost > 0:
+            if cell is None:
+                cell = TatCell()
+                ks.store(key, cell)
+            cell.tat = new_tat
+            ks.keep_deadline(key, now_ms + _ms(ttl))
+        remaining = max(0, floor((tolerance - ttl) / interval))
+        return new(Decision, (True, limit, remaining, ceil(ttl) / 1e6, None, policy))
+
+    return core
+
+
+CORES: dict[Algorithm, Callable[[Policy], Core]] = {
+    "fixed_window": fixed_window,
+    "sliding_log": sliding_log,
+    "sliding_counter": sliding_counter,
+    "token_bucket": token_bucket,
+    "gcra": gcra,
+}
+"""The core of each algorithm, made for one policy."""
+
+
+def twin(policy: Policy) -> Callable[[Keyspace, int, Sequence[bytes], Sequence[Any]], list[int]]:
+    """The procedure twin of ``policy``'s script for ``backend.run``: arguments ``(cost,
+    consume, *policy_args(policy))``, the reply as the script's list. The core's decision
+    is turned back into that reply exactly (every duration is a whole number of us)."""
+    core = CORES[policy.algorithm](policy)
+
+    def local(ks: Keyspace, now: int, keys: Sequence[bytes], args: Sequence[Any]) -> list[int]:
+        decision = core(ks, now, ks.now_ms(), keys, args[0], args[1])
+        retry = decision.retry_after
+        return [
+            1 if decision.allowed else 0,
+            decision.remaining,
+            round(decision.reset_after * 1e6),
+            -1 if retry is None else round(retry * 1e6),
+        ]
+
+    return local

@@ -10,36 +10,34 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from ..backends.procedure import Local, Procedure
+from ..backends.procedure import Procedure
 from . import _memory
-from .policy import Algorithm, Policy
+from .policy import Policy
 from .result import Decision
 
-__all__ = ["limiter_procedure", "policy_args"]
+__all__ = ["decoder", "limiter_procedure", "policy_args"]
 
 _PACKAGE: Final = "ranked.ratelimit"
 
-_TWINS: Final[dict[Algorithm, Local]] = {
-    "fixed_window": _memory.fixed_window,
-    "sliding_log": _memory.sliding_log,
-    "sliding_counter": _memory.sliding_counter,
-    "token_bucket": _memory.token_bucket,
-    "gcra": _memory.gcra,
-}
 
-
-def _decoder(policy: Policy) -> Callable[[Any], Decision]:
+def decoder(policy: Policy) -> Callable[[Any], Decision]:
+    """Reply ``[allowed, remaining, reset_after_us, retry_after_us or -1]`` to a Decision."""
     limit = policy.limit
+    new = tuple.__new__
 
     def decode(reply: Sequence[int]) -> Decision:
         allowed, remaining, reset_us, retry_us = reply
-        return Decision(
-            allowed == 1,
-            limit,
-            remaining,
-            reset_us / 1e6,
-            None if retry_us < 0 else retry_us / 1e6,
-            policy,
+        # tuple.__new__: the NamedTuple constructor costs a Python call more
+        return new(
+            Decision,
+            (
+                allowed == 1,
+                limit,
+                remaining,
+                reset_us / 1e6,
+                None if retry_us < 0 else retry_us / 1e6,
+                policy,
+            ),
         )
 
     return decode
@@ -48,7 +46,7 @@ def _decoder(policy: Policy) -> Callable[[Any], Decision]:
 def limiter_procedure(policy: Policy) -> Procedure[Decision]:
     """The policy's algorithm as a procedure whose result is a :class:`Decision`."""
     algorithm = policy.algorithm
-    return Procedure(_PACKAGE, algorithm, _TWINS[algorithm], _decoder(policy))
+    return Procedure(_PACKAGE, algorithm, _memory.twin(policy), decoder(policy))
 
 
 def policy_args(policy: Policy) -> tuple[int, ...]:

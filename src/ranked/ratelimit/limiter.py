@@ -4,15 +4,24 @@ Both are thin shells over one :class:`_Plan`, which validates a hit and turns it
 procedure call (keys, arguments, instant); the shells only differ in awaiting
 ``backend.run``. Every decision is one procedure run: one Lua script (one round trip) on
 Redis, one call under the lock on memory.
+
+On ``memory://`` the limiter skips the generic procedure call: :func:`_memory_path` runs
+the algorithm's core (the procedure's own twin, :mod:`._memory`) under the backend's lock
+with one clock read and no argument tuple, so a decision costs about a microsecond.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
+from time import time_ns
 from typing import Final
 
 from ..backends.base import AsyncBackend, Backend
+from ..backends.memory import AsyncMemoryBackend, MemoryBackend
 from ..backends.procedure import Procedure
+from ._memory import CORES
 from ._procedures import limiter_procedure, policy_args
 from .keys import KeyLayout
 from .policy import Policy, RateLimitConfigError, RateLimitTypeError
@@ -27,6 +36,13 @@ _HIT: Final = 1
 _PEEK: Final = 0
 _CACHED_COSTS: Final = 16
 _CACHED_IDENTITIES: Final = 4096
+# The memory path's share of the keyspace's active expiry: every 8 decisions, up to 16
+# expired keys (at least one per decision, so keys of identities never seen again go).
+_EXPIRY_EVERY_MASK: Final = 7
+_EXPIRY_DELETES: Final = 16
+
+Decide = Callable[[str | bytes, int, int], Decision]
+"""``(identity, cost, consume 1|0) -> Decision``: the memory path."""
 
 
 class _Plan:
@@ -89,6 +105,44 @@ class _Plan:
         return None if clock is None else round(clock() * 1_000_000)
 
 
+def _memory_path(plan: _Plan, backend: MemoryBackend) -> Decide:
+    """Decisions of ``plan`` on ``backend`` without the generic procedure call: the same
+    core (so the same replies), validation first, then one call under the lock."""
+    core = CORES[plan.policy.algorithm](plan.policy)
+    keyspace, clock = backend.keyspace, plan.clock
+    acquire, release = backend.lock.acquire, backend.lock.release
+    backend_clock, expire, floor = keyspace.clock, keyspace.expire_pending, math.floor
+    system_clock = clock is None and backend_clock is time.time  # the same clock, read exactly
+    identities, capacity = plan._keys, plan.capacity
+    decisions = 0
+
+    def decide(identity: str | bytes, cost: int, consume: int) -> Decision:
+        nonlocal decisions
+        try:
+            keys = identities[identity]
+        except (KeyError, TypeError):  # a new identity, or not even hashable
+            keys = plan.keys(identity)
+        if cost.__class__ is not int or cost < 0 or cost > capacity:
+            plan.args(cost, consume)  # raises the typed error
+        acquire()  # not `with lock`: the context protocol costs twice as much
+        try:
+            decisions += 1
+            if not decisions & _EXPIRY_EVERY_MASK:
+                expire(_EXPIRY_DELETES)
+            if system_clock:  # integer nanoseconds: no float products to floor
+                now_ns = time_ns()
+                return core(keyspace, now_ns // 1000, now_ns // 1_000_000, keys, cost, consume)
+            if clock is None:
+                now = backend_clock()
+                return core(keyspace, floor(now * 1e6), floor(now * 1e3), keys, cost, consume)
+            now_us = round(clock() * 1_000_000)
+            return core(keyspace, now_us, keyspace.now_ms(), keys, cost, consume)
+        finally:
+            release()
+
+    return decide
+
+
 class RateLimiter:
     """Decides hits of ``policy`` on ``backend``, per identity.
 
@@ -97,13 +151,14 @@ class RateLimiter:
     callable returning Unix seconds (tests' fake clocks).
     """
 
-    __slots__ = ("_plan", "backend")
+    __slots__ = ("_memory", "_plan", "backend")
 
     def __init__(
         self, backend: Backend, policy: Policy, prefix: str = "rl", clock: Clock | None = None
     ) -> None:
         self.backend = backend
         self._plan = _Plan(policy, prefix, clock)
+        self._memory = _memory_path(self._plan, backend) if type(backend) is MemoryBackend else None
 
     @property
     def policy(self) -> Policy:
@@ -113,7 +168,10 @@ class RateLimiter:
     def hit(self, identity: str | bytes, cost: int = 1) -> Decision:
         """Consume ``cost`` units of ``identity``'s quota if they fit; a denied hit consumes
         nothing, a cost of 0 only reports. One round trip on Redis (one script);
-        O(1) for every algorithm but ``sliding_log`` (O(log n) plus stale entries removed)."""
+        O(1) for every algorithm but ``sliding_log`` (O(1) plus stale entries removed on
+        memory, O(log n) plus them on Redis)."""
+        if self._memory is not None:
+            return self._memory(identity, cost, _HIT)
         plan = self._plan
         return self.backend.run(
             plan.procedure, plan.keys(identity), plan.args(cost, _HIT), plan.now_us()
@@ -121,6 +179,8 @@ class RateLimiter:
 
     def peek(self, identity: str | bytes, cost: int = 1) -> Decision:
         """The decision :meth:`hit` would make now, without writing anything."""
+        if self._memory is not None:
+            return self._memory(identity, cost, _PEEK)
         plan = self._plan
         return self.backend.run(
             plan.procedure, plan.keys(identity), plan.args(cost, _PEEK), plan.now_us()
@@ -134,7 +194,7 @@ class RateLimiter:
 class AsyncRateLimiter:
     """:class:`RateLimiter` for an :class:`~ranked.backends.base.AsyncBackend`."""
 
-    __slots__ = ("_plan", "backend")
+    __slots__ = ("_memory", "_plan", "backend")
 
     def __init__(
         self,
@@ -145,6 +205,9 @@ class AsyncRateLimiter:
     ) -> None:
         self.backend = backend
         self._plan = _Plan(policy, prefix, clock)
+        self._memory = (
+            _memory_path(self._plan, backend.sync) if type(backend) is AsyncMemoryBackend else None
+        )
 
     @property
     def policy(self) -> Policy:
@@ -153,6 +216,8 @@ class AsyncRateLimiter:
 
     async def hit(self, identity: str | bytes, cost: int = 1) -> Decision:
         """See :meth:`RateLimiter.hit`."""
+        if self._memory is not None:
+            return self._memory(identity, cost, _HIT)
         plan = self._plan
         return await self.backend.run(
             plan.procedure, plan.keys(identity), plan.args(cost, _HIT), plan.now_us()
@@ -160,6 +225,8 @@ class AsyncRateLimiter:
 
     async def peek(self, identity: str | bytes, cost: int = 1) -> Decision:
         """See :meth:`RateLimiter.peek`."""
+        if self._memory is not None:
+            return self._memory(identity, cost, _PEEK)
         plan = self._plan
         return await self.backend.run(
             plan.procedure, plan.keys(identity), plan.args(cost, _PEEK), plan.now_us()
