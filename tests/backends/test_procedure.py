@@ -18,11 +18,7 @@ from .conftest import Case
 COUNTER = b"{toy}:hits"
 
 SCRIPT = """
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
+local now = instant_us(ARGV[1])
 return {redis.call('INCRBY', KEYS[1], ARGV[2]), now}
 """
 

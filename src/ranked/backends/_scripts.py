@@ -89,9 +89,10 @@ def script(name: str) -> Script:
 
 @cache
 def feature_script(package: str, name: str) -> Script:
-    """A feature's own script ``<package>/lua/<name>.lua``, self-contained (no library)."""
-    source = resources.files(package).joinpath(_FOLDER, f"{name}.lua").read_bytes()
-    return Script(f"{package}:{name}", source)
+    """A feature's own script ``<package>/lua/<name>.lua``, with the helpers of the
+    backends' library it calls (for example ``instant_us``) put in front."""
+    body = resources.files(package).joinpath(_FOLDER, f"{name}.lua").read_bytes()
+    return Script(f"{package}:{name}", b"".join(_needed(body)) + body)
 
 
 Execute = Callable[..., object]

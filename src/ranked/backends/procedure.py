@@ -17,8 +17,10 @@ they agree. A Lua number becomes an integer reply with its fraction cut off (exa
 
 Time: the first script argument (``ARGV[1]``) is the instant in Unix microseconds, or the
 empty string for "now": the script then reads the server's ``TIME``, so every client of one
-server shares one clock. The memory twin receives the instant as ``now_us`` (the backend's
-clock unless the caller gave one). Callers pass an explicit instant only in tests.
+server shares one clock. Scripts read it with ``local now = instant_us(ARGV[1])``: the
+loader puts the helpers of ``ranked/backends/lua/_lib.lua`` a script calls in front of
+it. The memory twin receives the instant as ``now_us`` (the backend's clock unless the
+caller gave one). Callers pass an explicit instant only in tests.
 """
 
 from __future__ import annotations

@@ -10,6 +10,18 @@
 -- Redis's own round-trip-exact format and may be passed on unchanged, but the
 -- companion keys need ONE canonical text per score, so they always use fmt().
 
+--@ instant_us
+-- The instant of a procedure (ranked/backends/procedure.py): ARGV[1] in Unix microseconds,
+-- or, when it is empty, the server's clock, so every client of one server shares one time.
+local function instant_us(given)
+  local now = tonumber(given)
+  if now then
+    return now
+  end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
 --@ fmt
 local function fmt(x)
   return string.format('%.17g', x)
