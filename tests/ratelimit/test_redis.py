@@ -42,7 +42,7 @@ def test_each_decision_is_one_round_trip(redis_server: RedisServer, algorithm: A
 _SCRIPT_INNER = {
     f"cmdstat_{name}"
     for name in ("get", "set", "time", "zrange", "zrangebyscore", "zadd", "zremrangebyscore")
-} | {"cmdstat_pexpire", "cmdstat_del"}
+} | {"cmdstat_pexpire", "cmdstat_del", "cmdstat_hmget", "cmdstat_hset", "cmdstat_hincrby"}
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)

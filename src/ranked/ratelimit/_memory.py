@@ -1,10 +1,10 @@
 """The memory twins of the limiter scripts in ``lua/``: the same decisions, native state.
 
 Each ``<algorithm>(params)`` builds the decision core of one ``lua/<algorithm>.lua`` for one
-policy: ``core(keyspace, now_us, now_ms, keys, cost, consume) -> (allowed 1|0, remaining,
-reset_after_us, retry_after_us or -1)``, run under the memory backend's lock. The limiter
-calls it directly on ``memory://`` (one clock read, no argument encoding, no decoding), and
-:func:`twin` wraps it as the procedure twin ``backend.run`` expects.
+policy: ``core(keyspace, now_us, now_ms, keys, cost, consume) -> Decision``, run under the
+memory backend's lock. The limiter calls it directly on ``memory://`` (one clock read, no
+argument encoding, no decoding), and :func:`twin` wraps it as the procedure twin
+``backend.run`` expects.
 
 The arithmetic mirrors the Lua line by line: integers stay integers where both sides are
 exact, and every fractional quantity is a float computed in the same order as Lua's
@@ -241,8 +241,11 @@ def sliding_counter(policy: Policy) -> Core:
             if cell is None:
                 cell = CounterCell()
                 ks.store(key, cell)
-            cell.index, cell.cur, cell.prev = index, cur, prev
-            ks.keep_deadline(key, now_ms + ceil((2 * window - offset) / 1000))
+                cell.index = index - 2  # no window yet
+            if cell.index != index:  # a new window: its counts and deadline (else kept)
+                cell.index, cell.prev = index, prev
+                ks.keep_deadline(key, now_ms + ceil((2 * window - offset) / 1000))
+            cell.cur = cur
         remaining = floor(limit - (now_estimate + cost))
         return new(
             Decision, (True, limit, remaining if remaining > 0 else 0, reset / 1e6, None, policy)
@@ -341,7 +344,6 @@ def twin(policy: Policy) -> Callable[[Keyspace, int, Sequence[bytes], Sequence[A
         decision = core(ks, now, ks.now_ms(), keys, args[0], args[1])
         retry = decision.retry_after
         return [
-            1 if decision.allowed else 0,
             decision.remaining,
             round(decision.reset_after * 1e6),
             -1 if retry is None else round(retry * 1e6),

@@ -1,7 +1,7 @@
 """One :class:`~ranked.backends.procedure.Procedure` per algorithm and policy.
 
 The script and its Python twin are shared; the decoder is bound to the policy, so a reply
-(``[allowed, remaining, reset_after_us, retry_after_us or -1]``) becomes a
+(``[remaining, reset_after_us, retry_after_us]``, a retry of -1 meaning allowed) becomes a
 :class:`~.result.Decision` in one step on every backend.
 """
 
@@ -21,17 +21,18 @@ _PACKAGE: Final = "ranked.ratelimit"
 
 
 def decoder(policy: Policy) -> Callable[[Any], Decision]:
-    """Reply ``[allowed, remaining, reset_after_us, retry_after_us or -1]`` to a Decision."""
+    """Reply ``[remaining, reset_after_us, retry_after_us]`` to a Decision. A denied hit
+    always has a positive retry, so -1 marks an allowed one: no fourth element to send."""
     limit = policy.limit
     new = tuple.__new__
 
     def decode(reply: Sequence[int]) -> Decision:
-        allowed, remaining, reset_us, retry_us = reply
+        remaining, reset_us, retry_us = reply
         # tuple.__new__: the NamedTuple constructor costs a Python call more
         return new(
             Decision,
             (
-                allowed == 1,
+                retry_us < 0,
                 limit,
                 remaining,
                 reset_us / 1e6,

@@ -1,37 +1,34 @@
 -- Fixed window: one counter that starts with the first hit and lives `window` us.
--- KEYS[1] state "<start_us>:<count>"; ARGV: now_us|"", cost, consume (1|0), limit, window_us.
--- Reply {allowed 1|0, remaining, reset_after_us, retry_after_us (-1 when allowed)}.
+-- KEYS[1] a hash {s = start us, c = units}; ARGV: now_us|"", cost, consume (1|0), limit,
+-- window_us. Reply {remaining, reset_after_us, retry_after_us (-1 when allowed)}.
+-- Within a window a hit is HMGET + HINCRBY: no parsing, no formatting, and the key's
+-- deadline (the window's end, set once) does not move.
 local now = tonumber(ARGV[1])
 if not now then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  now = t[1] * 1000000 + t[2]
 end
-local cost, consume = tonumber(ARGV[2]), ARGV[3] == '1'
-local limit, window = tonumber(ARGV[4]), tonumber(ARGV[5])
+local cost, limit, window = tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local write = cost > 0 and ARGV[3] == '1'
 
-local start, count = now, 0
-local state = redis.call('GET', KEYS[1])
-if state then
-  local s, c = string.match(state, '^(-?%d+):(%d+)$')
-  s = tonumber(s)
-  if now < s + window then
-    start, count = s, tonumber(c)
-  end
+local state = redis.call('HMGET', KEYS[1], 's', 'c')
+local start = tonumber(state[1])
+if start and now < start + window then
+  local count, reset = tonumber(state[2]), start + window - now
+  if count + cost > limit then return {limit - count, reset, reset} end
+  if write then redis.call('HINCRBY', KEYS[1], 'c', cost) end
+  count = count + cost
+  if count == 0 then reset = 0 end
+  return {limit - count, reset, -1}
 end
-local expires = start + window
-if count + cost > limit then
-  return {0, limit - count, expires - now, expires - now}
+-- A new window starts now.
+if cost > limit then return {limit, window, window} end
+if cost == 0 then return {limit, 0, -1} end
+if write then
+  -- ARGV[1] as given, or TIME's digits: never a Lua number turned into text
+  local text = ARGV[1]
+  if text == '' then text = string.format('%d', now) end
+  redis.call('HSET', KEYS[1], 's', text, 'c', cost)
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000))
 end
-count = count + cost
-if consume and cost > 0 then
-  -- string.format, never tostring: a microsecond instant has 16 digits.
-  if start == now then  -- a new window: its end is the key's deadline
-    redis.call('SET', KEYS[1], string.format('%d:%d', start, count),
-      'PX', string.format('%d', math.ceil((expires - now) / 1000)))
-  else
-    redis.call('SET', KEYS[1], string.format('%d:%d', start, count), 'KEEPTTL')
-  end
-end
-local reset = 0
-if count > 0 then reset = expires - now end
-return {1, limit - count, reset, -1}
+return {limit - cost, window, -1}

@@ -1,28 +1,27 @@
 -- Sliding-window counter: clock-aligned windows; the previous window's count weighted
 -- by how much of it the sliding window still covers, plus the current window's count.
--- KEYS[1] state "<window index>:<current>:<previous>"; ARGV: now_us|"", cost,
--- consume (1|0), limit, window_us. Reply {allowed 1|0, remaining, reset_after_us,
--- retry_after_us (-1 when allowed)}.
+-- KEYS[1] a hash {i = window index, c = its units, p = the previous window's units};
+-- ARGV: now_us|"", cost, consume (1|0), limit, window_us. Reply {remaining,
+-- reset_after_us, retry_after_us (-1 when allowed)}. Within one window a hit is
+-- HMGET + HINCRBY; the key's deadline (the window's end plus one window) is set once.
 local now = tonumber(ARGV[1])
 if not now then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  now = t[1] * 1000000 + t[2]
 end
-local cost, consume = tonumber(ARGV[2]), ARGV[3] == '1'
-local limit, window = tonumber(ARGV[4]), tonumber(ARGV[5])
+local cost, limit, window = tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5])
 
 local index = math.floor(now / window)
 if index * window > now then index = index - 1 end
 local start = index * window
-local cur, prev = 0, 0
-local state = redis.call('GET', KEYS[1])
-if state then
-  local i, c, p = string.match(state, '^(-?%d+):(%d+):(%d+)$')
-  i = tonumber(i)
+local cur, prev, same = 0, 0, false
+local state = redis.call('HMGET', KEYS[1], 'i', 'c', 'p')
+local i = tonumber(state[1])
+if i then
   if i >= index then
-    cur, prev = tonumber(c), tonumber(p)
+    cur, prev, same = tonumber(state[2]), tonumber(state[3]), i == index
   elseif i == index - 1 then
-    prev = tonumber(c)
+    prev = tonumber(state[2])
   end
 end
 
@@ -51,15 +50,19 @@ if now_estimate + cost > limit then
   if cur > 0 then reset = start + 2 * window - now elseif prev > 0 then reset = start + window - now end
   local remaining = math.floor(limit - now_estimate)
   if remaining < 0 then remaining = 0 end
-  return {0, remaining, reset, retry}
+  return {remaining, reset, retry}
 end
 cur = cur + cost
-if consume and cost > 0 then
-  redis.call('SET', KEYS[1], string.format('%d:%d:%d', index, cur, prev),
-    'PX', string.format('%d', math.ceil((start + 2 * window - now) / 1000)))
+if cost > 0 and ARGV[3] == '1' then
+  if same then
+    redis.call('HINCRBY', KEYS[1], 'c', cost)
+  else  -- a new window: its index, counts and deadline
+    redis.call('HSET', KEYS[1], 'i', index, 'c', cur, 'p', prev)
+    redis.call('PEXPIRE', KEYS[1], math.ceil((start + 2 * window - now) / 1000))
+  end
 end
 local reset = 0
 if cur > 0 then reset = start + 2 * window - now elseif prev > 0 then reset = start + window - now end
 local remaining = math.floor(limit - (now_estimate + cost))
 if remaining < 0 then remaining = 0 end
-return {1, remaining, reset, -1}
+return {remaining, reset, -1}

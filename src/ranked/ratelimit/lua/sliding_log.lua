@@ -1,74 +1,79 @@
 -- Sliding-window log: one sorted-set member per admitted hit, scored by its instant (us),
--- named "<now_us>:<seq>:<cost>"; a running total of units beside it, so deciding is O(1)
--- plus the stale entries removed (each removed once: amortised O(log n)).
--- KEYS[1] the log, KEYS[2] "<total units>:<seq>"; ARGV: now_us|"", cost, consume (1|0),
--- limit, window_us. Reply {allowed 1|0, remaining, reset_after_us, retry_after_us|-1}.
+-- named "<now_us>:<seq>:<cost>"; beside it a summary "<total units>:<seq>:<oldest us>:
+-- <newest us>", so a hit reads one string and touches the log only to add its entry or
+-- when the oldest entry is stale (each entry removed once: amortised O(log n)).
+-- KEYS[1] the log, KEYS[2] the summary; ARGV: now_us|"", cost, consume (1|0), limit,
+-- window_us. Reply {remaining, reset_after_us, retry_after_us (-1 when allowed)}.
 local now = tonumber(ARGV[1])
 if not now then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  now = t[1] * 1000000 + t[2]
 end
-local cost, consume = tonumber(ARGV[2]), ARGV[3] == '1'
-local limit, window = tonumber(ARGV[4]), tonumber(ARGV[5])
-local log, units = KEYS[1], KEYS[2]
+local cost, limit, window = tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local log, summary = KEYS[1], KEYS[2]
 
-local function cost_of(member)
-  return tonumber(string.match(member, ':(%d+)$'))
-end
 local function sum(members)
   local total = 0
-  for _, member in ipairs(members) do total = total + cost_of(member) end
+  for i = 1, #members do total = total + tonumber(string.match(members[i], ':(%d+)$')) end
   return total
 end
 
-local cutoff = string.format('%d', now - window)
-local total, seq = 0, 0
-local state = redis.call('GET', units)
+local cutoff = now - window
+local total, seq, oldest, newest = 0, 0, nil, nil
+local state = redis.call('GET', summary)
 if state then
-  local t, s = string.match(state, '^(%d+):(%d+)$')
-  total, seq = tonumber(t), tonumber(s)
-else
-  total = sum(redis.call('ZRANGE', log, 0, -1))  -- lost total: rebuild it from the log
+  local t, s, o, n = string.match(state, '^(%d+):(%d+):(-?%d+):(-?%d+)$')
+  total, seq, oldest, newest = tonumber(t), tonumber(s), tonumber(o), tonumber(n)
+else  -- a new identity, or a lost summary: rebuild it from the log
+  local all = redis.call('ZRANGE', log, 0, -1)
+  if #all > 0 then
+    total = sum(all)
+    oldest = tonumber(redis.call('ZRANGE', log, 0, 0, 'WITHSCORES')[2])
+    newest = tonumber(redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')[2])
+  end
 end
-local stale = sum(redis.call('ZRANGEBYSCORE', log, '-inf', cutoff))
-total = total - stale
+local stale = 0
+if oldest and oldest <= cutoff then
+  stale = sum(redis.call('ZRANGEBYSCORE', log, '-inf', cutoff))
+  total = total - stale
+end
 
 local allowed = total + cost <= limit
-local write = consume and ((allowed and cost > 0) or stale > 0)
 if allowed then total = total + cost end
-local newest = nil
-if allowed and cost > 0 then newest = now end
-local last = redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')
-if last[2] and (newest == nil or tonumber(last[2]) > newest) then newest = tonumber(last[2]) end
+if allowed and cost > 0 and (newest == nil or now > newest) then newest = now end
 local reset = 0
-if total > 0 and newest then reset = newest + window - now end
+if total > 0 then reset = newest + window - now end
 
-if write then
-  if stale > 0 then redis.call('ZREMRANGEBYSCORE', log, '-inf', cutoff) end
+if ARGV[3] == '1' and ((allowed and cost > 0) or stale > 0) then
+  if stale > 0 then
+    redis.call('ZREMRANGEBYSCORE', log, '-inf', cutoff)
+    oldest = tonumber(redis.call('ZRANGE', log, 0, 0, 'WITHSCORES')[2])
+  end
   if allowed and cost > 0 then
     seq = seq + 1
-    redis.call('ZADD', log, string.format('%d', now), string.format('%d:%d:%d', now, seq, cost))
+    redis.call('ZADD', log, now, string.format('%d:%d:%d', now, seq, cost))
+    if oldest == nil or now < oldest then oldest = now end
   end
   if total > 0 then
-    local ttl = string.format('%d', math.ceil(reset / 1000))
-    redis.call('SET', units, string.format('%d:%d', total, seq), 'PX', ttl)
+    local ttl = math.ceil(reset / 1000)
+    redis.call('SET', summary, string.format('%d:%d:%d:%d', total, seq, oldest, newest), 'PX', ttl)
     redis.call('PEXPIRE', log, ttl)
   else
-    redis.call('DEL', units, log)
+    redis.call('DEL', summary, log)
   end
 end
-if allowed then return {1, limit - total, reset, -1} end
+if allowed then return {limit - total, reset, -1} end
 
 -- Denied: the oldest live entries must expire until `cost` fits.
 local need = total + cost - limit
 local offset = 0
 while true do
-  local page = redis.call('ZRANGEBYSCORE', log, '(' .. cutoff, '+inf', 'WITHSCORES',
-    'LIMIT', offset, 64)
-  if #page == 0 then return {0, limit - total, reset, window} end  -- inconsistent state
+  local page = redis.call('ZRANGEBYSCORE', log, '(' .. string.format('%d', cutoff), '+inf',
+    'WITHSCORES', 'LIMIT', offset, 64)
+  if #page == 0 then return {limit - total, reset, window} end  -- inconsistent state
   for i = 1, #page, 2 do
-    need = need - cost_of(page[i])
-    if need <= 0 then return {0, limit - total, reset, tonumber(page[i + 1]) + window - now} end
+    need = need - tonumber(string.match(page[i], ':(%d+)$'))
+    if need <= 0 then return {limit - total, reset, tonumber(page[i + 1]) + window - now} end
   end
   offset = offset + 64
 end

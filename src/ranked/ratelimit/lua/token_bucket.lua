@@ -1,10 +1,10 @@
 -- Token bucket: `burst` tokens, refilled continuously at limit / window per us.
 -- KEYS[1] state "<tokens>:<last_us>"; ARGV: now_us|"", cost, consume (1|0), limit,
--- window_us, burst. Reply {allowed 1|0, remaining, reset_after_us, retry_after_us|-1}.
+-- window_us, burst. Reply {remaining, reset_after_us, retry_after_us (-1 when allowed)}.
 local now = tonumber(ARGV[1])
 if not now then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  now = t[1] * 1000000 + t[2]
 end
 local cost, consume = tonumber(ARGV[2]), ARGV[3] == '1'
 local limit, window, burst = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -22,7 +22,7 @@ if state then
   end
 end
 if tokens < cost then
-  return {0, math.floor(tokens), math.ceil((burst - tokens) / rate),
+  return {math.floor(tokens), math.ceil((burst - tokens) / rate),
     math.ceil((cost - tokens) / rate)}
 end
 tokens = tokens - cost
@@ -31,4 +31,4 @@ if consume and cost > 0 then
   redis.call('SET', KEYS[1], string.format('%.17g:%d', tokens, now),
     'PX', string.format('%d', math.ceil(reset / 1000)))
 end
-return {1, math.floor(tokens), reset, -1}
+return {math.floor(tokens), reset, -1}
