@@ -19,7 +19,7 @@ local function instant_us(given)
     return now
   end
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  return t[1] * 1000000 + t[2]  -- Lua turns the two numeric strings into numbers
 end
 
 --@ fmt

@@ -3,11 +3,7 @@
 -- window_us. Reply {remaining, reset_after_us, retry_after_us (-1 when allowed)}.
 -- Within a window a hit is HMGET + HINCRBY: no parsing, no formatting, and the key's
 -- deadline (the window's end, set once) does not move.
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
+local now = instant_us(ARGV[1])
 local cost, limit, window = tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local write = cost > 0 and ARGV[3] == '1'
 

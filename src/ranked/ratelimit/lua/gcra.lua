@@ -2,11 +2,7 @@
 -- KEYS[1] the TAT; ARGV: now_us|"", cost, consume (1|0), limit, window_us, burst.
 -- Emission interval T = window / limit; tolerance = T * burst (redis-cell's semantics).
 -- Reply {remaining, reset_after_us, retry_after_us (-1 when allowed)}.
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
+local now = instant_us(ARGV[1])
 local cost, consume = tonumber(ARGV[2]), ARGV[3] == '1'
 local limit, window, burst = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 

@@ -4,11 +4,7 @@
 -- ARGV: now_us|"", cost, consume (1|0), limit, window_us. Reply {remaining,
 -- reset_after_us, retry_after_us (-1 when allowed)}. Within one window a hit is
 -- HMGET + HINCRBY; the key's deadline (the window's end plus one window) is set once.
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
+local now = instant_us(ARGV[1])
 local cost, limit, window = tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5])
 
 local index = math.floor(now / window)

@@ -4,11 +4,7 @@
 -- when the oldest entry is stale (each entry removed once: amortised O(log n)).
 -- KEYS[1] the log, KEYS[2] the summary; ARGV: now_us|"", cost, consume (1|0), limit,
 -- window_us. Reply {remaining, reset_after_us, retry_after_us (-1 when allowed)}.
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
+local now = instant_us(ARGV[1])
 local cost, limit, window = tonumber(ARGV[2]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local log, summary = KEYS[1], KEYS[2]
 

@@ -1,11 +1,7 @@
 -- Token bucket: `burst` tokens, refilled continuously at limit / window per us.
 -- KEYS[1] state "<tokens>:<last_us>"; ARGV: now_us|"", cost, consume (1|0), limit,
 -- window_us, burst. Reply {remaining, reset_after_us, retry_after_us (-1 when allowed)}.
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
+local now = instant_us(ARGV[1])
 local cost, consume = tonumber(ARGV[2]), ARGV[3] == '1'
 local limit, window, burst = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 
