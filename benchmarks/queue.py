@@ -282,6 +282,12 @@ def main() -> None:
         for line in table(results, "heapq (priority, seq, item)", 1.0):
             emit(line)
         emit()
+        locked = results["queue.PriorityQueue (thread safe)"]
+        for name in ("ranked Queue", "ranked push_many + pop_many (100)"):
+            ratio = results[name] / locked
+            verdict = "faster" if ratio < 1 else "slower"
+            emit(f"- {name} / queue.PriorityQueue (the thread-safe peer): {ratio:.2f}x, {verdict}")
+        emit()
         emit(f"### 3. redis, n = {size:,}: against a plain redis-py ZADD + ZPOPMIN loop")
         emit()
         systems, close = redis_systems(server.port, size, redis_cycles * repeats)

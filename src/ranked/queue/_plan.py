@@ -108,6 +108,11 @@ class QueuePlan(Generic[ItemT]):
         self._push_keys = (self.keys.ready, self.keys.delayed, self.keys.seq, self.keys.born)
         self._pop_one: Call = (POP, self.keys.all(), self.take("pop", 1)[2], None)
 
+    @property
+    def max_age_us(self) -> int:
+        """``max_age`` in microseconds (0: none)."""
+        return self._max_age
+
     # -- calls -------------------------------------------------------------------------
 
     def push(
@@ -147,6 +152,19 @@ class QueuePlan(Generic[ItemT]):
             args,
             now_us,
         )
+
+    @staticmethod
+    def pairs_of(
+        items: Mapping[Any, object] | Iterable[tuple[object, object]],
+    ) -> list[tuple[bytes, float]]:
+        """(item, priority) pairs validated: items as bytes, priorities as floats."""
+        pairs = items.items() if isinstance(items, Mapping) else items
+        checked = []
+        for pair in pairs:
+            if not isinstance(pair, tuple) or len(pair) != 2:
+                raise QueueArgumentError(f"expected (item, priority) pairs, got {pair!r}")
+            checked.append((item_bytes(pair[0]), priority_of(pair[1])))
+        return checked
 
     def _entry(self, item: object, priority: object, delay: object, at: object) -> tuple[Arg, ...]:
         value = priority_of(priority)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Generic, Literal, overload
 
 from ..backends.base import AsyncBackend
+from ._lane import lane_of
 from ._plan import Call, QueuePlan, check_count, pauses, seconds_to_us
 from .results import Counts, DeadLetter, Item, Items, ItemT, Lease, NackOutcome
 
@@ -31,7 +32,7 @@ class AsyncQueue(Generic[ItemT]):
     on access). ``text``: return items as ``str`` (UTF-8) instead of ``bytes``.
     """
 
-    __slots__ = ("_backend", "_plan", "_run")
+    __slots__ = ("_backend", "_lane", "_plan", "_run")
 
     @overload
     def __init__(
@@ -67,6 +68,8 @@ class AsyncQueue(Generic[ItemT]):
         self._plan: QueuePlan[ItemT] = QueuePlan(
             name, max_attempts=max_attempts, max_age=max_age, text=text
         )
+        # On memory, the synchronous queue's direct paths (nothing there waits for I/O).
+        self._lane = lane_of(backend, name, max_attempts=max_attempts, max_age=max_age, text=text)
 
     @property
     def name(self) -> str:
@@ -74,6 +77,8 @@ class AsyncQueue(Generic[ItemT]):
 
     async def _wait(self, call: Call, timeout: float | None) -> Any:
         """Run ``call`` until its answer is truthy (an item came back) or ``timeout``."""
+        if self._lane is not None:
+            return await self._lane.wait_async(call, timeout)
         answer = await self._run(*call)
         if answer or not timeout:
             return answer
@@ -99,6 +104,8 @@ class AsyncQueue(Generic[ItemT]):
 
         O(log n). Redis: INCR-like sequence + ZADD in one script.
         """
+        if self._lane is not None:
+            return self._lane.push(item, priority, delay=delay, at=at, now_us=now_us)
         await self._run(*self._plan.push(item, priority, delay, at, now_us))
 
     async def push_many(
@@ -111,12 +118,19 @@ class AsyncQueue(Generic[ItemT]):
     ) -> int:
         """Queue many (item, priority) pairs in order, atomically; returns how many.
         O(k log n), one round trip."""
+        if self._lane is not None:
+            return self._lane.push_many(items, delay=delay, at=at, now_us=now_us)
         call = self._plan.push_many(items, delay, at, now_us)
         return 0 if call is None else int(await self._run(*call))
 
     async def pop(self, timeout: float | None = None, *, now_us: int | None = None) -> ItemT | None:
         """Remove and return the head, or None when empty. ``timeout`` (seconds): wait up
-        to that long for an item (polling, see :data:`POLL_CAP`). O(log n). Redis: ZPOPMIN."""
+        to that long for an item (Redis: polling, see :data:`POLL_CAP`; memory: woken by a
+        push). O(log n). Redis: ZPOPMIN."""
+        if self._lane is not None:
+            item = self._lane.pop(None, now_us=now_us)
+            if item is not None or not timeout:
+                return item
         if timeout is None:
             return self._plan.head_item(await self._run(*self._plan.pop_one(now_us)))
         return self._plan.head_item(await self._wait(self._plan.pop_one(now_us), timeout))
@@ -125,10 +139,16 @@ class AsyncQueue(Generic[ItemT]):
         self, timeout: float | None = None, *, now_us: int | None = None
     ) -> tuple[ItemT, float] | None:
         """As :meth:`pop`, with the item's priority."""
+        if self._lane is not None:
+            pair = self._lane.pop_with_priority(None, now_us=now_us)
+            if pair is not None or not timeout:
+                return pair
         return self._plan.head_pair(await self._wait(self._plan.pop_one(now_us), timeout))
 
     async def pop_many(self, count: int, *, now_us: int | None = None) -> list[ItemT]:
         """Remove and return up to ``count`` items, head first. O(k log n). Redis: ZPOPMIN k."""
+        if self._lane is not None:
+            return self._lane.pop_many(count, now_us=now_us)
         if not check_count(count):
             return []
         return self._plan.items(await self._run(*self._plan.take("pop", count, now_us=now_us)))
@@ -206,6 +226,8 @@ class AsyncQueue(Generic[ItemT]):
     ) -> NackOutcome:
         """Give a delivery back as failed: requeued now, or after ``delay`` seconds; dead
         if it was the last allowed delivery. "not held" if the lease was not held."""
+        if self._lane is not None:
+            return self._lane.nack(lease, delay=delay, now_us=now_us)
         return self._plan.nack_outcome(int(await self._run(*self._plan.nack(lease, delay, now_us))))
 
     async def extend(
@@ -224,6 +246,8 @@ class AsyncQueue(Generic[ItemT]):
 
     async def retry_dead(self, count: int | None = None, *, now_us: int | None = None) -> int:
         """Put the oldest dead letters back in the queue with a fresh delivery count."""
+        if self._lane is not None:
+            return self._lane.retry_dead(count, now_us=now_us)
         return int(await self._run(*self._plan.dead("retry", count, now_us)))
 
     async def purge_dead(self) -> int:

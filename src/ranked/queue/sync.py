@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, Generic, Literal, overload
 
 from ..backends.base import Backend
+from ..backends.memory import MemoryBackend
 from ._plan import Call, QueuePlan, check_count, pauses, seconds_to_us
 from .results import Counts, DeadLetter, Item, Items, ItemT, Lease, NackOutcome
 
@@ -28,6 +29,15 @@ class Queue(Generic[ItemT]):
     """
 
     __slots__ = ("_backend", "_plan", "_run")
+
+    def __new__(cls, backend: Backend, name: str, **options: Any) -> Queue[Any]:
+        """On a memory backend (without ``max_age``), a :class:`MemoryQueue`: the same
+        queue with direct paths for its commonest calls."""
+        if cls is Queue and type(backend) is MemoryBackend and options.get("max_age") is None:
+            from ._lane import MemoryQueue
+
+            return object.__new__(MemoryQueue)
+        return object.__new__(cls)
 
     @overload
     def __init__(
@@ -112,7 +122,8 @@ class Queue(Generic[ItemT]):
 
     def pop(self, timeout: float | None = None, *, now_us: int | None = None) -> ItemT | None:
         """Remove and return the head, or None when empty. ``timeout`` (seconds): wait up
-        to that long for an item (polling, see :data:`POLL_CAP`). O(log n). Redis: ZPOPMIN."""
+        to that long for an item (Redis: polling, see :data:`POLL_CAP`; memory: woken by a
+        push). O(log n). Redis: ZPOPMIN."""
         if timeout is None:
             return self._plan.head_item(self._run(*self._plan.pop_one(now_us)))
         return self._plan.head_item(self._wait(self._plan.pop_one(now_us), timeout))
