@@ -1,10 +1,6 @@
 -- Acknowledge leases. KEYS: leases, born. ARGV: now_us or "", lease members...
 -- A lease counts only while held: present and its deadline after now. Returns how many.
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
+local now = instant_us(ARGV[1])
 local acked = 0
 for i = 2, #ARGV do
   local member = ARGV[i]

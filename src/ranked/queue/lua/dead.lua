@@ -2,11 +2,7 @@
 -- (-1: all), track_age (0/1).
 -- list: {member, died_at, ...} oldest first; retry: the oldest back to ready with a fresh
 -- delivery count (and a fresh age), returns how many; purge: deletes them, returns how many.
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
+local now = instant_us(ARGV[1])
 local ready, dead, born = KEYS[1], KEYS[2], KEYS[3]
 local mode, count = ARGV[2], tonumber(ARGV[3])
 if mode == 'list' then

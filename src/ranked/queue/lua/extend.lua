@@ -1,10 +1,6 @@
 -- Move a held lease's deadline to now + lease_us. KEYS: leases.
 -- ARGV: now_us or "", lease member, lease_us. Reply: the new deadline, or nil if not held.
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
+local now = instant_us(ARGV[1])
 local deadline = redis.call('ZSCORE', KEYS[1], ARGV[2])
 if not deadline or tonumber(deadline) <= now then
   return nil

@@ -1,11 +1,7 @@
 -- Give a lease back. KEYS: ready, delayed, leases, attempts, dead, born.
 -- ARGV: now_us or "", lease member, delay_us, max_attempts (0: no limit), max_age_us.
 -- Reply: 0 not held (missing or expired), 1 requeued, 2 delayed, 3 dead, 4 dropped (stale).
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
+local now = instant_us(ARGV[1])
 local ready, delayed, leases, attempts, dead, born = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local member, delay = ARGV[2], tonumber(ARGV[3])
 local max_attempts, max_age = tonumber(ARGV[4]), tonumber(ARGV[5])

@@ -3,11 +3,7 @@
 -- quadruples: visible at now + delay_us when delay_us > 0, else at visible_at_us (0: now).
 -- Each item gets id = 8-byte sequence .. item, sequence = max(last + 1, now): strictly
 -- increasing, so equal priorities leave in push order. Returns the number pushed.
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
+local now = instant_us(ARGV[1])
 local ready, delayed, seq, born = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local track = ARGV[2] == '1'
 local last = tonumber(redis.call('GET', seq) or '0')

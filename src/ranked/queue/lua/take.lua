@@ -9,11 +9,7 @@
 -- Reply: {now, status, rows...}; status 1 = the head was not the expected id (nothing
 -- taken); rows are (id, priority, deliveries) triples; counts: {now, 0, ready, delayed,
 -- leased, dead}.
-local now = tonumber(ARGV[1])
-if not now then
-  local t = redis.call('TIME')
-  now = t[1] * 1000000 + t[2]
-end
+local now = instant_us(ARGV[1])
 local ready, delayed, leases, attempts, dead, born = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local mode, count, lease_us = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local max_attempts, max_age, expect = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
