@@ -251,6 +251,20 @@ class Keyspace:
 
     # -- hot paths of callers that read the clock themselves -------------------
     @property
+    def raw_values(self) -> dict[bytes, Value]:
+        """The key -> value table itself, for hot paths that hold the memory backend's
+        lock (the queue's direct push and pop): no expiry check, no copy. FLUSHALL
+        replaces the table, so read it again for every operation. Writers keep Redis's
+        rules: no empty container left behind, deadlines only through
+        :meth:`put_deadline`."""
+        return self._values
+
+    @property
+    def raw_deadlines(self) -> dict[bytes, int]:
+        """The key -> deadline (Unix ms) table itself; read only (see :attr:`raw_values`)."""
+        return self._deadlines
+
+    @property
     def clock(self) -> Callable[[], float]:
         """The clock (Unix seconds) behind :meth:`now_ms` and every deadline."""
         return self._clock

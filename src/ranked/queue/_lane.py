@@ -106,14 +106,14 @@ class MemoryQueue(Queue[ItemT]):
             self._acquire()
             try:
                 keyspace = self._keyspace
-                values = keyspace._values
+                values = keyspace.raw_values
                 ready = values.get(ready_key)
                 raw = values.get(seq_key)
                 if raw is self._seq_text:
                     last = self._seq
                 else:
                     last = int(raw) if type(raw) is bytes else -1  # -1: let the twin decide
-                deadlines = keyspace._deadlines
+                deadlines = keyspace.raw_deadlines
                 if (
                     last >= 0
                     and type(ready) is SortedSet
@@ -148,10 +148,10 @@ class MemoryQueue(Queue[ItemT]):
                 return 0
             ready_key, seq_key = self._ready, self._seq_key
             with self._lock:
-                values = self._keyspace._values
+                values = self._keyspace.raw_values
                 ready = values.get(ready_key)
                 raw = values.get(seq_key)
-                deadlines = self._keyspace._deadlines
+                deadlines = self._keyspace.raw_deadlines
                 if (
                     type(raw) is bytes
                     and type(ready) is SortedSet
@@ -186,12 +186,12 @@ class MemoryQueue(Queue[ItemT]):
         lock.acquire()
         try:
             keyspace = self._keyspace
-            values = keyspace._values
+            values = keyspace.raw_values
             if delayed in values or leases in values or attempts in values:
                 return None
             ready = values.get(ready_key)
             if type(ready) is SortedSet:
-                deadlines = keyspace._deadlines
+                deadlines = keyspace.raw_deadlines
                 if deadlines and ready_key in deadlines:
                     return None
                 return ready.pop_min(count)  # type: ignore[return-value]
@@ -207,10 +207,10 @@ class MemoryQueue(Queue[ItemT]):
             self._acquire()
             try:
                 keyspace = self._keyspace
-                values = keyspace._values
+                values = keyspace.raw_values
                 if delayed not in values and leases not in values and attempts not in values:
                     ready = values.get(ready_key)
-                    deadlines = keyspace._deadlines
+                    deadlines = keyspace.raw_deadlines
                     if type(ready) is SortedSet and not (deadlines and ready_key in deadlines):
                         if ready:
                             data = ready.pop_min(1)[0][0][SEQ_BYTES:]
