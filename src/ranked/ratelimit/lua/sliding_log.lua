@@ -60,16 +60,13 @@ if ARGV[3] == '1' and ((allowed and cost > 0) or stale > 0) then
 end
 if allowed then return {limit - total, reset, -1} end
 
--- Denied: the oldest live entries must expire until `cost` fits.
+-- Denied: the oldest live entries must expire until `cost` fits. Every entry holds at
+-- least one unit, so the first `need` live entries are always enough.
 local need = total + cost - limit
-local offset = 0
-while true do
-  local page = redis.call('ZRANGEBYSCORE', log, '(' .. string.format('%d', cutoff), '+inf',
-    'WITHSCORES', 'LIMIT', offset, 64)
-  if #page == 0 then return {limit - total, reset, window} end  -- inconsistent state
-  for i = 1, #page, 2 do
-    need = need - tonumber(string.match(page[i], ':(%d+)$'))
-    if need <= 0 then return {limit - total, reset, tonumber(page[i + 1]) + window - now} end
-  end
-  offset = offset + 64
+local page = redis.call('ZRANGEBYSCORE', log, '(' .. string.format('%d', cutoff), '+inf',
+  'WITHSCORES', 'LIMIT', 0, need)
+for i = 1, #page, 2 do
+  need = need - tonumber(string.match(page[i], ':(%d+)$'))
+  if need <= 0 then return {limit - total, reset, tonumber(page[i + 1]) + window - now} end
 end
+return {limit - total, reset, window}  -- inconsistent state: the whole window
