@@ -71,6 +71,8 @@ class Keyspace:
         self._deadlines: dict[bytes, int] = {}
         self._heap: list[tuple[int, bytes]] = []
         self._listpack: set[bytes] = set()
+        # Keys whose deadline moved later without a new heap entry (keep_deadline).
+        self._late: set[bytes] = set()
 
     # -- typed API ------------------------------------------------------------
     def now_ms(self) -> int:
@@ -151,6 +153,7 @@ class Keyspace:
         raw = _key(key)
         self._deadlines.pop(raw, None)
         self._listpack.discard(raw)
+        self._late.discard(raw)
         return self._values.pop(raw, None) is not None
 
     def deadline(self, key: Key) -> int | None:
@@ -187,9 +190,14 @@ class Keyspace:
         pops = 0
         while heap and heap[0][0] < now and (limit is None or deleted < limit):
             deadline, key = heapq.heappop(heap)
-            if self._deadlines.get(key) == deadline:
+            current = self._deadlines.get(key)
+            if current == deadline:
                 self.delete(key)
                 deleted += 1
+            elif key in self._late:  # moved later by keep_deadline: follow it
+                self._late.discard(key)
+                if current is not None and current > deadline:
+                    heapq.heappush(heap, (current, key))
             pops += 1
             if limit is not None and pops >= ACTIVE_EXPIRE_POPS:
                 break
@@ -213,6 +221,7 @@ class Keyspace:
         self._deadlines = {}
         self._heap = []
         self._listpack = set()
+        self._late = set()
 
     # -- used by the command modules ------------------------------------------
     def store(self, key: bytes, value: Value, *, keep_ttl: bool = False) -> None:
@@ -244,6 +253,7 @@ class Keyspace:
             # Deadlines rewritten again and again leave stale entries: rebuild.
             self._heap = [(when, name) for name, when in self._deadlines.items()]
             heapq.heapify(self._heap)
+            self._late = set()
 
     def put_deadline(self, key: bytes, deadline_ms: int) -> None:
         """Set the deadline of an existing key, even one already past (Redis SET PXAT)."""
@@ -285,7 +295,15 @@ class Keyspace:
         return value
 
     def keep_deadline(self, key: bytes, deadline_ms: int) -> None:
-        """:meth:`put_deadline`, skipped when the key already has exactly this deadline
-        (no heap entry is pushed then). O(1), or O(log n) when the deadline moves."""
-        if self._deadlines.get(key) != deadline_ms:
+        """:meth:`put_deadline` for a deadline that mostly moves later (a limiter's key
+        after each hit). A later deadline only replaces the recorded one: the key's heap
+        entry, now early, is pushed again at the new deadline when active expiry reaches
+        it (see :meth:`expire_pending`), so a key hit again and again costs no heap push
+        per hit. An earlier or first deadline is pushed at once. O(1), else O(log n)."""
+        current = self._deadlines.get(key)
+        if current is not None and deadline_ms >= current:
+            if deadline_ms != current:
+                self._deadlines[key] = deadline_ms
+                self._late.add(key)
+        else:
             self._set_deadline(key, deadline_ms)
