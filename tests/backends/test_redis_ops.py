@@ -57,7 +57,24 @@ def test_submit_encodes_keys_in_target_order() -> None:
     call = ops.submit(request(7.5))
     assert call.script == "submit"
     assert list(call.keys) == [TARGET.key, TARGET.dense_key, TARGET.counts_key]
-    assert list(call.args[-2:]) == [5000, 0]  # the target's TTL, then "no ties hash"
+    # One plain target: the short form (ARGV[1] 0), its TTL last.
+    assert list(call.args) == [0, b"m", b"7.5", "set", 1, "dense", 5000]
+    batch = ops.submit_batch([request(7.5)])
+    assert list(batch.keys) == list(call.keys)
+    assert list(batch.args[-2:]) == [5000, 0]  # the target's TTL, then "no ties hash"
+
+
+def test_only_a_plain_single_target_request_takes_the_short_form() -> None:
+    second = Target(b"rk:{a}:w:d", b"rk:{a}:dense:d", b"rk:{a}:dcount:d", None)
+    plain = request(1.0)
+    longer = [
+        SubmitRequest(b"m", 1.0, "set", True, (TARGET, second), RankStyle.DENSE, 0),
+        SubmitRequest(b"m", 1.0, "set", True, (TARGET,), RankStyle.DENSE, 0, keep=10),
+        request(1, SEED004, 0),
+    ]
+    assert ops.submit(plain).args[0] == 0
+    for other in longer:
+        assert ops.submit(other).args[0] == 1
 
 
 def test_submit_and_remove_declare_the_ties_hash() -> None:

@@ -126,12 +126,51 @@ def _optional_int(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
-def _rows(flat: Any) -> list[Row]:
-    items = cast(list[Any], flat)
-    return [
-        (cast(bytes, items[i]), float(items[i + 1]), int(items[i + 2]))
-        for i in range(0, len(items), 3)
-    ]
+def _rows_decoder(style: RankStyle) -> Callable[[Any], list[Row]]:
+    """The decoder of a row script's reply {first rank, first index, skip, rows} (Lua
+    ``ranked_reply``): the rows after the first ``skip`` of the flat ZRANGE WITHSCORES
+    output, ranked from the first one's rank as the style counts (unique: one more per
+    row; competition: the row's position + 1 when the score changes; dense: one more when
+    the score changes)."""
+    unique, competition = style == "unique", style == "competition"
+
+    def decode(reply: Any) -> list[Row]:
+        rank, first_index, skip, flat = reply
+        start, stop = 2 * skip, len(flat)
+        if start >= stop:
+            return []
+        previous = float(flat[start + 1])
+        rows: list[Row] = [(flat[start], previous, rank)]
+        append = rows.append
+        for i in range(start + 2, stop, 2):
+            score = float(flat[i + 1])
+            if unique:
+                rank += 1
+            elif score != previous:
+                rank = first_index + len(rows) + 1 if competition else rank + 1
+            append((flat[i], score, rank))
+            previous = score
+        return rows
+
+    return decode
+
+
+_ROWS: Final = {style: _rows_decoder(style) for style in RankStyle}
+
+
+def _window_decoder(style: RankStyle) -> Callable[[Any], tuple[int, list[Row]] | None]:
+    rows_of = _ROWS[style]
+
+    def decode(reply: Any) -> tuple[int, list[Row]] | None:
+        if reply is None:
+            return None
+        index, rows = reply
+        return int(index), rows_of(rows)
+
+    return decode
+
+
+_WINDOWS: Final = {style: _window_decoder(style) for style in RankStyle}
 
 
 def translate_error(message: str) -> Exception:
@@ -191,6 +230,9 @@ def _finite(value: float, what: str) -> float:
 # -- submit ------------------------------------------------------------------------------
 
 
+_OPERATORS: Final = frozenset(("best", "set", "incr", "decr"))
+
+
 def _packing(composite: Composite, value: float, now_ms: int) -> tuple[int, int, int, int]:
     """(2**time_bits, score_min, score_max, time field) for one submission, all checked."""
     check_layout(composite)
@@ -203,7 +245,7 @@ def _encode_request(request: SubmitRequest, keys: list[bytes], args: list[Arg]) 
     value = _finite(request.value, "score")
     if request.keep is not None:
         _not_negative(keep=request.keep)
-    if request.operator not in ("best", "set", "incr", "decr"):
+    if request.operator not in _OPERATORS:
         raise ValueError(f"unknown operator {request.operator!r}")
     # The value goes as its canonical '%.17g' text (Python and Lua's C printf write the same
     # digits): the script reuses it as the companions' score text instead of formatting.
@@ -245,30 +287,55 @@ def _outcomes(flat: Any, sizes: Sequence[int]) -> list[tuple[SubmitOutcome, ...]
     return grouped
 
 
-def _one_request(size: int) -> Callable[[Any], tuple[SubmitOutcome, ...]]:
-    def decode(flat: Any) -> tuple[SubmitOutcome, ...]:
-        if size == 1:  # the common case: one target, no regrouping
-            previous = flat[1]
-            return (
-                SubmitOutcome(
-                    float(flat[0]),
-                    None if previous is None else float(previous),
-                    flat[2],
-                    flat[3],
-                    flat[4] == 1,
-                ),
-            )
-        return _outcomes(flat, (size,))[0]
+def _plain_outcome(flat: Any) -> tuple[SubmitOutcome, ...]:
+    previous = flat[1]
+    return (
+        SubmitOutcome(
+            float(flat[0]),
+            None if previous is None else float(previous),
+            flat[2],
+            flat[3],
+            flat[4] == 1,
+        ),
+    )
 
-    return decode
+
+def _one_request(size: int) -> Callable[[Any], tuple[SubmitOutcome, ...]]:
+    if size == 1:  # the common case: one target, no regrouping
+        return _plain_outcome
+    return lambda flat: _outcomes(flat, (size,))[0]
 
 
 def submit(request: SubmitRequest) -> Call[tuple[SubmitOutcome, ...]]:
-    """Script ``submit`` with one request."""
-    keys: list[bytes] = []
-    args: list[Arg] = [1]
-    _encode_request(request, keys, args)
-    return Call("submit", keys, args, _one_request(len(request.targets)))
+    """Script ``submit`` with one request. One plain target (no layout, ties hash or
+    keep: the common case) goes in the script's short form (ARGV[1] '0', seven values)."""
+    targets = request.targets
+    if (
+        len(targets) == 1
+        and request.composite is None
+        and request.keep is None
+        and targets[0].ties_key is None
+    ):
+        target = targets[0]
+        value = _finite(request.value, "score")
+        operator = request.operator
+        if operator not in _OPERATORS:
+            raise ValueError(f"unknown operator {operator!r}")
+        args: list[Arg] = [
+            0,
+            request.member,
+            b"%.17g" % value,
+            operator,
+            1 if request.high_first else 0,
+            _style(request.style),
+            _ttl(target.ttl_ms),
+        ]
+        keys = (target.key, target.dense_key, target.counts_key)
+        return Call("submit", keys, args, _plain_outcome)
+    all_keys: list[bytes] = []
+    all_args: list[Arg] = [1]
+    _encode_request(request, all_keys, all_args)
+    return Call("submit", all_keys, all_args, _one_request(len(targets)))
 
 
 def submit_batch(requests: Sequence[SubmitRequest]) -> Call[list[tuple[SubmitOutcome, ...]]]:
@@ -313,7 +380,7 @@ def page(
     if stop < start:
         return _nothing([])
     args: list[Arg] = [start, stop, _flag(high_first), style_name]
-    return Call("page", (target.key, target.dense_key), args, _rows)
+    return Call("page", (target.key, target.dense_key), args, _ROWS[style])
 
 
 def page_after(
@@ -324,20 +391,16 @@ def page_after(
     high_first: bool,
     style: RankStyle,
 ) -> Call[list[Row]]:
-    """Script ``page_after``: locate the point by counting, then ZRANGE from there."""
+    """Script ``page_after``: ZRANGE BYSCORE from the point's score, its leading rows that
+    do not come after the point skipped (a long tie run: located by counting), then one
+    rank lookup for the first row."""
     _not_negative(count=count)
     bound, style_name = _range_bound(score), _style(style)
     if count == 0:
         return _nothing([])
     args: list[Arg] = [bound, member, count, _flag(high_first), style_name]
-    return Call("page_after", (target.key, target.dense_key), args, _rows)
-
-
-def _window(reply: Any) -> tuple[int, list[Row]] | None:
-    if reply is None:
-        return None
-    index, rows = reply
-    return int(index), _rows(rows)
+    keys = (target.key, target.dense_key)
+    return Call("page_after", keys, args, _ROWS[style])
 
 
 def around(
@@ -350,8 +413,9 @@ def around(
 ) -> Call[tuple[int, list[Row]] | None]:
     """Script ``around``: ZREVRANK/ZRANK, then the clamped window."""
     _not_negative(before=before, after=after)
-    args: list[Arg] = [member, before, after, _flag(high_first), _style(style)]
-    return Call("around", (target.key, target.dense_key), args, _window)
+    style_name = _style(style)
+    args: list[Arg] = [member, before, after, _flag(high_first), style_name]
+    return Call("around", (target.key, target.dense_key), args, _WINDOWS[style])
 
 
 def by_score(
@@ -369,7 +433,7 @@ def by_score(
     if count == 0 or low > high:
         return _nothing([])
     args: list[Arg] = [low_bound, high_bound, offset, count, _flag(high_first), style_name]
-    return Call("by_score", (target.key, target.dense_key), args, _rows)
+    return Call("by_score", (target.key, target.dense_key), args, _ROWS[style])
 
 
 def count(target: Target, low: float = -math.inf, high: float = math.inf) -> Call[int]:

@@ -27,6 +27,7 @@ from .errors import BoardConfigError, PageSizeError
 
 __all__ = [
     "AroundArgs",
+    "PageAfterArgs",
     "PageArgs",
     "PercentileAnswer",
     "PercentileArgs",
@@ -38,6 +39,7 @@ __all__ = [
 ScoresArgs = tuple[Target, list[bytes]]
 RanksArgs = tuple[Target, list[bytes], bool, RankStyle]
 PageArgs = tuple[Target, int, int, bool, RankStyle]
+PageAfterArgs = tuple[Target, float, bytes, int, bool, RankStyle]
 AroundArgs = tuple[Target, bytes, int, int, bool, RankStyle]
 PercentileArgs = tuple[Target, bytes, bool]
 PercentileAnswer = tuple[float, int, int] | None
@@ -214,18 +216,51 @@ class ReadPlan(TiesPlan, LexReadPlan):
         window: str | Window | None,
     ) -> Steps[list[MemberRank]]:
         """Ranks of many members, best first; absent members last, in the order given."""
-        members = list(members)
-        if len(members) > self.config.max_page_size:
-            raise PageSizeError(
-                f"{len(members)} members exceed the board's max_page_size "
-                f"({self.config.max_page_size})"
-            )
-        encoded = [member_bytes(member) for member in members]
-        window_id, target = self.read_target(window)
-        resolved = self.style_of(style)
-        if not members:
+        listed, encoded, window_id, target, resolved = self._ranks_of_input(members, style, window)
+        if not listed:
             return []
         found = yield from self._ranks(window_id, target, encoded, resolved)
+        return self.ranks_of_from(listed, encoded, found)
+
+    def _ranks_of_input(
+        self,
+        members: Sequence[Member],
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> tuple[list[Member], list[bytes], str, Target, RankStyle]:
+        listed = list(members)
+        if len(listed) > self.config.max_page_size:
+            raise PageSizeError(
+                f"{len(listed)} members exceed the board's max_page_size "
+                f"({self.config.max_page_size})"
+            )
+        encoded = [member_bytes(member) for member in listed]
+        window_id, target = self.read_target(window)
+        return listed, encoded, window_id, target, self.style_of(style)
+
+    def plain_ranks_of(
+        self,
+        members: Sequence[Member],
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> tuple[RanksArgs, list[Member]] | None:
+        """The arguments of :meth:`ranks_of`'s one ``ranks`` call and the members as a
+        list; None on a secondary or lexicographic board, or for no members. The answer
+        goes through :meth:`ranks_of_from`."""
+        if self.secondary or self.lex is not None:
+            return None
+        listed, encoded, _, target, resolved = self._ranks_of_input(members, style, window)
+        if not listed:
+            return None
+        return (target, encoded, self.high_first, resolved), listed
+
+    def ranks_of_from(
+        self,
+        members: list[Member],
+        encoded: list[bytes],
+        found: list[tuple[float, int] | None],
+    ) -> list[MemberRank]:
+        """:meth:`ranks_of`'s result from its (score, rank) per member."""
         # Board order in one sort: by rank, ties by score then by member bytes as the
         # board orders them. Best first (high_first) is the reverse of (-rank, score, raw).
         high_first = self.high_first
@@ -256,16 +291,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
             window_id, target = self.read_target(window)
             rows = yield from self._rows(window_id, target, 0, limit + 1, resolved_style)
             return self._page(rows, limit, window_id)
-        point = Cursor.decode(cursor, board=self.config.name)
-        if point.direction is not self.direction:
-            raise InvalidCursorError("cursor was made for a board read in the other direction")
-        if window is not None and self.window_id(window) != point.window:
-            raise InvalidCursorError(f"cursor is for window {point.window!r}")
-        limit = self.check_size(point.limit if size is None else size)
-        if point.window == "all" and self._all_time_first:
-            window_id, target = "all", self.target("all")  # what read_target gives, cheaper
-        else:
-            window_id, target = self.read_target(point.window)
+        point, limit, window_id, target = self._resume(cursor, size, window)
         if self.secondary:
             rows = yield from self._secondary_after(
                 window_id,
@@ -290,6 +316,42 @@ class ReadPlan(TiesPlan, LexReadPlan):
         )
         if self.lex is not None:
             rows = yield from self.lex_rows(target, rows, resolved_style)
+        return self._page(rows, limit, window_id)
+
+    def _resume(
+        self, cursor: str, size: int | None, window: str | Window | None
+    ) -> tuple[Cursor, int, str, Target]:
+        """A cursor's point, the page size, window id and target (all checked)."""
+        point = Cursor.decode(cursor, board=self.config.name)
+        if point.direction is not self.direction:
+            raise InvalidCursorError("cursor was made for a board read in the other direction")
+        if window is not None and self.window_id(window) != point.window:
+            raise InvalidCursorError(f"cursor is for window {point.window!r}")
+        limit = self.check_size(point.limit if size is None else size)
+        if point.window == "all" and self._all_time_first:
+            return point, limit, "all", self.target("all")  # what read_target gives, cheaper
+        window_id, target = self.read_target(point.window)
+        return point, limit, window_id, target
+
+    def plain_page_after(
+        self,
+        cursor: str,
+        size: int | None,
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> tuple[PageAfterArgs, int, str] | None:
+        """The arguments of :meth:`page`'s one ``page_after`` call (with a cursor), the
+        page size and the window id; None on a secondary or lexicographic board. Rows
+        come back through :meth:`page_from`."""
+        if self.secondary or self.lex is not None:
+            return None
+        resolved = self.style_of(style)
+        point, limit, window_id, target = self._resume(cursor, size, window)
+        member = member_bytes(point.member)
+        return (target, point.score, member, limit + 1, self.high_first, resolved), limit, window_id
+
+    def page_from(self, rows: list[Row], limit: int, window_id: str) -> Page:
+        """:meth:`page`'s result from its ``page_after`` answer (plain boards)."""
         return self._page(rows, limit, window_id)
 
     def page_at(

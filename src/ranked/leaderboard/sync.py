@@ -237,7 +237,12 @@ class Leaderboard:
     ) -> list[MemberRank]:
         """Ranks of many members sorted by rank (board order); absent members last with
         ``found`` False. At most ``max_page_size`` members. O(k log n). Atomic."""
-        return run_sync(self.backend, self._plan.ranks_of(members, style, window))
+        plan = self._plan
+        direct = plan.plain_ranks_of(members, style, window)
+        if direct is None:
+            return run_sync(self.backend, plan.ranks_of(members, style, window))
+        args, listed = direct
+        return plan.ranks_of_from(listed, args[1], self.backend.ranks(*args))
 
     def top(
         self, n: int = 10, *, style: RankStyle | str | None = None, window: WindowArg = None
@@ -264,7 +269,12 @@ class Leaderboard:
         writes between pages neither repeat nor skip members. The cursor remembers its
         window and size. O(log n + size). Redis: one script. Atomic.
         """
-        return run_sync(self.backend, self._plan.page(cursor, size, style, window))
+        plan = self._plan
+        direct = None if cursor is None else plan.plain_page_after(cursor, size, style, window)
+        if direct is None:
+            return run_sync(self.backend, plan.page(cursor, size, style, window))
+        args, limit, window_id = direct
+        return plan.page_from(self.backend.page_after(*args), limit, window_id)
 
     def page_at(
         self,

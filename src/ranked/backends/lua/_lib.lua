@@ -84,42 +84,24 @@ local function zrange_member(key, index, high)
   return redis.call('ZRANGE', key, index, index)[1]
 end
 
---@ ranked_rows
--- {member, score, rank, ...} for consecutive rows starting at board position
--- `first_index`: only the first row's rank is looked up; the others follow from it.
-local function ranked_rows(key, dense_key, flat, first_index, high, style)
-  local out = {}
-  local n = #flat
-  if n == 0 then
-    return out
+--@ ranked_reply
+-- The reply of a script answering rows: `flat` is ZRANGE WITHSCORES output at consecutive
+-- board positions, of which the first `skip` rows are not part of the answer; the answer's
+-- first row is at 0-based position `first_index` (needed for unique and competition
+-- ranks only). Replies {first rank, first index, skip, flat}: only the first row's rank
+-- is looked up (O(log n)); the client derives the others from it and the scores
+-- (ranked/backends/_redis_ops.py), which keeps that per-row work off the server.
+local function ranked_reply(key, dense_key, flat, skip, first_index, high, style)
+  if #flat <= skip * 2 then
+    return {0, 0, 0, {}}
   end
-  local unique, competition = style == 'unique', style == 'competition'
   local rank
-  if unique then
+  if style == 'unique' then
     rank = first_index + 1
   else
-    rank = rank_of(key, dense_key, flat[1], flat[2], high, style)
+    rank = rank_of(key, dense_key, flat[skip * 2 + 1], flat[skip * 2 + 2], high, style)
   end
-  local previous = tonumber(flat[2])
-  out[1], out[2], out[3] = flat[1], flat[2], rank
-  local at = 3
-  for i = 3, n, 2 do
-    local text = flat[i + 1]
-    local score = tonumber(text)
-    if unique then
-      rank = rank + 1
-    elseif score ~= previous then
-      if competition then
-        rank = first_index + (i + 1) / 2
-      else
-        rank = rank + 1
-      end
-    end
-    previous = score
-    out[at + 1], out[at + 2], out[at + 3] = flat[i], text, rank
-    at = at + 3
-  end
-  return out
+  return {rank, first_index, skip, flat}
 end
 
 --@ set_score

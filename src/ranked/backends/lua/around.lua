@@ -1,5 +1,6 @@
 -- around: the window of before+after+1 rows around a member, shifted (not shrunk) at the
--- edges; replies {member's index in the window, rows} or false when the member is absent.
+-- edges; replies {member's index in the window, rows (see ranked_reply)} or false when
+-- the member is absent.
 -- No ZCARD: the window is read first, and only a short read (the bottom edge) reads again,
 -- shifted up by the rows missing.
 -- KEYS: board, dense companion. ARGV: member, before, after, high_first (1/0), style.
@@ -21,4 +22,4 @@ if missing > 0 and first > 0 then
   first = math.max(0, first - missing)
   rows = zrange(key, first, stop - missing, high)
 end
-return {index - first, ranked_rows(key, dense_key, rows, first, high, style)}
+return {index - first, ranked_reply(key, dense_key, rows, 0, first, high, style)}

@@ -2,7 +2,10 @@
 --
 -- KEYS: (board, dense companion, counts companion[, ties hash]) per target, request after
 -- request.
--- ARGV[1]: number of requests, then per request:
+-- ARGV[1] '0': ONE plain request to ONE target (no layout, ties hash or keep), the common
+-- submission, taken without the batch machinery (undo log, plan tables, closures it does
+-- not need): ARGV = '0', member, value ('%.17g' text), operator, high_first (1/0), style,
+-- ttl_ms ('' = none). Otherwise ARGV[1] is the number of requests, then per request:
 --   member, value (its '%.17g' text), operator (best|set|incr|decr), high_first (1/0),
 --   style, keep ('' = none),
 --   composite (1/0), 2^time_bits, score_min, score_max, time field, has tie (1/0), tie,
@@ -66,6 +69,41 @@ local function next_score(operator, old, value, high, packing)
     end
   end
   return new
+end
+
+if ARGV[1] == '0' then
+  local key, dense_key, counts_key = KEYS[1], KEYS[2], KEYS[3]
+  local member, value_text, operator = ARGV[2], ARGV[3], ARGV[4]
+  local high, style, ttl = ARGV[5] == '1', ARGV[6], ARGV[7]
+  local value = tonumber(value_text)
+  local old_text = redis.call('ZSCORE', key, member)
+  local old = nil
+  if old_text then
+    old = tonumber(old_text)
+  end
+  local new, problem = next_score(operator, old, value, high, nil)
+  if problem then
+    return redis.error_reply(problem)
+  end
+  local previous_rank = false
+  if old_text then
+    previous_rank = rank_of(key, dense_key, member, old_text, high, style)
+  end
+  local rank, changed, new_text = previous_rank, 0, old_text
+  if old ~= new then
+    changed, new_text = 1, value_text
+    if new ~= value then
+      new_text = fmt(new)
+    end
+    set_score(key, dense_key, counts_key, member, old, new, nil, new_text)
+    rank = rank_of(key, dense_key, member, new_text, high, style)
+  end
+  if ttl ~= '' then
+    redis.call('PEXPIRE', key, ttl)
+    redis.call('PEXPIRE', dense_key, ttl)
+    redis.call('PEXPIRE', counts_key, ttl)
+  end
+  return {new_text, old_text, rank, previous_rank, changed}
 end
 
 -- Remove the worst entries beyond `keep` (and their tie values when `ties_key` is set);
