@@ -45,6 +45,7 @@ from ..errors import BackendUnavailableError
 from . import _redis_ops as ops
 from ._redis_ops import Call, ServerClock, procedure_call, translate_error
 from ._scripts import Arg, run, run_async
+from ._wire import async_script_executor, script_executor
 from .base import LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
 from .procedure import Procedure
 
@@ -130,6 +131,7 @@ class RedisBackend(_Shell):
         super().__init__(url, server_clock)
         self.client = client
         self._execute: Callable[..., Any] = client.execute_command
+        self._script: Callable[..., Any] = script_executor(client)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Self:
@@ -151,7 +153,7 @@ class RedisBackend(_Shell):
             if call.script is None:
                 reply = self._execute(*call.args)
             else:
-                reply = run(self._execute, call.script, call.keys, call.args)
+                reply = run(self._script, call.script, call.keys, call.args)
         except self.unavailable as error:
             raise self._unavailable(error) from error
         except RedisResponseError as error:
@@ -350,6 +352,7 @@ class AsyncRedisBackend(_Shell):
         super().__init__(url, server_clock)
         self.client = client
         self._execute: Callable[..., Any] = client.execute_command
+        self._script: Callable[..., Any] = async_script_executor(client)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Self:
@@ -392,7 +395,7 @@ class AsyncRedisBackend(_Shell):
             if call.script is None:
                 reply = await self._execute(*call.args)
             else:
-                reply = await run_async(self._execute, call.script, call.keys, call.args)
+                reply = await run_async(self._script, call.script, call.keys, call.args)
         except self.unavailable as error:
             raise self._unavailable(error) from error
         except RedisResponseError as error:

@@ -1,0 +1,71 @@
+"""A lean send path for scripts on one Redis server: one pooled connection, one request,
+one reply.
+
+redis-py's ``execute_command`` wraps every request in retry bookkeeping, timing and
+observability hooks and response callbacks; scripts need none of them (ranked turns
+redis-py's retries off, and a script reply has no callback), and on a loopback server that
+wrapping is a visible share of each round trip. Only EVALSHA / EVAL go this way; plain
+commands, whose replies redis-py's callbacks shape, keep ``execute_command``.
+
+Error handling follows redis-py's: an error reply (``ResponseError``, ``NoScriptError``)
+leaves the connection in the pool; anything else (a broken or timed-out connection, an
+interrupted read) disconnects it first, so the next request reconnects, and the error
+goes to the caller unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import redis
+import redis.asyncio
+from redis.exceptions import ResponseError
+
+__all__ = ["async_script_executor", "script_executor"]
+
+
+def script_executor(client: Any) -> Callable[..., Any]:
+    """``execute(*args) -> reply`` for a plain ``redis.Redis`` on a connection pool; the
+    client's own ``execute_command`` for anything else (cluster, single connection)."""
+    if type(client) is not redis.Redis or client.connection is not None:
+        return client.execute_command  # type: ignore[no-any-return]
+    pool: Any = client.connection_pool  # redis-py leaves these unannotated
+    get_connection, release = pool.get_connection, pool.release
+
+    def execute(*args: Any) -> Any:
+        connection: Any = get_connection()
+        try:
+            connection.send_command(*args)
+            return connection.read_response()
+        except ResponseError:
+            raise
+        except BaseException:
+            connection.disconnect()
+            raise
+        finally:
+            release(connection)
+
+    return execute
+
+
+def async_script_executor(client: Any) -> Callable[..., Awaitable[Any]]:
+    """:func:`script_executor` for ``redis.asyncio.Redis``."""
+    if type(client) is not redis.asyncio.Redis or client.single_connection_client:
+        return client.execute_command  # type: ignore[no-any-return]
+    pool: Any = client.connection_pool
+
+    async def execute(*args: Any) -> Any:
+        connection: Any = await pool.get_connection()
+        try:
+            await connection.send_command(*args)
+            return await connection.read_response()
+        except ResponseError:
+            raise
+        except BaseException:
+            await connection.disconnect()
+            raise
+        finally:
+            await pool.release(connection)
+
+    return execute
