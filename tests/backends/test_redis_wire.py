@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -37,7 +38,8 @@ def test_an_error_reply_keeps_the_connection(
     with pytest.raises(ResponseError, match="WRONGTYPE"):
         limiter.hit("u")
     pool = backend.client.connection_pool
-    assert [connection._sock is not None for connection in pool._available_connections] == [True]
+    # the scripts' connection stays with the wire (in use to the pool) and stays open
+    assert [connection._sock is not None for connection in pool._in_use_connections] == [True]
     redis_server.client().delete(key)
     assert limiter.hit("u").allowed
 
@@ -68,3 +70,15 @@ def test_the_async_path_runs_scripts(redis_server: RedisServer) -> None:
             await backend.close()
 
     assert asyncio.run(main()) == [True, True, False]
+
+
+def test_a_forked_child_uses_its_own_connection(backend: RedisBackend) -> None:
+    limiter = RateLimiter(backend, Policy(10, 60, "fixed_window"))
+    assert limiter.hit("u").allowed  # the parent now holds a connection
+    child = os.fork()
+    if child == 0:  # the child: its own socket, or the parent's replies would interleave
+        ok = limiter.hit("u").remaining == 8
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.WEXITSTATUS(status) == 0
+    assert limiter.hit("u").remaining == 7
