@@ -26,6 +26,12 @@ from redis.exceptions import ResponseError
 
 __all__ = ["async_script_executor", "script_executor"]
 
+_hiredis_pack: Callable[[tuple[Any, ...]], bytes] | None
+try:
+    from hiredis import pack_command as _hiredis_pack
+except ImportError:  # pragma: no cover - hiredis is a dependency
+    _hiredis_pack = None
+
 
 def script_executor(client: Any) -> Callable[..., Any]:
     """``execute(*args) -> reply`` for a plain ``redis.Redis`` on a connection pool; the
@@ -39,6 +45,8 @@ def script_executor(client: Any) -> Callable[..., Any]:
     if type(client) is not redis.Redis or client.connection is not None:
         return client.execute_command  # type: ignore[no-any-return]
     pool: Any = client.connection_pool  # redis-py leaves these unannotated
+    # Script arguments are bytes, str, int or float: hiredis packs them as redis-py would.
+    pack = _hiredis_pack if client.get_encoder().encoding == "utf-8" else None
     idle: deque[Any] = deque()
     owner = os.getpid()
 
@@ -51,7 +59,10 @@ def script_executor(client: Any) -> Callable[..., Any]:
         except IndexError:
             connection = pool.get_connection()
         try:
-            connection.send_command(*args)
+            if pack is None:
+                connection.send_command(*args)
+            else:  # what send_command does with hiredis, minus its per-argument pass
+                connection.send_packed_command((pack(args),))
             return connection.read_response()
         except ResponseError:
             raise
