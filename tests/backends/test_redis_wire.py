@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -82,3 +83,15 @@ def test_a_forked_child_uses_its_own_connection(backend: RedisBackend) -> None:
     _, status = os.waitpid(child, 0)
     assert os.WEXITSTATUS(status) == 0
     assert limiter.hit("u").remaining == 7
+
+
+def test_requests_are_packed_exactly_as_redis_py_packs_them() -> None:
+    import redis
+
+    from ranked.backends import _wire
+
+    assert _wire._hiredis_pack is not None
+    args = ("EVALSHA", "f" * 40, 2, b"{a}:k\x00", "{a}:\u00e9", b"", 0.1, 1e300, -0.0, 2**53, "")
+    connection: Any = redis.Connection  # redis-py leaves it unannotated
+    packer = connection()._command_packer
+    assert _wire._hiredis_pack(args) == b"".join(packer.pack(*args))
