@@ -24,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+import pytest
 import redis
 
 __all__ = ["RedisCluster", "RedisServer", "ServerError", "free_port", "require_binary"]
@@ -315,6 +316,11 @@ class RedisCluster:
         return [(HOST, port) for port in self.ports]
 
     @property
+    def url(self) -> str:
+        """``redis+cluster://127.0.0.1:P1,...``: every node as a startup node."""
+        return "redis+cluster://" + ",".join(f"{host}:{port}" for host, port in self.startup_nodes)
+
+    @property
     def running(self) -> bool:
         return all(node.running() for node in self._nodes)
 
@@ -346,6 +352,10 @@ class RedisCluster:
     def node_client(self, index: int, **kwargs: object) -> redis.Redis:
         """A plain client connected to one node (for CLUSTER commands)."""
         return redis.Redis(host=HOST, port=self._nodes[index].port, **kwargs)  # type: ignore[arg-type]
+
+    def node_clients(self) -> list[redis.Redis]:
+        """A plain client per node (to flush, scan or inspect every node)."""
+        return [self.node_client(index) for index in range(len(self._nodes))]
 
     def close(self) -> None:
         self.stop()
@@ -395,3 +405,19 @@ class RedisCluster:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def flushed_store(kind: str, request: pytest.FixtureRequest) -> tuple[str, list[redis.Redis]]:
+    """The URL of the session's ``redis`` server or ``cluster``, flushed, with one plain
+    client per node (the caller closes them); ``memory`` gives ``memory://`` and none."""
+    if kind == "memory":
+        return "memory://", []
+    if kind == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+        url, clients = server.url, [server.client()]
+    else:
+        cluster: RedisCluster = request.getfixturevalue("redis_cluster")
+        url, clients = cluster.url, cluster.node_clients()
+    for client in clients:
+        client.flushall()
+    return url, clients

@@ -187,7 +187,7 @@ def _flush_cluster(cluster: RedisCluster) -> redis.RedisCluster:
 
 def cluster_url(cluster: RedisCluster) -> str:
     """``redis+cluster://127.0.0.1:P1,127.0.0.1:P2,...`` for the session cluster."""
-    return "redis+cluster://" + ",".join(f"{host}:{port}" for host, port in cluster.startup_nodes)
+    return cluster.url
 
 
 def _build(kind: Kind, fixtures: pytest.FixtureRequest) -> Iterator[Case]:

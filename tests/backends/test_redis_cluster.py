@@ -18,7 +18,7 @@ from servers import RedisCluster
 
 
 def url_of(cluster: RedisCluster) -> str:
-    return "redis+cluster://" + ",".join(f"{h}:{p}" for h, p in cluster.startup_nodes)
+    return cluster.url
 
 
 def board(name: str) -> Target:

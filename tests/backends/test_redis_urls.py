@@ -106,7 +106,7 @@ def test_rediss_url_builds_a_tls_pool_without_connecting() -> None:
 
 
 def test_cluster_url_opens_the_cluster_backend(redis_cluster: RedisCluster) -> None:
-    url = "redis+cluster://" + ",".join(f"{h}:{p}" for h, p in redis_cluster.startup_nodes)
+    url = redis_cluster.url
     backend = open_backend(url)
     assert isinstance(backend, ClusterBackend)
     assert backend.cross_slot is False

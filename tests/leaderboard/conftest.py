@@ -15,7 +15,7 @@ import redis
 
 from ranked.backends.base import AsyncBackend, Backend
 from ranked.backends.memory import MemoryBackend
-from servers import RedisCluster, RedisServer
+from servers import flushed_store
 
 BACKENDS = ["memory", "redis", "cluster"]
 
@@ -104,16 +104,7 @@ def env(request: pytest.FixtureRequest) -> Iterator[Env]:
         assert isinstance(backend, MemoryBackend)
         environment = _memory_env(backend)
     else:
-        if kind == "redis":
-            server: RedisServer = request.getfixturevalue("redis_server")
-            clients = [server.client()]
-            url = server.url
-        else:
-            cluster: RedisCluster = request.getfixturevalue("redis_cluster")
-            clients = [cluster.node_client(index) for index in range(len(cluster.ports))]
-            url = "redis+cluster://" + ",".join(f"{cluster.host}:{port}" for port in cluster.ports)
-        for client in clients:
-            client.flushall()
+        url, clients = flushed_store(kind, request)
         environment = Env(kind, url, open_sync(url), _redis_pttl(clients), _redis_keys(clients))
     try:
         yield environment

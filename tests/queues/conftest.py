@@ -19,7 +19,7 @@ import redis
 from ranked.backends.base import AsyncBackend, Backend
 from ranked.backends.factory import open_async_backend, open_backend
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
-from servers import RedisCluster, RedisServer
+from servers import flushed_store
 
 BACKENDS = ["memory", "redis", "cluster"]
 
@@ -75,19 +75,7 @@ class Env:
 def env(request: pytest.FixtureRequest) -> Iterator[Env]:
     """A flushed backend of each kind."""
     kind: str = request.param
-    clients: list[redis.Redis] = []
-    if kind == "memory":
-        url = "memory://"
-    elif kind == "redis":
-        server: RedisServer = request.getfixturevalue("redis_server")
-        clients = [server.client()]
-        url = server.url
-    else:
-        cluster: RedisCluster = request.getfixturevalue("redis_cluster")
-        clients = [cluster.node_client(index) for index in range(len(cluster.ports))]
-        url = "redis+cluster://" + ",".join(f"{cluster.host}:{port}" for port in cluster.ports)
-    for client in clients:
-        client.flushall()
+    url, clients = flushed_store(kind, request)
     environment = Env(kind, url, open_backend(url), clients)
     try:
         yield environment

@@ -17,7 +17,7 @@ import redis
 from ranked.backends.base import AsyncBackend, Backend
 from ranked.backends.factory import open_async_backend, open_backend
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
-from servers import RedisCluster, RedisServer
+from servers import flushed_store
 
 BACKENDS = ["memory", "redis", "cluster"]
 T0 = 1_700_000_000.0
@@ -100,16 +100,7 @@ def build_env(kind: str, request: pytest.FixtureRequest) -> Env:
         backend = open_backend("memory://")
         assert isinstance(backend, MemoryBackend)
         return _memory_env(backend)
-    if kind == "redis":
-        server: RedisServer = request.getfixturevalue("redis_server")
-        clients = [server.client()]
-        url = server.url
-    else:
-        cluster: RedisCluster = request.getfixturevalue("redis_cluster")
-        clients = [cluster.node_client(index) for index in range(len(cluster.ports))]
-        url = "redis+cluster://" + ",".join(f"{cluster.host}:{port}" for port in cluster.ports)
-    for client in clients:
-        client.flushall()
+    url, clients = flushed_store(kind, request)
     return _server_env(kind, url, clients)
 
 
