@@ -1,5 +1,4 @@
-"""A lean send path for scripts on one Redis server: one pooled connection, one request,
-one reply.
+"""A lean send path for scripts on one Redis server: a connection, one request, one reply.
 
 redis-py's ``execute_command`` wraps every request in retry bookkeeping, timing and
 observability hooks and response callbacks; scripts need none of them (ranked turns
@@ -8,7 +7,7 @@ wrapping is a visible share of each round trip. Only EVALSHA / EVAL go this way;
 commands, whose replies redis-py's callbacks shape, keep ``execute_command``.
 
 Error handling follows redis-py's: an error reply (``ResponseError``, ``NoScriptError``)
-leaves the connection in the pool; anything else (a broken or timed-out connection, an
+leaves the connection as it is; anything else (a broken or timed-out connection, an
 interrupted read) disconnects it first, so the next request reconnects, and the error
 goes to the caller unchanged.
 """

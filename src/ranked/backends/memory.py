@@ -529,9 +529,7 @@ class MemoryBackend:
     ) -> T:
         """A feature's step: its Python twin under the lock (see :mod:`.procedure`)."""
         with self._lock:
-            self._writes += 1
-            if not self._writes % _HOUSEKEEPING_EVERY:
-                self._keyspace.expire_pending(_HOUSEKEEPING_DELETES)
+            self._housekeeping()
             keyspace = self._keyspace
             now = keyspace.now_us() if now_us is None else now_us
             return procedure.decode(procedure.local(keyspace, now, keys, args))
