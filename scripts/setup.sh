@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything ranked needs on a fresh Debian machine: redis-server/redis-cli (for the
-# tests and the Redis peers), build tools, and the package itself (editable, with the C engine).
+# tests and the Redis peers), build tools, valgrind (the C self-test runs under memcheck),
+# Python's headers, and the package itself (editable, with the C engine).
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,10 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 command -v make >/dev/null 2>&1 || missing+=(make)
+command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+# The C engine builds against Python's headers (Debian ships them in python3-dev).
+headers=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")
+[ -f "$headers/Python.h" ] || missing+=(python3-dev)
 if ((${#missing[@]})); then
   echo "setup: installing Debian packages: ${missing[*]}"
   sudo_cmd=()
