@@ -26,7 +26,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "zsl.h"
+#include "_zset_object.h"
 
 static PyObject *InvalidScoreError;
 static PyObject *SnapshotError;
@@ -34,13 +34,7 @@ static PyObject *MappingABC;
 static PyObject *SequenceABC;
 static PyObject *style_names[3]; /* interned "unique", "competition", "dense" */
 
-typedef struct {
-    PyObject_HEAD
-    zset z;
-    int raw;
-} SortedSetObject;
-
-static PyTypeObject SortedSetType;
+PyTypeObject SortedSetType;
 static PyTypeObject ZIterType;
 
 #define FLAG_NX 1
@@ -2193,7 +2187,7 @@ static PyMappingMethods SortedSet_as_mapping = {
     .mp_subscript = SortedSet_subscript,
 };
 
-static PyTypeObject SortedSetType = {
+PyTypeObject SortedSetType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.engine._zset.SortedSet",
     .tp_basicsize = sizeof(SortedSetObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -2224,6 +2218,11 @@ static struct PyModuleDef zset_module = {
     .m_name = "ranked.engine._zset",
     .m_doc = "C engine of ranked: a skip list with spans and a seeded hash table.",
     .m_size = -1,
+};
+
+/* Feature fast paths added to the module (see _zset_object.h), NULL-ended. */
+static const zset_extension zset_extensions[] = {
+    NULL,
 };
 
 /* Borrow-free lookup of module.attr; new reference or NULL. */
@@ -2258,6 +2257,12 @@ PyMODINIT_FUNC PyInit__zset(void) {
     if (PyModule_AddObjectRef(m, "SortedSet", (PyObject *)&SortedSetType) < 0) {
         Py_DECREF(m);
         return NULL;
+    }
+    for (const zset_extension *add = zset_extensions; *add; add++) {
+        if ((*add)(m) < 0) {
+            Py_DECREF(m);
+            return NULL;
+        }
     }
     return m;
 }

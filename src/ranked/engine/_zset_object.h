@@ -1,0 +1,27 @@
+/* _zset_object.h - the SortedSet object as other C files of the _zset
+ * extension see it. Feature fast paths (queue lanes, leaderboard submits)
+ * live in their own .c files, work on the core (zsl.h) directly, and are
+ * added to the module by PyInit__zset through zset_extensions[].
+ */
+#ifndef RANKED_ZSET_OBJECT_H
+#define RANKED_ZSET_OBJECT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "zsl.h"
+
+typedef struct {
+    PyObject_HEAD
+    zset z;
+    int raw; /* 1: members come back as bytes, 0: as str */
+} SortedSetObject;
+
+/* The SortedSet type; PyObject_TypeCheck(o, &SortedSetType) before casting. */
+extern PyTypeObject SortedSetType;
+
+/* Adds one feature's types and functions to the module `m`; 0 on success,
+ * -1 with an exception set. Called once, after SortedSetType is ready. */
+typedef int (*zset_extension)(PyObject *m);
+
+#endif
