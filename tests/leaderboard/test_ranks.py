@@ -99,3 +99,34 @@ def test_ranks_in_large_tie_groups_match_the_reference(env: Env) -> None:
         assert [(e.member, e.rank) for e in got] == [
             (m, r) for (m, _), r in zip(ordered, expected, strict=True)
         ]
+
+
+@pytest.mark.parametrize("style", ["unique", "competition", "dense"])
+@pytest.mark.parametrize("higher_is_better", [True, False])
+def test_every_members_rank_in_tie_runs_matches_the_reference(
+    env: Env, higher_is_better: bool, style: str
+) -> None:
+    # Tie runs at the top, in the middle and at the bottom, fractional and negative scores
+    # (whose texts differ between Redis and the scripts' canonical form), and lone scores.
+    values = [2.5, 2.5, 2.5, 0.1, 0.1, -7.25, 3.0, 1.0, -7.25, -7.25, 0.3, 9.75]
+    pairs = [(f"p{i:02d}", value) for i, value in enumerate(values)]
+    board = Leaderboard(
+        env.backend, "runs", operator="set", higher_is_better=higher_is_better, rank_style=style
+    )
+    board.submit_many(pairs)
+
+    def expected_ranks() -> list[tuple[str, int]]:
+        ordered = sorted(pairs, key=lambda p: (p[1], p[0].encode()), reverse=higher_is_better)
+        levels = ranks([score for _, score in ordered], style)
+        return [(m, r) for (m, _), r in zip(ordered, levels, strict=True)]
+
+    expected = expected_ranks()
+    assert [(m, board.rank(m)) for m, _ in expected] == expected
+    found = board.ranks_of([m for m, _ in reversed(expected)])
+    assert [(r.member, r.rank) for r in found] == expected
+    # Submissions report the ranks they leave and land on, inside and outside tie runs.
+    for member, score in [("p07", 2.5), ("p00", 0.1), ("p11", -7.25), ("p05", 4.0)]:
+        before = dict(expected_ranks())[member]
+        pairs = [(m, score if m == member else s) for m, s in pairs]
+        result = board.submit(member, score)
+        assert (result.previous_rank, result.rank) == (before, dict(expected_ranks())[member])
