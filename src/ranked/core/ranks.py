@@ -10,7 +10,8 @@ style           100,100,90,80    SQL                 from counts (O(log n) each)
 
 :func:`ranks` is the plain reference (backends are tested against it);
 :func:`rank_from_counts` is the formula a backend uses with counts it reads in
-O(log n) (ZREVRANK, ZCOUNT, and for dense the companion zset of distinct scores).
+O(log n) (ZREVRANK, ZCOUNT, and for dense the companion zset of distinct scores;
+the Redis scripts' choice among them is in docs/backends.md).
 """
 
 from __future__ import annotations

@@ -86,10 +86,9 @@ end
 -- is the count of better rows, which is also its competition rank - 1.
 local first, first_text = rows[skip * 2 + 1], rows[skip * 2 + 2]
 if first_index == nil and style ~= 'dense' then
-  if tonumber(first_text) ~= score then
-    local rank = rank_of(key, dense_key, first, first_text, high, 'competition')
-    return {rank, rank - 1, skip, rows}
-  end
   first_index = index_of(key, first, high)
+  if tonumber(first_text) ~= score then
+    return {first_index + 1, first_index, skip, rows}
+  end
 end
 return ranked_reply(key, dense_key, rows, skip, first_index or 0, high, style)
