@@ -10,8 +10,7 @@ style           100,100,90,80    SQL                 from counts (O(log n) each)
 
 :func:`ranks` is the plain reference (backends are tested against it);
 :func:`rank_from_counts` is the formula a backend uses with counts it reads in
-O(log n) (ZREVRANK, ZCOUNT, and for dense the companion zset of distinct scores;
-the Redis scripts' choice among them is in docs/backends.md).
+O(log n) (ZREVRANK, ZCOUNT, and for dense the companion zset of distinct scores).
 """
 
 from __future__ import annotations

@@ -50,6 +50,22 @@ local function index_of(key, member, high)
   return redis.call('ZRANK', key, member)
 end
 
+--@ rank_of
+-- 1-based rank of a member that holds the score `text`; O(log n) in every style:
+-- unique = its position, competition = 1 + entries strictly better (ZCOUNT on the board),
+-- dense = 1 + distinct scores strictly better (ZCOUNT on the dense companion).
+local function rank_of(key, dense_key, member, text, high, style)
+  if style == 'unique' then
+    return index_of(key, member, high) + 1
+  elseif style ~= 'competition' then
+    key = dense_key
+  end
+  if high then
+    return redis.call('ZCOUNT', key, '(' .. text, '+inf') + 1
+  end
+  return redis.call('ZCOUNT', key, '-inf', '(' .. text) + 1
+end
+
 --@ zrange
 -- Rows at positions first..last in board order, as ZRANGE WITHSCORES returns them.
 local function zrange(key, first, last, high)
@@ -57,31 +73,6 @@ local function zrange(key, first, last, high)
     return redis.call('ZRANGE', key, first, last, 'REV', 'WITHSCORES')
   end
   return redis.call('ZRANGE', key, first, last, 'WITHSCORES')
-end
-
---@ rank_of
--- 1-based rank of a member that holds the score `text`; O(log n) in every style.
--- unique: its position + 1. dense: the position of the score's canonical text in the dense
--- companion + 1 (one distinct score per member there). competition: its position + 1 when
--- the row just above holds another score, which with few ties is the common case; else
--- 1 + rows strictly better. ZCOUNT walks the list about four times where ZRANK and a
--- one-row ZRANGE walk it once each, so it is only the fallback inside a tie.
-local function rank_of(key, dense_key, member, text, high, style)
-  if style == 'dense' then
-    return index_of(dense_key, fmt(tonumber(text)), high) + 1
-  end
-  local index = index_of(key, member, high)
-  if style == 'unique' or index == 0 then
-    return index + 1
-  end
-  local above = zrange(key, index - 1, index - 1, high)
-  if tonumber(above[2]) ~= tonumber(text) then
-    return index + 1
-  end
-  if high then
-    return redis.call('ZCOUNT', key, '(' .. text, '+inf') + 1
-  end
-  return redis.call('ZCOUNT', key, '-inf', '(' .. text) + 1
 end
 
 --@ zrange_member
