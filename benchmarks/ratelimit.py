@@ -5,6 +5,7 @@ Run from the repository root (after ``pip install -e .[bench]``)::
     python benchmarks/ratelimit.py               # full run
     python benchmarks/ratelimit.py --quick       # smoke run for CI (well under a minute)
     python benchmarks/ratelimit.py --markdown    # also write benchmarks/RESULTS-ratelimit.md
+    python benchmarks/ratelimit.py --memory-only # memory columns only, no redis-server
 
 Workload: single thread, 1,000 identities hit round-robin, a policy of 50 units per 60 s,
 so after the first pass half of the hits are denied (the steady state of a limiter
@@ -164,6 +165,23 @@ def measure(port: int, calls_memory: int, calls_redis: int, repeats: int) -> lis
     return rows
 
 
+def measure_memory(calls: int, repeats: int) -> list[list[str]]:
+    """The memory columns alone (``--memory-only``): no redis-server is started."""
+    rows: list[list[str]] = []
+    for algorithm in ALGORITHMS:
+        memory: dict[str, Decide] = {"ranked": ranked("memory://", algorithm)}
+        if algorithm in PEERS:
+            memory["peer"] = limits_peer(MemoryStorage(), algorithm)
+        mem, _ = _interleaved(memory, calls, repeats)
+        cells = [algorithm, _rate(mem["ranked"])]
+        if "peer" in mem:
+            cells += [_rate(mem["peer"]), _verdict(mem["peer"] / mem["ranked"], TARGET_MEMORY)]
+        else:
+            cells += ["-", "-"]
+        rows.append(cells)
+    return rows
+
+
 def _rate(seconds: float) -> str:
     per_second = 1 / seconds
     text = f"{per_second / 1e3:.1f}k/s" if per_second < 1e6 else f"{per_second / 1e6:.2f}M/s"
@@ -228,9 +246,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="small smoke run (CI)")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--markdown", action="store_true", help="write RESULTS-ratelimit.md")
+    parser.add_argument(
+        "--memory-only", action="store_true", help="only the memory columns (no Redis)"
+    )
     args = parser.parse_args(argv)
     calls_memory, calls_redis, repeats = (2_000, 200, 3) if args.quick else (20_000, 2_000, 5)
     repeats = args.repeats or repeats
+    if args.memory_only:
+        header = ["algorithm", *HEADER[2:5]]
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in measure_memory(calls_memory, repeats)]
+        print("\n".join(lines))
+        return
     with BenchRedis() as server:
         rows = measure(server.port, calls_memory, calls_redis, repeats)
         version = server.version()

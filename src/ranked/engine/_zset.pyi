@@ -29,8 +29,8 @@ when all members share one score. ``None`` as a lex bound means unbounded
 (Redis ``-`` / ``+``).
 """
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Literal
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal
 
 Member = str | bytes
 Pairs = Mapping[str, float] | Mapping[bytes, float] | Iterable[tuple[Member, float]]
@@ -369,3 +369,49 @@ class SortedSet:
         """Verify every invariant (order, spans, dense spans, levels, backward pointers,
         tail, length, hash table <-> list agreement); raise ``AssertionError`` naming the
         first one broken. O(n)."""
+
+class RateDecider:
+    """One memory rate-limiter decision per call (``src/ranked/engine/rl_fast.c``).
+
+    Built once per limiter by ``ranked.ratelimit._native.native_decider``, which passes
+    the policy's numbers and the Python pieces the decision uses: ``algorithm`` 0-4 in
+    ``ALGORITHMS`` order, ``clock_mode`` 0 (``time.time_ns``), 1 (the keyspace's clock)
+    or 2 (``clock``, the limiter's), ``numbers`` = (limit, window us, window ms,
+    capacity), ``floats`` = (rate, interval, tolerance) as ``_memory.py`` computes them,
+    the keyspace, its lock, the plan's identity -> keys cache and its ``keys`` / ``args``
+    (which raise the typed errors), the algorithm's Python core (it decides whatever the
+    C code does not take: values beyond +-2**52, fields of unusual types, a clock stepped
+    back under the log), the cell type with its ``__slots__`` names in the order the C
+    core reads them, and the WRONGTYPE error factory. Integers of 2**52 or more in
+    ``numbers``, or an unknown algorithm or clock mode, raise ``ValueError``.
+
+    ``decide(identity, cost, consume)`` returns exactly what the Python closure of
+    ``limiter._memory_path`` returns, raises the same errors, and leaves the same state.
+    """
+
+    def __init__(
+        self,
+        algorithm: int,
+        clock_mode: int,
+        numbers: tuple[int, int, int, int],
+        floats: tuple[float, float, float],
+        policy: object,
+        decision_type: type,
+        keyspace: object,
+        lock: object,
+        identities: dict[Any, Any],
+        plan_keys: Callable[[Any], Any],
+        plan_args: Callable[[Any, Any], Any],
+        clock: object,
+        core: Callable[..., Any],
+        cell_type: type,
+        slot_names: tuple[str, ...],
+        wrongtype: Callable[[], BaseException],
+        /,
+    ) -> None: ...
+    def __call__(self, identity: str | bytes, cost: int, consume: int, /) -> Any:
+        """The decision (a ``Decision``) of one hit (``consume`` 1) or peek (0)."""
+
+    @property
+    def decisions(self) -> int:
+        """Decisions made so far (every 8th runs the keyspace's active expiry)."""

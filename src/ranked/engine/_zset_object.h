@@ -24,4 +24,7 @@ extern PyTypeObject SortedSetType;
  * -1 with an exception set. Called once, after SortedSetType is ready. */
 typedef int (*zset_extension)(PyObject *m);
 
+/* rl_fast.c: the memory rate limiter's decision, RateDecider. */
+int rl_fast_add_to_module(PyObject *m);
+
 #endif

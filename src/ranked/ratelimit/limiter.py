@@ -7,7 +7,8 @@ Redis, one call under the lock on memory.
 
 On ``memory://`` the limiter skips the generic procedure call: :func:`_memory_path` runs
 the algorithm's core (the procedure's own twin, :mod:`._memory`) under the backend's lock
-with one clock read and no argument tuple, so a decision costs about a microsecond.
+with one clock read and no argument tuple, so a decision costs about a microsecond; on the
+C engine one C call (:mod:`._native`) does the same steps in about a third of that.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..backends.base import AsyncBackend, Backend
 from ..backends.memory import AsyncMemoryBackend, MemoryBackend
 from ..backends.procedure import Procedure
 from ._memory import CORES
+from ._native import native_decider
 from ._procedures import limiter_procedure, policy_args
 from .keys import KeyLayout
 from .policy import Policy, RateLimitConfigError, RateLimitTypeError
@@ -105,10 +107,17 @@ class _Plan:
         return None if clock is None else round(clock() * 1_000_000)
 
 
-def _memory_path(plan: _Plan, backend: MemoryBackend) -> Decide:
+def _memory_path(plan: _Plan, backend: MemoryBackend, native: bool = True) -> Decide:
     """Decisions of ``plan`` on ``backend`` without the generic procedure call: the same
-    core (so the same replies), validation first, then one call under the lock."""
+    core (so the same replies), validation first, then one call under the lock. On the C
+    engine (unless ``native`` is False) one C call does all of it (:mod:`._native`)."""
     core = CORES[plan.policy.algorithm](plan.policy)
+    if native:
+        fast = native_decider(
+            plan.policy, backend, core, plan._keys, plan.keys, plan.args, plan.clock
+        )
+        if fast is not None:
+            return fast
     keyspace, clock = backend.keyspace, plan.clock
     acquire, release = backend.lock.acquire, backend.lock.release
     backend_clock, expire, floor = keyspace.clock, keyspace.expire_pending, math.floor
