@@ -21,6 +21,8 @@ setup(
                 "src/ranked/engine/zsl_list.c",
                 "src/ranked/engine/zsl_dict.c",
                 "src/ranked/engine/zsl_rand.c",
+                "src/ranked/engine/zsl_board.c",
+                "src/ranked/engine/board_fast.c",
             ],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,

@@ -29,8 +29,8 @@ when all members share one score. ``None`` as a lex bound means unbounded
 (Redis ``-`` / ``+``).
 """
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Literal
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal
 
 Member = str | bytes
 Pairs = Mapping[str, float] | Mapping[bytes, float] | Iterable[tuple[Member, float]]
@@ -369,3 +369,32 @@ class SortedSet:
         """Verify every invariant (order, spans, dense spans, levels, backward pointers,
         tail, length, hash table <-> list agreement); raise ``AssertionError`` naming the
         first one broken. O(n)."""
+
+class BoardWriter:
+    """One-call submit of a plain all-time board on a memory backend (see
+    ``ranked.backends._memory_submit.board_writer``)."""
+
+    def __init__(
+        self,
+        keyspace_vars: dict[str, Any],
+        key: bytes,
+        window: str,
+        reverse: bool,
+        style: str,
+        operator: str,
+        lock: Any,
+        housekeeping: Callable[[], object],
+        every: int,
+        result_type: type[tuple[Any, ...]],
+        submission_type: type[tuple[Any, ...]],
+    ) -> None: ...
+    @property
+    def key(self) -> bytes:
+        """The sorted-set key written."""
+    def __call__(
+        self, member: str | bytes, score: float, operator: str | None, /
+    ) -> tuple[Any, ...] | None: ...
+
+def board_rank(zset: SortedSet, member: bytes, style: str, reverse: bool, /) -> int | None:
+    """The fused write's rank of ``member`` in ``style`` (None if absent): the same
+    as ``zset.rank(member, style=style, reverse=reverse)``."""

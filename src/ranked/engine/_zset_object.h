@@ -24,4 +24,8 @@ extern PyTypeObject SortedSetType;
  * -1 with an exception set. Called once, after SortedSetType is ready. */
 typedef int (*zset_extension)(PyObject *m);
 
+/* board_fast.c: BoardWriter (the memory backend's one-call board submit)
+ * and board_rank. */
+int board_fast_add_to_module(PyObject *m);
+
 #endif
