@@ -1,7 +1,8 @@
 # Developer targets for the C engine (src/ranked/engine/_zset.c + zsl_*.c).
 #   make build      editable install, compiles the extension in place
 #   make test       the engine suite (C and pure-Python twins)
-#   make check-c    randomized self-test of the C core against a naive model
+#   make check-c    randomized self-tests of the C core (and of the board's
+#                   fused write, zsl_board.c) against naive models
 #   make asan       engine suite against an AddressSanitizer + UBSan build,
 #                   fails on any report, then rebuilds normally
 #   make valgrind   memcheck over the C self-test (and the C-engine tests with
@@ -15,6 +16,8 @@ CC ?= gcc
 ENGINE := src/ranked/engine
 CORE := $(ENGINE)/zsl_list.c $(ENGINE)/zsl_dict.c $(ENGINE)/zsl_rand.c
 CORE_DEPS := $(CORE) $(ENGINE)/zsl.h
+BOARD := $(ENGINE)/zsl_board.c
+BOARD_DEPS := $(BOARD) $(ENGINE)/zsl_board.h
 OUT := build/c
 CFLAGS_C := -std=c11 -Wall -Wextra -Werror
 
@@ -32,11 +35,15 @@ $(OUT):
 $(OUT)/check_skiplist: benchmarks/c/check_skiplist.c $(CORE_DEPS) | $(OUT)
 	$(CC) $(CFLAGS_C) -O1 -g -o $@ benchmarks/c/check_skiplist.c $(CORE)
 
+$(OUT)/check_board: benchmarks/c/check_board.c $(CORE_DEPS) $(BOARD_DEPS) | $(OUT)
+	$(CC) $(CFLAGS_C) -O1 -g -o $@ benchmarks/c/check_board.c $(CORE) $(BOARD) -lm
+
 $(OUT)/bench_skiplist: benchmarks/c/bench_skiplist.c $(CORE_DEPS) | $(OUT)
 	$(CC) $(CFLAGS_C) -O3 -o $@ benchmarks/c/bench_skiplist.c $(CORE)
 
-check-c: $(OUT)/check_skiplist
+check-c: $(OUT)/check_skiplist $(OUT)/check_board
 	$(OUT)/check_skiplist 300000
+	$(OUT)/check_board 200000
 
 # The sanitized extension needs libasan loaded before Python; Python's own
 # exit-time allocations are not freed, so leak detection stays off. Python's
@@ -56,8 +63,9 @@ asan: | $(OUT)
 	exit $$status
 
 VALGRIND := valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --quiet
-valgrind: $(OUT)/check_skiplist
+valgrind: $(OUT)/check_skiplist $(OUT)/check_board
 	$(VALGRIND) $(OUT)/check_skiplist 60000
+	$(VALGRIND) $(OUT)/check_board 20000
 	@if [ -n "$(VALGRIND_PYTEST)" ]; then \
 	  PYTHONMALLOC=malloc $(VALGRIND) --leak-check=no $(PYTHON) -m pytest \
 	    tests/engine/test_c_engine.py -q -p no:cacheprovider; \

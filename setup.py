@@ -22,6 +22,8 @@ setup(
                 "src/ranked/engine/zsl_dict.c",
                 "src/ranked/engine/zsl_rand.c",
                 "src/ranked/engine/rl_fast.c",
+                "src/ranked/engine/zsl_board.c",
+                "src/ranked/engine/board_fast.c",
             ],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,

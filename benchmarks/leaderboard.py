@@ -6,6 +6,7 @@ Run from the repository root (after ``pip install -e .[bench]``)::
     python benchmarks/leaderboard.py --quick       # smoke run: n = 10,000, few ops (CI)
     python benchmarks/leaderboard.py --size 100000 --repeats 7
     python benchmarks/leaderboard.py --markdown    # also write benchmarks/RESULTS-leaderboard.md
+    python benchmarks/leaderboard.py --engine-only # section 3 only (memory://, no servers)
 
 One run starts a private redis-server and a private 3-master Redis Cluster on free
 loopback ports, loads the same board (members ``player:N``, random integer scores up to
@@ -682,6 +683,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--markdown", action="store_true", help="write benchmarks/RESULTS-leaderboard.md"
     )
+    parser.add_argument(
+        "--engine-only",
+        action="store_true",
+        help="run only section 3 (memory board against the engine; starts no server)",
+    )
     return parser.parse_args(argv)
 
 
@@ -705,9 +711,37 @@ def open_side(name: str, url: str, slow: bool, node_ports: list[int]) -> Side:
     return side
 
 
+def engine_rows_for(settings: Settings, loaded: Any = None) -> list[EngineRow]:
+    """Section 3 at every engine size; ``loaded`` is a memory board already holding n."""
+    rows = []
+    for size in settings.engine_sizes:
+        if size == settings.size and loaded is not None:
+            board = loaded
+        else:
+            board = open_side("memory", "memory://", False, []).board
+            load_board(board, make_pairs(size))
+        rows.append(run_engine(board, size, settings))
+    return rows
+
+
+def main_engine_only(settings: Settings) -> int:
+    print("memory board against the engine", file=sys.stderr, flush=True)
+    report = "\n".join(
+        [
+            "### 3. memory://: Leaderboard.submit against the engine's own update + rank",
+            "",
+            render_engine(engine_rows_for(settings)),
+        ]
+    )
+    print(report, flush=True)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     settings = settings_from(args)
+    if args.engine_only:
+        return main_engine_only(settings)
     pairs = make_pairs(settings.size)
     with BenchRedis() as server, BenchCluster() as cluster:
         redis_url = f"redis://127.0.0.1:{server.port}/0"
@@ -735,14 +769,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"n = {settings.size:,}: every operation", file=sys.stderr, flush=True)
         table = run_main(sides, inputs, settings)
         print("memory board against the engine", file=sys.stderr, flush=True)
-        engine_rows = []
-        for size in settings.engine_sizes:
-            if size == settings.size:
-                board = sides[0].board
-            else:
-                board = open_side("memory", "memory://", False, []).board
-                load_board(board, make_pairs(size))
-            engine_rows.append(run_engine(board, size, settings))
+        engine_rows = engine_rows_for(settings, sides[0].board)
         print("dense rank near the bottom", file=sys.stderr, flush=True)
         dense = run_dense(sides[1], settings)
         report = render_all(table, sides, engine_rows, dense, settings)

@@ -11,16 +11,32 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
+from collections.abc import Callable
 from math import isfinite
-from typing import Final, Literal, cast
+from typing import Any, Final, Literal, TypeVar, cast
 
 from ..engine.keyspace import Keyspace
-from ..engine.zset import SortedSet
+from ..engine.zset import IMPLEMENTATION, SortedSet
 from ..errors import InvalidScoreError, ResponseError
 from ._composite import check_layout, integer_score, pack, stored_score
 from .base import Composite, SubmitOutcome, SubmitRequest, Target
 
-__all__ = ["STYLES", "WRONGTYPE", "Hash", "Journal", "apply_submit", "submit_single", "ties_hash"]
+__all__ = [
+    "STYLES",
+    "WRONGTYPE",
+    "BoardWrite",
+    "Hash",
+    "Journal",
+    "apply_submit",
+    "board_writer",
+    "submit_single",
+    "ties_hash",
+]
+
+S = TypeVar("S", bound=tuple[Any, ...])
+BoardWrite = Callable[[str | bytes, float, str | None], S | None]
+"""``(member, score, operator or None) -> result or None``: see :func:`board_writer`."""
 
 Hash = dict[bytes, bytes]
 WRONGTYPE: Final = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -231,6 +247,50 @@ def submit_single(keyspace: Keyspace, request: SubmitRequest) -> tuple[SubmitOut
     if outcome.changed or keep is not None:
         outcome.rank = zset.rank(member, style=style, reverse=reverse)
     return (outcome,)
+
+
+def board_writer(
+    keyspace_vars: dict[str, Any],
+    lock: threading.Lock,
+    housekeeping: Callable[[], None],
+    every: int,
+    board: tuple[bytes, str, bool, str, str],
+    result_type: type[tuple[Any, ...]],
+    submission_type: type[S],
+) -> BoardWrite[S] | None:
+    """The C engine's ``BoardWriter`` for ``board`` = (key, window id, high first, rank
+    style, default operator), or None on the pure-Python engine.
+
+    The writer does what :func:`submit_single` does for one target without keep, TTL or
+    tie value, plus the caller's result building, in one C call: validation, the
+    write (atomic: it runs only while nobody holds ``lock``, and runs no Python code in
+    the middle), the ranks before and after, and the ``submission_type(member,
+    result_type(window, score, previous_score, rank, previous_rank, changed), {window:
+    result})``. It returns None having changed nothing for anything else (a member or
+    score of another type, an unknown operator, a non-finite result, a key that is
+    missing, empty, expiring or of another type, a held lock), so the general path
+    raises the same errors as always. Every ``every`` writes it first calls
+    ``housekeeping`` (the backend's active expiry).
+    """
+    if IMPLEMENTATION != "c":
+        return None
+    from ..engine._zset import BoardWriter
+
+    key, window, high_first, style, operator = board
+    writer = BoardWriter(
+        keyspace_vars,
+        key,
+        window,
+        high_first,
+        style,
+        operator,
+        lock,
+        housekeeping,
+        every,
+        result_type,
+        submission_type,
+    )
+    return cast("BoardWrite[S]", writer)
 
 
 def apply_submit(

@@ -30,18 +30,28 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..engine.keyspace import Keyspace
 from ..engine.zset import SortedSet
 from ..errors import InvalidScoreError, ResponseError
 from ._memory_rows import rows
-from ._memory_submit import STYLES, WRONGTYPE, Journal, apply_submit, submit_single, ties_hash
+from ._memory_submit import (
+    STYLES,
+    WRONGTYPE,
+    BoardWrite,
+    Journal,
+    apply_submit,
+    board_writer,
+    submit_single,
+    ties_hash,
+)
 from ._scripts import Arg
 from .base import LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
 from .procedure import Procedure
 
 T = TypeVar("T")
+S = TypeVar("S", bound=tuple[Any, ...])
 
 __all__ = ["AsyncMemoryBackend", "MemoryBackend"]
 
@@ -115,6 +125,36 @@ class MemoryBackend:
 
     def _zset(self, key: bytes) -> SortedSet | None:
         return self._keyspace.zset(key)
+
+    def _expire_some(self) -> None:
+        """The housekeeping step of :meth:`board_writer`'s writers, under the lock."""
+        with self._lock:
+            self._keyspace.expire_pending(_HOUSEKEEPING_DELETES)
+
+    def board_writer(
+        self,
+        key: bytes,
+        window: str,
+        high_first: bool,
+        style: str,
+        operator: str,
+        result_type: type[tuple[Any, ...]],
+        submission_type: type[S],
+    ) -> BoardWrite[S] | None:
+        """A one-call submit to the sorted set at ``key`` for a board with one window
+        and plain scores (no keep, TTL or tie values): ``write(member, score, operator)``
+        returns the ``submission_type`` of a submission, or None having changed nothing
+        when the general path must run (see :func:`._memory_submit.board_writer`). None
+        on the pure-Python engine."""
+        return board_writer(
+            vars(self._keyspace),
+            self._lock,
+            self._expire_some,
+            _HOUSEKEEPING_EVERY,
+            (key, window, high_first, style, operator),
+            result_type,
+            submission_type,
+        )
 
     # -- writes -------------------------------------------------------------------
 

@@ -2223,6 +2223,7 @@ static struct PyModuleDef zset_module = {
 /* Feature fast paths added to the module (see _zset_object.h), NULL-ended. */
 static const zset_extension zset_extensions[] = {
     rl_fast_add_to_module,
+    board_fast_add_to_module,
     NULL,
 };
 

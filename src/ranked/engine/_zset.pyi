@@ -415,3 +415,32 @@ class RateDecider:
     @property
     def decisions(self) -> int:
         """Decisions made so far (every 8th runs the keyspace's active expiry)."""
+
+class BoardWriter:
+    """One-call submit of a plain all-time board on a memory backend (see
+    ``ranked.backends._memory_submit.board_writer``)."""
+
+    def __init__(
+        self,
+        keyspace_vars: dict[str, Any],
+        key: bytes,
+        window: str,
+        reverse: bool,
+        style: str,
+        operator: str,
+        lock: Any,
+        housekeeping: Callable[[], object],
+        every: int,
+        result_type: type[tuple[Any, ...]],
+        submission_type: type[tuple[Any, ...]],
+    ) -> None: ...
+    @property
+    def key(self) -> bytes:
+        """The sorted-set key written."""
+    def __call__(
+        self, member: str | bytes, score: float, operator: str | None, /
+    ) -> tuple[Any, ...] | None: ...
+
+def board_rank(zset: SortedSet, member: bytes, style: str, reverse: bool, /) -> int | None:
+    """The fused write's rank of ``member`` in ``style`` (None if absent): the same
+    as ``zset.rank(member, style=style, reverse=reverse)``."""

@@ -27,4 +27,8 @@ typedef int (*zset_extension)(PyObject *m);
 /* rl_fast.c: the memory rate limiter's decision, RateDecider. */
 int rl_fast_add_to_module(PyObject *m);
 
+/* board_fast.c: BoardWriter (the memory backend's one-call board submit)
+ * and board_rank. */
+int board_fast_add_to_module(PyObject *m);
+
 #endif

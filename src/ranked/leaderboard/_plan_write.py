@@ -61,6 +61,10 @@ class WritePlan(PlanCore):
 
     # -- submissions --------------------------------------------------------------------
 
+    def is_registered(self, window_id: str) -> bool:
+        """Whether this board has put ``window_id`` in its registry (since the last clear)."""
+        return window_id in self._registered
+
     def write_windows(self, instant: int) -> WriteWindows:
         """The targets a submission at ``instant`` writes (with TTLs), the window id of
         each, the windows to register, and the primary window id; cached (see

@@ -21,6 +21,7 @@ from ..core.models import Around, Entry, Member, MemberRank, Page
 from ..core.ranks import RankStyle
 from ..core.scores import ScoreAt, TimeTiebreak
 from ..core.windows import Season, Window, WindowKind, WindowPlan
+from ._fast import FastSubmit, fast_eligible, memory_writer
 from ._plan import BoardPlan, TrimmedLookup, from_ms, run_sync, to_ms
 from ._plan_lex import LexFields
 from .config import DEFAULT_MAX_PAGE_SIZE, BoardConfig, TieBreak, window_plan
@@ -87,6 +88,10 @@ class Leaderboard:
             bytes_members=bytes_members,
             cross_slot=backend.cross_slot,
         )
+        # The one-call submit (see ._fast): built after the first general submission
+        # registers the window, dropped when clear() or a deadline changes the plan.
+        self._fast_eligible = fast_eligible(self._plan, backend)
+        self._fast: FastSubmit | None = None
 
     @property
     def name(self) -> str:
@@ -125,13 +130,22 @@ class Leaderboard:
         member may both rehydrate). O(windows * log n). Redis: one script
         (ZSCORE, ZADD, companions, PEXPIRE, ranks per window); atomic on every backend.
         """
+        fast = self._fast
+        if fast is not None and at is None and tie is None:
+            done = fast(member, score, operator)
+            if done is not None:
+                return done
         plan = self._plan
         single = plan.prepare_one(member, score, operator, at, tie)
         if single is None:  # a window to register, or a trimmed-member lookup
             prepared = plan.prepare(((member, score),), operator, at, tie)
-            return run_sync(self.backend, plan.submit_steps(prepared))[0]
-        request, windows = single
-        return plan.finish_single(member, windows, self.backend.submit(request))
+            result = run_sync(self.backend, plan.submit_steps(prepared))[0]
+        else:
+            request, windows = single
+            result = plan.finish_single(member, windows, self.backend.submit(request))
+        if fast is None and self._fast_eligible:
+            self._fast = memory_writer(plan, self.backend)
+        return result
 
     def submit_many(
         self,
@@ -175,16 +189,19 @@ class Leaderboard:
     def clear(self) -> int:
         """Delete every key of the board (all windows, member data, metadata, friends);
         returns how many existed. Redis: SMEMBERS x2 then DEL. Not atomic as a whole."""
+        self._fast = None  # the window must be registered again
         return run_sync(self.backend, self._plan.clear())
 
     def expire_at(self, when: Instant) -> None:
         """Expire every key of the board at ``when`` (PEXPIREAT); later writes through
         this object inherit the deadline. Several backend calls."""
+        self._fast = None  # later writes stamp the deadline: the general path
         run_sync(self.backend, self._plan.expire_at(to_ms(when)))
 
     def expire_after_end(self, season: str | Season, delay: timedelta) -> None:
         """Expire the board ``delay`` after one of its seasons ends."""
         deadline = self._plan.season_end_ms(season) + delay // timedelta(milliseconds=1)
+        self._fast = None
         run_sync(self.backend, self._plan.expire_at(deadline))
 
     # -- reads --------------------------------------------------------------------------

@@ -1,0 +1,435 @@
+/* board_fast.c - BoardWriter: the memory backend's one-call submit for the
+ * common leaderboard (one all-time window, plain scores, no keep, no TTL).
+ *
+ * A writer is built once per board (ranked.backends.memory.MemoryBackend.
+ * board_writer) and called as writer(member, score, operator). It either does
+ * the whole submission and returns the Submission, built here exactly as
+ * ranked.leaderboard._plan_write.WritePlan.finish_single builds it, or
+ * returns None, having changed nothing, when anything is unusual (another
+ * member or score type, an unknown operator, a non-finite result, the key
+ * missing, emptied, expiring or of another type, the backend's lock held):
+ * the caller then runs the general path, which raises the usual errors or
+ * does the usual work.
+ *
+ * Atomicity: the backend's lock serialises Python code that touches the
+ * keyspace. The writer checks that nobody holds it, then looks up, updates
+ * and ranks without running any Python code and without releasing the GIL,
+ * so no other thread can take the lock or touch the keyspace in between:
+ * the same guarantee as holding the lock, without its two calls. Every few
+ * writes it first runs the backend's housekeeping (active expiry), which
+ * takes the lock itself. Results are allocated only after the write.
+ */
+#include "_zset_object.h"
+#include "zsl_board.h"
+
+#include <math.h>
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *kvars;        /* the keyspace's instance __dict__ */
+    PyObject *key;          /* bytes: the window's sorted-set key */
+    PyObject *window;       /* str: the window id */
+    PyObject *locked;       /* the backend lock's bound `locked` */
+    PyObject *housekeeping; /* callable, run every `every` writes */
+    PyTypeObject *result_type;     /* WindowResult: a 6-field tuple subclass */
+    PyTypeObject *submission_type; /* Submission: a 3-field tuple subclass */
+    PyObject *last;                /* the Submission returned last, or NULL (bw_reuse) */
+    Py_ssize_t every;
+    Py_ssize_t writes;
+    int reverse;
+    int style;
+    int op;
+} BoardWriterObject;
+
+static PyObject *name_values;    /* interned "_values" */
+static PyObject *name_deadlines; /* interned "_deadlines" */
+static PyObject *op_names[4];    /* interned "best", "set", "incr", "decr" (ZBOARD_* order) */
+static const char *const op_text[4] = {"best", "set", "incr", "decr"};
+static const char *const style_text[3] = {"unique", "competition", "dense"};
+
+/* Index of str `o` in names[0..n-1] (interned pointers first), or -1; never
+ * sets an exception (a str subclass with odd equality is just "unknown"). */
+static int bw_index(PyObject *o, PyObject *const *names, int n) {
+    for (int i = 0; i < n; i++)
+        if (o == names[i])
+            return i;
+    if (!PyUnicode_CheckExact(o))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (PyUnicode_Compare(o, names[i]) == 0)
+            return i;
+    PyErr_Clear();
+    return -1;
+}
+
+/* A tuple subclass whose instances are plain tuples of `n` items (a
+ * NamedTuple: no __dict__, no extra slots)? 0, or -1 with TypeError. */
+static int bw_check_tuple_type(PyObject *t, const char *what) {
+    if (!PyType_Check(t) || !PyType_IsSubtype((PyTypeObject *)t, &PyTuple_Type) ||
+        ((PyTypeObject *)t)->tp_basicsize != PyTuple_Type.tp_basicsize ||
+        ((PyTypeObject *)t)->tp_dictoffset != 0) {
+        PyErr_Format(PyExc_TypeError, "%s must be a NamedTuple class", what);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames);
+
+static PyObject *BoardWriter_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"keyspace_vars", "key", "window", "reverse", "style",
+                             "operator", "lock", "housekeeping", "every", "result_type",
+                             "submission_type", NULL};
+    PyObject *kvars, *key, *window, *lock, *housekeeping, *rtype, *stype;
+    const char *style, *op;
+    int reverse;
+    Py_ssize_t every;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!UpssOOnOO:BoardWriter", kwlist,
+                                     &PyDict_Type, &kvars, &PyBytes_Type, &key, &window,
+                                     &reverse, &style, &op, &lock, &housekeeping, &every, &rtype,
+                                     &stype))
+        return NULL;
+    int s = -1, o = -1;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(style, style_text[i]) == 0)
+            s = i;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(op, op_text[i]) == 0)
+            o = i;
+    if (s < 0 || o < 0) {
+        PyErr_Format(PyExc_ValueError, "unknown %s %s", s < 0 ? "rank style" : "operator",
+                     s < 0 ? style : op);
+        return NULL;
+    }
+    if (every < 1) {
+        PyErr_SetString(PyExc_ValueError, "every must be positive");
+        return NULL;
+    }
+    if (!PyCallable_Check(housekeeping)) {
+        PyErr_SetString(PyExc_TypeError, "housekeeping must be callable");
+        return NULL;
+    }
+    if (bw_check_tuple_type(rtype, "result_type") < 0 ||
+        bw_check_tuple_type(stype, "submission_type") < 0)
+        return NULL;
+    PyObject *locked = PyObject_GetAttrString(lock, "locked");
+    if (!locked)
+        return NULL;
+    BoardWriterObject *w = (BoardWriterObject *)type->tp_alloc(type, 0);
+    if (!w) {
+        Py_DECREF(locked);
+        return NULL;
+    }
+    w->vectorcall = BoardWriter_call;
+    w->kvars = Py_NewRef(kvars);
+    w->key = Py_NewRef(key);
+    w->window = Py_NewRef(window);
+    w->locked = locked;
+    w->housekeeping = Py_NewRef(housekeeping);
+    w->result_type = (PyTypeObject *)Py_NewRef(rtype);
+    w->submission_type = (PyTypeObject *)Py_NewRef(stype);
+    w->last = NULL;
+    w->every = every;
+    w->writes = 0;
+    w->reverse = reverse;
+    w->style = s;
+    w->op = o;
+    return (PyObject *)w;
+}
+
+static int BoardWriter_traverse(BoardWriterObject *w, visitproc visit, void *arg) {
+    Py_VISIT(w->kvars);
+    Py_VISIT(w->locked);
+    Py_VISIT(w->housekeeping);
+    Py_VISIT(w->result_type);
+    Py_VISIT(w->submission_type);
+    Py_VISIT(w->last);
+    return 0;
+}
+
+static int BoardWriter_clear(BoardWriterObject *w) {
+    Py_CLEAR(w->kvars);
+    Py_CLEAR(w->key);
+    Py_CLEAR(w->window);
+    Py_CLEAR(w->locked);
+    Py_CLEAR(w->housekeeping);
+    Py_CLEAR(w->result_type);
+    Py_CLEAR(w->submission_type);
+    Py_CLEAR(w->last);
+    return 0;
+}
+
+static void BoardWriter_dealloc(BoardWriterObject *w) {
+    PyObject_GC_UnTrack(w);
+    BoardWriter_clear(w);
+    Py_TYPE(w)->tp_free((PyObject *)w);
+}
+
+/* The sorted set at the writer's key when the fast path may write it (live,
+ * non-empty, no deadline: Keyspace.zset_fast's test), else NULL. Borrowed;
+ * never sets an exception (a failed lookup just means "not here"). */
+static SortedSetObject *bw_target(BoardWriterObject *w) {
+    PyObject *values = PyDict_GetItemWithError(w->kvars, name_values);
+    PyObject *deadlines = values ? PyDict_GetItemWithError(w->kvars, name_deadlines) : NULL;
+    if (!values || !deadlines || !PyDict_CheckExact(values) || !PyDict_CheckExact(deadlines))
+        goto none;
+    PyObject *v = PyDict_GetItemWithError(values, w->key);
+    if (!v || Py_TYPE(v) != &SortedSetType || ((SortedSetObject *)v)->z.length == 0)
+        goto none;
+    if (PyDict_GET_SIZE(deadlines) && PyDict_Contains(deadlines, w->key) != 0)
+        goto none;
+    return (SortedSetObject *)v;
+none:
+    PyErr_Clear();
+    return NULL;
+}
+
+/* tuple subclass `type` holding the n new references items[] (stolen, also
+ * on failure). New reference or NULL. */
+static PyObject *bw_tuple(PyTypeObject *type, PyObject **items, Py_ssize_t n) {
+    PyObject *t = NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!items[i])
+            goto fail;
+    t = type->tp_alloc(type, n);
+    if (!t)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(t, i, items[i]);
+    return t;
+fail:
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_XDECREF(items[i]);
+    return NULL;
+}
+
+/* The six WindowResult fields of a write, as new references (NULLs when an
+ * allocation failed). An unchanged write shares its score and rank objects
+ * between the "before" and "after" fields. */
+static void bw_fields(BoardWriterObject *w, const zboard_result *r, PyObject **f) {
+    f[0] = Py_NewRef(w->window);
+    f[1] = PyFloat_FromDouble(r->score);
+    f[3] = PyLong_FromSize_t(r->rank);
+    if (!r->existed) {
+        f[2] = Py_NewRef(Py_None);
+        f[4] = Py_NewRef(Py_None);
+    } else if (!r->changed && r->previous == r->score) {
+        f[2] = Py_XNewRef(f[1]); /* the same value, even for a stored -0.0 */
+        f[4] = Py_XNewRef(f[3]);
+        if (signbit(r->previous) != signbit(r->score)) {
+            Py_XDECREF(f[2]);
+            f[2] = PyFloat_FromDouble(r->previous);
+        }
+    } else {
+        f[2] = PyFloat_FromDouble(r->previous);
+        f[4] = PyLong_FromSize_t(r->previous_rank);
+    }
+    f[5] = PyBool_FromLong(r->changed);
+}
+
+/* Refill the Submission this writer returned last time when nobody else
+ * holds it, its WindowResult or its windows dict any more (the result is
+ * then referenced only by the Submission and the dict): the zip() idiom of
+ * reusing an unshared result. Takes the six fields (stolen, all non-NULL).
+ * New reference, or NULL (no exception) when the last result is shared. */
+static PyObject *bw_reuse(BoardWriterObject *w, PyObject *member, PyObject **f) {
+    PyObject *last = w->last;
+    if (!last || Py_REFCNT(last) != 1)
+        return NULL;
+    PyObject *result = PyTuple_GET_ITEM(last, 1);
+    PyObject *windows = PyTuple_GET_ITEM(last, 2);
+    if (Py_REFCNT(result) != 2 || Py_REFCNT(windows) != 1)
+        return NULL;
+    PyObject *old[7];
+    for (Py_ssize_t i = 0; i < 6; i++) {
+        old[i] = PyTuple_GET_ITEM(result, i);
+        PyTuple_SET_ITEM(result, i, f[i]);
+    }
+    old[6] = PyTuple_GET_ITEM(last, 0);
+    PyTuple_SET_ITEM(last, 0, Py_NewRef(member));
+    for (int i = 0; i < 7; i++) /* only str, bytes, float, int, bool and None */
+        Py_DECREF(old[i]);
+    if (!PyObject_GC_IsTracked(result))
+        PyObject_GC_Track(result);
+    if (!PyObject_GC_IsTracked(last))
+        PyObject_GC_Track(last);
+    return Py_NewRef(last);
+}
+
+/* The Submission of one write: (member, WindowResult, {window: WindowResult}),
+ * as WritePlan.finish_single builds it. New reference or NULL. */
+static PyObject *bw_submission(BoardWriterObject *w, PyObject *member, const zboard_result *r) {
+    PyObject *fields[6];
+    bw_fields(w, r, fields);
+    for (int i = 0; i < 6; i++) {
+        if (!fields[i]) {
+            for (int j = 0; j < 6; j++)
+                Py_XDECREF(fields[j]);
+            return NULL;
+        }
+    }
+    PyObject *again = bw_reuse(w, member, fields);
+    if (again)
+        return again;
+    PyObject *result = bw_tuple(w->result_type, fields, 6);
+    if (!result)
+        return NULL;
+    PyObject *windows = PyDict_New();
+    if (!windows || PyDict_SetItem(windows, w->window, result) < 0) {
+        Py_XDECREF(windows);
+        Py_DECREF(result);
+        return NULL;
+    }
+    PyObject *items[3] = {Py_NewRef(member), result, windows};
+    PyObject *submission = bw_tuple(w->submission_type, items, 3);
+    if (submission)
+        Py_XSETREF(w->last, Py_NewRef(submission));
+    return submission;
+}
+
+/* writer(member, score, operator) -> Submission | None; see the file comment. */
+static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames) {
+    BoardWriterObject *w = (BoardWriterObject *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames || nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "BoardWriter takes (member, score, operator)");
+        return NULL;
+    }
+    PyObject *member = args[0], *score = args[1], *opobj = args[2];
+    int op = opobj == Py_None ? w->op : bw_index(opobj, op_names, 4);
+    if (op < 0)
+        Py_RETURN_NONE;
+    double value;
+    if (PyFloat_CheckExact(score)) {
+        value = PyFloat_AS_DOUBLE(score);
+    } else if (PyLong_CheckExact(score)) { /* float(int), as the general path does */
+        value = PyLong_AsDouble(score);
+        if (value == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+    } else {
+        Py_RETURN_NONE;
+    }
+    if (!isfinite(value))
+        Py_RETURN_NONE;
+    const char *m;
+    Py_ssize_t len;
+    if (PyUnicode_CheckExact(member) && PyUnicode_IS_COMPACT_ASCII(member)) {
+        m = (const char *)PyUnicode_DATA(member);
+        len = PyUnicode_GET_LENGTH(member);
+    } else if (PyUnicode_CheckExact(member)) { /* strict UTF-8, as str.encode() */
+        m = PyUnicode_AsUTF8AndSize(member, &len);
+        if (!m) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+    } else if (PyBytes_CheckExact(member)) {
+        m = PyBytes_AS_STRING(member);
+        len = PyBytes_GET_SIZE(member);
+    } else {
+        Py_RETURN_NONE;
+    }
+    if ((size_t)len > ZSL_MAX_MEMBER_LEN)
+        Py_RETURN_NONE;
+    uint32_t h = zdict_hash(m, (size_t)len);
+    if (++w->writes >= w->every) { /* before the write: it runs Python code */
+        w->writes = 0;
+        PyObject *done = PyObject_CallNoArgs(w->housekeeping);
+        if (!done)
+            return NULL;
+        Py_DECREF(done);
+    }
+    PyObject *held = PyObject_CallNoArgs(w->locked);
+    if (!held)
+        return NULL;
+    int free_now = held == Py_False;
+    Py_DECREF(held);
+    if (!free_now)
+        Py_RETURN_NONE; /* someone is inside the lock: the general path waits for it */
+    /* From here to the end of zboard_submit no Python code runs. */
+    SortedSetObject *s = bw_target(w);
+    if (!s)
+        Py_RETURN_NONE;
+    zboard_result r;
+    int rc = zboard_submit(&s->z, m, (size_t)len, h, value, op, w->style, w->reverse, &r);
+    if (rc == ZBOARD_NOMEM)
+        return PyErr_NoMemory();
+    if (rc != ZBOARD_OK)
+        Py_RETURN_NONE; /* not finite: the general path raises InvalidScoreError */
+    return bw_submission(w, member, &r);
+}
+
+static PyObject *BoardWriter_get_key(BoardWriterObject *w, void *closure) {
+    return Py_NewRef(w->key);
+}
+
+static PyGetSetDef BoardWriter_getset[] = {
+    {"key", (getter)BoardWriter_get_key, NULL, "The sorted-set key written.", NULL},
+    {NULL},
+};
+
+static PyTypeObject BoardWriterType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.engine._zset.BoardWriter",
+    .tp_basicsize = sizeof(BoardWriterObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "One-call submit of a plain all-time board on a memory backend "
+              "(see ranked.backends.memory).",
+    .tp_new = BoardWriter_new,
+    .tp_dealloc = (destructor)BoardWriter_dealloc,
+    .tp_traverse = (traverseproc)BoardWriter_traverse,
+    .tp_clear = (inquiry)BoardWriter_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(BoardWriterObject, vectorcall),
+    .tp_getset = BoardWriter_getset,
+};
+
+/* board_rank(zset, member, style, reverse) -> int | None: zboard_rank of a
+ * member, for tests that pin the fused write's ranks to SortedSet.rank. */
+static PyObject *board_rank(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyObject_TypeCheck(args[0], &SortedSetType) ||
+        !PyBytes_Check(args[1]) || !PyUnicode_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "board_rank(zset: SortedSet, member: bytes, style: str, reverse: bool)");
+        return NULL;
+    }
+    int style = -1;
+    for (int i = 0; i < 3 && style < 0; i++)
+        if (PyUnicode_CompareWithASCIIString(args[2], style_text[i]) == 0)
+            style = i;
+    if (style < 0) {
+        PyErr_Format(PyExc_ValueError, "unknown rank style %R", args[2]);
+        return NULL;
+    }
+    int reverse = PyObject_IsTrue(args[3]);
+    if (reverse < 0)
+        return NULL;
+    zset *z = &((SortedSetObject *)args[0])->z;
+    zsl_node *x = zset_find(z, PyBytes_AS_STRING(args[1]), (size_t)PyBytes_GET_SIZE(args[1]));
+    if (!x)
+        Py_RETURN_NONE;
+    return PyLong_FromSize_t(zboard_rank(z, x, style, reverse));
+}
+
+static PyMethodDef board_functions[] = {
+    {"board_rank", (PyCFunction)(void (*)(void))board_rank, METH_FASTCALL,
+     "board_rank(zset, member, style, reverse): the fused write's rank of a member, or None."},
+    {NULL, NULL, 0, NULL},
+};
+
+int board_fast_add_to_module(PyObject *m) {
+    if (!(name_values = PyUnicode_InternFromString("_values")) ||
+        !(name_deadlines = PyUnicode_InternFromString("_deadlines")))
+        return -1;
+    for (int i = 0; i < 4; i++)
+        if (!(op_names[i] = PyUnicode_InternFromString(op_text[i])))
+            return -1;
+    if (PyType_Ready(&BoardWriterType) < 0)
+        return -1;
+    if (PyModule_AddObjectRef(m, "BoardWriter", (PyObject *)&BoardWriterType) < 0)
+        return -1;
+    return PyModule_AddFunctions(m, board_functions);
+}

@@ -1,0 +1,185 @@
+"""The one-call submit on memory:// (``ranked.leaderboard._fast``) against the general path.
+
+Two boards on two backends get the same random submissions; one is forced onto the
+general path. Every Submission, every error and every stored set must be identical.
+On the pure-Python engine neither board has a writer and the comparison still holds.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from ranked.backends.memory import MemoryBackend
+from ranked.engine.zset import IMPLEMENTATION
+from ranked.leaderboard import Leaderboard
+
+C_ENGINE = IMPLEMENTATION == "c"
+MEMBERS: list[Any] = ["ann", "bob", "cy", "dee", "ed", "fay", "gus", "hal", "ivy", "jo"]
+MEMBERS += ["zoë", "名前", b"raw", b"ann", "\udcff"]  # non-ASCII, bytes (b"ann" == "ann")
+OPERATORS: list[Any] = [None, None, "best", "set", "incr", "decr", "max"]
+
+
+def _score(rng: random.Random) -> Any:
+    pick = rng.randrange(20)
+    if pick == 0:
+        return rng.choice([math.nan, math.inf, -math.inf, "7", True, None, 10**400])
+    if pick == 1:
+        return rng.choice([-0.0, 0.0, 0, 1e308, -1e308])
+    if pick < 8:
+        return rng.randrange(-5, 6)  # ints, many ties
+    return rng.randrange(-40, 41) / 4
+
+
+def _pair(**options: Any) -> tuple[Leaderboard, Leaderboard]:
+    fast = Leaderboard(MemoryBackend(), "b", **options)
+    slow = Leaderboard(MemoryBackend(), "b", **options)
+    slow._fast_eligible = False  # the general path only
+    return fast, slow
+
+
+def _outcome(board: Leaderboard, member: Any, score: Any, operator: Any) -> Any:
+    try:
+        return board.submit(member, score, operator=operator)
+    except Exception as error:
+        return (type(error), str(error))
+
+
+def _stored(board: Leaderboard) -> list[tuple[bytes, float, bool]]:
+    zset = board.backend.keyspace.zset(board.config.keys.window("all"))  # type: ignore[attr-defined]
+    if zset is None:
+        return []
+    pairs = zset.range_by_index(0, -1)
+    return [(member, score, math.copysign(1, score) < 0) for member, score in pairs]
+
+
+@pytest.mark.parametrize("higher_is_better", [True, False])
+@pytest.mark.parametrize("rank_style", ["unique", "competition", "dense"])
+@pytest.mark.parametrize("operator", ["best", "set", "incr", "decr"])
+def test_fast_and_general_paths_agree(
+    higher_is_better: bool, rank_style: str, operator: Any
+) -> None:
+    fast, slow = _pair(higher_is_better=higher_is_better, rank_style=rank_style, operator=operator)
+    rng = random.Random(f"{higher_is_better}{rank_style}{operator}")
+    for step in range(600):
+        member, score = rng.choice(MEMBERS), _score(rng)
+        op = rng.choice(OPERATORS)
+        got, want = _outcome(fast, member, score, op), _outcome(slow, member, score, op)
+        assert got == want, (step, member, score, op)
+        if not isinstance(got, tuple) or not isinstance(got[0], type):
+            assert type(got) is type(want) and type(got.primary) is type(want.primary)
+            assert type(got.windows) is dict and got.windows == {"all": got.primary}
+            assert [type(x) for x in got.primary] == [type(x) for x in want.primary]
+        assert _stored(fast) == _stored(slow), step
+    assert (fast._fast is not None) == C_ENGINE
+    if fast._fast is not None:  # the writer itself serves a plain call
+        assert fast._fast("ann", 1.0, "set") == slow.submit("ann", 1.0, operator="set")
+    assert slow._fast is None
+
+
+def test_negative_zero_is_never_stored() -> None:
+    fast, slow = _pair(operator="set")
+    for board in (fast, slow):
+        board.submit("seed", 1)
+        board.submit("a", -0.0)
+        board.submit("b", 0.0, operator="decr")
+        board.submit("c", 1.0)
+        board.submit("c", 1.0, operator="decr")
+    assert _stored(fast) == _stored(slow)
+    assert not any(negative for _, _, negative in _stored(fast))
+
+
+def test_an_unchanged_score_keeps_its_rank() -> None:
+    fast, _ = _pair()
+    for member, score in [("a", 5), ("b", 9), ("c", 5)]:
+        fast.submit(member, score)
+    same = fast.submit("a", 3)
+    assert (same.changed, same.rank, same.previous_rank) == (False, 2, 2)
+    assert (same.score, same.previous_score) == (5.0, 5.0)
+
+
+def test_clear_and_deadlines_leave_the_fast_path() -> None:
+    fast, slow = _pair()
+    for board in (fast, slow):
+        board.submit("a", 1)
+        board.submit("b", 2)
+        board.clear()
+        board.submit("c", 3)  # registers the window again
+        assert board.backend.set_members(board._plan.registry_key) == {b"all"}
+        board.expire_at(time.time() + 3600)
+        board.submit("d", 4)
+    assert fast._fast is None  # a deadline: the general path stamps it
+    key = fast.config.keys.window("all")
+    assert fast.backend.keyspace.deadline(key) is not None  # type: ignore[attr-defined]
+    assert _stored(fast) == _stored(slow)
+
+
+def test_a_held_lock_makes_the_writer_wait() -> None:
+    board = Leaderboard(MemoryBackend(), "b", operator="incr")
+    board.submit("a", 1)
+    backend = board.backend
+    assert isinstance(backend, MemoryBackend)
+    done: list[float] = []
+    with backend.lock:
+        worker = threading.Thread(target=lambda: done.append(board.submit("a", 1).score))
+        worker.start()
+        worker.join(0.2)
+        assert not done  # blocked on the lock, nothing written
+        stored = backend.keyspace.zset(board.config.keys.window("all"))
+        assert stored is not None and stored.score(b"a") == 1.0
+    worker.join()
+    assert done == [2.0]
+
+
+def test_threads_lose_no_update() -> None:
+    board = Leaderboard(MemoryBackend(), "b", operator="incr")
+    board.submit("a", 0)
+
+    def work() -> None:
+        for _ in range(2000):
+            board.submit("a", 1)
+            board.submit_many([("b", 1)])  # the general path, under the lock
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert board.score("a") == 8000.0 and board.score("b") == 8000.0
+
+
+def test_the_writer_runs_the_backends_housekeeping() -> None:
+    now = [1000.0]
+    backend = MemoryBackend(clock=lambda: now[0])
+    board = Leaderboard(backend, "b")
+    board.submit("a", 1)
+    keyspace = backend.keyspace
+    keyspace.execute("SET", "temp", "x", "PX", 10)
+    now[0] += 1
+    for score in range(100):
+        board.submit("a", score)
+    assert b"temp" not in vars(keyspace)["_values"]  # deleted by active expiry, not lazily
+
+
+@pytest.mark.skipif(not C_ENGINE, reason="the C writer's rank core only exists in the C engine")
+def test_board_rank_matches_sorted_set_rank() -> None:
+    from ranked.engine._zset import SortedSet as CSortedSet
+    from ranked.engine._zset import board_rank
+
+    rng = random.Random(7)
+    for _ in range(30):
+        zset = CSortedSet(raw=True)
+        for n in range(rng.randrange(1, 60)):
+            zset.add(f"m{n}".encode(), float(rng.randrange(-4, 5)))
+        for member, _score in zset.range_by_index(0, -1):
+            assert isinstance(member, bytes)
+            for style in ("unique", "competition", "dense"):
+                for reverse in (False, True):
+                    want = zset.rank(member, style=style, reverse=reverse)
+                    assert board_rank(zset, member, style, reverse) == want
+        assert board_rank(zset, b"absent", "dense", True) is None
