@@ -3,7 +3,7 @@
 #   make test       the engine suite (C and pure-Python twins)
 #   make check-c    randomized self-tests of the C core (and of the board's
 #                   fused write, zsl_board.c) against naive models
-#   make asan       engine suite against an AddressSanitizer + UBSan build,
+#   make asan       engine and fast-path suites against an AddressSanitizer + UBSan build,
 #                   fails on any report, then rebuilds normally
 #   make valgrind   memcheck over the C self-test (and the C-engine tests with
 #                   VALGRIND_PYTEST=1), fails on any error or leak
@@ -49,6 +49,8 @@ check-c: $(OUT)/check_skiplist $(OUT)/check_board
 # exit-time allocations are not freed, so leak detection stays off. Python's
 # allocator is switched to malloc so ASan also sees the binding's objects.
 ASAN_LOG := $(OUT)/asan.log
+# The engine suite plus the tests that drive the feature fast paths (their own .c files).
+C_SUITES := tests/engine tests/ratelimit/test_native_twin.py tests/leaderboard/test_fast_submit.py
 asan: | $(OUT)
 	RANKED_SANITIZE=1 $(PYTHON) setup.py -q build_ext --inplace --force
 	status=0; \
@@ -56,7 +58,7 @@ asan: | $(OUT)
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:halt_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	PYTHONMALLOC=malloc \
-	$(PYTHON) -m pytest tests/engine -q -p no:cacheprovider > $(ASAN_LOG) 2>&1 || status=$$?; \
+	$(PYTHON) -m pytest $(C_SUITES) -q -p no:cacheprovider > $(ASAN_LOG) 2>&1 || status=$$?; \
 	tail -n 5 $(ASAN_LOG); \
 	if grep -E "ERROR: AddressSanitizer|runtime error:" $(ASAN_LOG); then status=1; fi; \
 	$(PYTHON) setup.py -q build_ext --inplace --force; \
