@@ -417,9 +417,18 @@ ENGINE_COLUMNS = (
 
 
 def run_engine(board: Any, size: int, settings: Settings) -> EngineRow:
-    """Leaderboard.submit on ``memory://`` against SortedSet.add + SortedSet.rank on a copy
-    of the same data, with the same (member, score) sequence."""
-    zset = board.backend.keyspace.zset(board.config.keys.window("all")).copy()
+    """Leaderboard.submit on ``memory://`` against SortedSet.add + SortedSet.rank on the
+    same data, with the same (member, score) sequence. The engine's set is built as the
+    board's was (the same pairs, added in the same chunks), not copied: a copy lays its
+    nodes out in rank order, which at 1M makes every walk cheaper than on a set built by
+    inserts (about 1.9 against 2.4 us per add + rank here)."""
+    from ranked.engine.zset import SortedSet
+
+    zset = SortedSet(raw=True)
+    pairs = [(member.encode(), score) for member, score in make_pairs(size)]
+    for start in range(0, size, LOAD_CHUNK):
+        zset.add_many(pairs[start : start + LOAD_CHUNK])
+    assert len(zset) == board.count()
     inputs = make_inputs(size, settings.engine_ops)
     members, scores = inputs.members, inputs.scores
     encoded = [member.encode() for member in members]
