@@ -24,6 +24,7 @@ setup(
                 "src/ranked/engine/rl_fast.c",
                 "src/ranked/engine/zsl_board.c",
                 "src/ranked/engine/board_fast.c",
+                "src/ranked/engine/board_method.c",
             ],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,

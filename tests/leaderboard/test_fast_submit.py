@@ -183,3 +183,54 @@ def test_board_rank_matches_sorted_set_rank() -> None:
                     want = zset.rank(member, style=style, reverse=reverse)
                     assert board_rank(zset, member, style, reverse) == want
         assert board_rank(zset, b"absent", "dense", True) is None
+
+
+@pytest.mark.skipif(not C_ENGINE, reason="the shortcut is C: the pure engine has none")
+def test_the_submit_shortcut_stands_for_the_method() -> None:
+    import gc
+    import inspect
+    import weakref
+
+    board = Leaderboard(MemoryBackend(), "b")
+    shortcut: Any = board.submit
+    assert type(shortcut).__name__ == "BoardSubmit" and shortcut.writer is None
+    bound = Leaderboard.submit.__get__(board)
+    assert inspect.signature(shortcut) == inspect.signature(bound)
+    assert shortcut.__doc__ == Leaderboard.submit.__doc__
+    board.submit("a", 1)  # registers the window: the writer exists from now on
+    assert shortcut.writer is not None and board._fast is shortcut.writer
+    # Whatever the method would reject, it rejects the same way (through the fallback).
+    for args, kwargs in [
+        (("a", 1, "set"), {}),
+        (("a",), {}),
+        (("a", 1), {"colour": "red"}),
+    ]:
+        with pytest.raises(TypeError) as direct:
+            bound(*args, **kwargs)
+        with pytest.raises(TypeError) as short:
+            shortcut(*args, **kwargs)
+        assert str(short.value) == str(direct.value)
+    assert board.submit(member="a", score=3).score == 3.0  # keywords: the method
+    # at= and tie= go to the method; operator= and explicit Nones stay on the writer.
+    assert board.submit("b", 5, operator="set", at=None, tie=None).rank == 1
+    assert board.submit("c", 9, at=time.time()).rank == 1
+    board.clear()
+    assert shortcut.writer is None  # until a submission registers the window again
+    assert board.submit("d", 2).rank == 1 and shortcut.writer is not None
+    # The board -> shortcut -> bound method -> board cycle is collected.
+    gone = weakref.ref(board)
+    del board, shortcut, bound
+    gc.collect()
+    assert gone() is None
+
+
+def test_a_subclass_overriding_submit_keeps_its_own() -> None:
+    class Audited(Leaderboard):
+        def submit(self, *args: Any, **kwargs: Any) -> Any:
+            self.seen = getattr(self, "seen", 0) + 1
+            return super().submit(*args, **kwargs)
+
+    board = Audited(MemoryBackend(), "b")
+    board.submit("a", 1)
+    board.submit("a", 2)
+    assert board.seen == 2 and "submit" not in vars(board)

@@ -2224,6 +2224,7 @@ static struct PyModuleDef zset_module = {
 static const zset_extension zset_extensions[] = {
     rl_fast_add_to_module,
     board_fast_add_to_module,
+    board_method_add_to_module,
     NULL,
 };
 

@@ -441,6 +441,17 @@ class BoardWriter:
         self, member: str | bytes, score: float, operator: str | None, /
     ) -> tuple[Any, ...] | None: ...
 
+class BoardSubmit:
+    """A board's ``submit`` as one C call (``board_method.c``): runs ``writer`` for a
+    plain call, else (or when the writer answers None) ``fallback``, the bound
+    ``Leaderboard.submit``, with the arguments as given."""
+
+    def __init__(self, fallback: Callable[..., Any]) -> None: ...
+    writer: BoardWriter | None
+    @property
+    def __wrapped__(self) -> Callable[..., Any]: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
 def board_rank(zset: SortedSet, member: bytes, style: str, reverse: bool, /) -> int | None:
     """The fused write's rank of ``member`` in ``style`` (None if absent): the same
     as ``zset.rank(member, style=style, reverse=reverse)``."""

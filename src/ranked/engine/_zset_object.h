@@ -31,4 +31,7 @@ int rl_fast_add_to_module(PyObject *m);
  * and board_rank. */
 int board_fast_add_to_module(PyObject *m);
 
+/* board_method.c: BoardSubmit (a board's `submit` as one C call). */
+int board_method_add_to_module(PyObject *m);
+
 #endif

@@ -8,11 +8,20 @@ validates, writes, ranks and builds the :class:`Submission` that the general pat
 None, having changed nothing, whenever the general path must run (other argument types,
 bad scores, the key missing or expiring, the lock held), so errors and rare cases keep
 today's code. Any other board, backend or engine (``RANKED_PUREPYTHON=1``) has no writer.
+
+An eligible board also gets a :func:`method_shortcut`: a C ``BoardSubmit`` in the
+instance's ``__dict__`` under ``submit``, so ``board.submit(...)`` reaches the writer
+without a Python frame (about 80 ns of a 500 ns submit at 10k members). It takes the
+method's exact signature and hands every call it does not finish to the class's
+``submit`` bound to the board, unchanged; ``inspect.signature`` and ``help`` see that
+method through ``__wrapped__`` and ``__doc__``. A subclass that overrides ``submit``
+gets no shortcut.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..backends.base import Backend, Operator
 from ..backends.memory import MemoryBackend
@@ -21,7 +30,7 @@ from ..core.windows import WindowKind
 from ._plan_write import WritePlan
 from .results import Submission, WindowResult
 
-__all__ = ["FastSubmit", "fast_eligible", "memory_writer"]
+__all__ = ["FastSubmit", "fast_eligible", "memory_writer", "method_shortcut"]
 
 FastSubmit = Callable[[Member, float, Operator | None], Submission | None]
 """``(member, score, operator or None) -> Submission``, or None: run the general path."""
@@ -62,3 +71,15 @@ def memory_writer(plan: WritePlan, backend: Backend) -> FastSubmit | None:
         WindowResult,
         Submission,
     )
+
+
+def method_shortcut(fallback: Callable[..., Any]) -> Any | None:
+    """A C ``BoardSubmit`` standing for ``fallback`` (the bound ``Leaderboard.submit``)
+    with no writer yet, or None on the pure-Python engine."""
+    from ..engine.zset import IMPLEMENTATION
+
+    if IMPLEMENTATION != "c":
+        return None
+    from ..engine._zset import BoardSubmit
+
+    return BoardSubmit(fallback)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
-from types import TracebackType
+from types import MethodType, TracebackType
 from typing import Any, Self
 
 from ..backends.base import Backend, Operator
@@ -21,7 +21,7 @@ from ..core.models import Around, Entry, Member, MemberRank, Page
 from ..core.ranks import RankStyle
 from ..core.scores import ScoreAt, TimeTiebreak
 from ..core.windows import Season, Window, WindowKind, WindowPlan
-from ._fast import FastSubmit, fast_eligible, memory_writer
+from ._fast import FastSubmit, fast_eligible, memory_writer, method_shortcut
 from ._plan import BoardPlan, TrimmedLookup, from_ms, run_sync, to_ms
 from ._plan_lex import LexFields
 from .config import DEFAULT_MAX_PAGE_SIZE, BoardConfig, TieBreak, window_plan
@@ -92,6 +92,11 @@ class Leaderboard:
         # registers the window, dropped when clear() or a deadline changes the plan.
         self._fast_eligible = fast_eligible(self._plan, backend)
         self._fast: FastSubmit | None = None
+        self._shortcut: Any = None
+        if self._fast_eligible and type(self).submit is Leaderboard.submit:
+            self._shortcut = method_shortcut(MethodType(Leaderboard.submit, self))
+            if self._shortcut is not None:
+                self.__dict__["submit"] = self._shortcut  # see ._fast
 
     @property
     def name(self) -> str:
@@ -144,8 +149,14 @@ class Leaderboard:
             request, windows = single
             result = plan.finish_single(member, windows, self.backend.submit(request))
         if fast is None and self._fast_eligible:
-            self._fast = memory_writer(plan, self.backend)
+            self._use_writer(memory_writer(plan, self.backend))
         return result
+
+    def _use_writer(self, writer: FastSubmit | None) -> None:
+        """Submit through ``writer`` from now on (None: the general path only)."""
+        self._fast = writer
+        if self._shortcut is not None:
+            self._shortcut.writer = writer
 
     def submit_many(
         self,
@@ -189,19 +200,19 @@ class Leaderboard:
     def clear(self) -> int:
         """Delete every key of the board (all windows, member data, metadata, friends);
         returns how many existed. Redis: SMEMBERS x2 then DEL. Not atomic as a whole."""
-        self._fast = None  # the window must be registered again
+        self._use_writer(None)  # the window must be registered again
         return run_sync(self.backend, self._plan.clear())
 
     def expire_at(self, when: Instant) -> None:
         """Expire every key of the board at ``when`` (PEXPIREAT); later writes through
         this object inherit the deadline. Several backend calls."""
-        self._fast = None  # later writes stamp the deadline: the general path
+        self._use_writer(None)  # later writes stamp the deadline: the general path
         run_sync(self.backend, self._plan.expire_at(to_ms(when)))
 
     def expire_after_end(self, season: str | Season, delay: timedelta) -> None:
         """Expire the board ``delay`` after one of its seasons ends."""
         deadline = self._plan.season_end_ms(season) + delay // timedelta(milliseconds=1)
-        self._fast = None
+        self._use_writer(None)
         run_sync(self.backend, self._plan.expire_at(deadline))
 
     # -- reads --------------------------------------------------------------------------
