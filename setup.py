@@ -22,6 +22,7 @@ setup(
                 "src/ranked/engine/zsl_dict.c",
                 "src/ranked/engine/zsl_rand.c",
                 "src/ranked/engine/rl_fast.c",
+                "src/ranked/engine/rl_cores.c",
                 "src/ranked/engine/zsl_board.c",
                 "src/ranked/engine/board_fast.c",
                 "src/ranked/engine/board_method.c",

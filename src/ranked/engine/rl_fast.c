@@ -20,123 +20,15 @@
  * guards the keyspace as it does on the Python path; none runs between two
  * writes of one decision except the keyspace's own keep_deadline / delete.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
+#include "rl_fast.h"
 
-#include <math.h>
-#include <stdint.h>
-#include <time.h>
-
-#include "_zset_object.h"
-
-#define ALG_FIXED 0
-#define ALG_LOG 1
-#define ALG_COUNTER 2
-#define ALG_BUCKET 3
-#define ALG_GCRA 4
-
-#define CLOCK_SYSTEM 0  /* time_ns(), as the Python path reads it */
-#define CLOCK_BACKEND 1 /* the keyspace's clock: floor(now*1e6), floor(now*1e3) */
-#define CLOCK_LIMITER 2 /* the limiter's clock: round(now*1e6), keyspace.now_ms() */
-
-#define EXPIRY_EVERY_MASK 7 /* limiter.py: _EXPIRY_EVERY_MASK */
-#define EXPIRY_DELETES 16   /* limiter.py: _EXPIRY_DELETES */
-#define MAX_SLOTS 3
-#define MAX_STEPS 64 /* the counter's retry search; more goes to the Python core */
-
-/* Integers the fast path takes: sums of a few stay exact in int64 and far
- * from overflow, and every one converts to a double exactly. */
-#define BOUND (INT64_C(1) << 52)
-#define EXACT (INT64_C(1) << 53)
-
-/* The value a core returns to say "let the Python core decide; nothing was
- * written". Never a real object. */
-static PyObject slow_marker;
-#define SLOW (&slow_marker)
+PyObject rl_slow_marker;
 
 static PyObject *heappush;    /* _heapq.heappush */
 static PyObject *math_floor;  /* math.floor */
 static PyObject *round_func;  /* builtins.round */
 static PyObject *float_1e6, *float_1e3, *int_1e6, *int_deletes;
 static PyObject *s_values, *s_deadlines, *s_late, *s_listpack, *s_heap;
-
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    int algorithm;
-    int clock_mode;
-    int64_t limit, window, window_ms, capacity;
-    double rate, interval, tolerance;
-    uint64_t decisions;
-    Py_ssize_t slots[MAX_SLOTS];
-    PyObject *policy, *limit_obj, *decision_type, *keyspace, *ks_dict;
-    PyObject *acquire, *release, *identities, *plan_keys, *plan_args;
-    PyObject *clock, *now_ms, *expire, *get_at, *keep_deadline, *delete;
-    PyObject *core, *cell_type, *cell_template, *wrongtype, *deque_type;
-    PyObject *popleft, *append;
-} RateDeciderObject;
-
-/* One decision's inputs, once validated. */
-typedef struct {
-    PyObject *key;      /* borrowed: keys[0], exact bytes */
-    int64_t now, now_ms; /* us and ms, both within +-BOUND */
-    int64_t cost;       /* 0 <= cost <= capacity */
-    int consume;
-} hit;
-
-/* ==== small helpers ======================================================== */
-
-/* Floor division of a by b > 0 (Python's //). */
-static int64_t floordiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
-    return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-
-/* 1 when `v` is an exact int within +-BOUND, stored in *out; 0 otherwise
- * (no exception left set). */
-static int small_int(PyObject *v, int64_t *out) {
-    if (!v || !PyLong_CheckExact(v))
-        return 0;
-    int overflow;
-    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (overflow || x <= -BOUND || x >= BOUND)
-        return 0;
-    *out = x;
-    return 1;
-}
-
-/* 1 when `v` is an exact float, or an exact int within +-BOUND: its value in
- * *out and whether it was an int in *is_int; 0 otherwise. */
-static int small_number(PyObject *v, double *out, int *is_int) {
-    if (v && PyFloat_CheckExact(v)) {
-        *out = PyFloat_AS_DOUBLE(v);
-        *is_int = 0;
-        return 1;
-    }
-    int64_t i;
-    if (!small_int(v, &i))
-        return 0;
-    *out = (double)i;
-    *is_int = 1;
-    return 1;
-}
-
-/* The object in the __slots__ member of `cell` at byte offset `off`
- * (borrowed; NULL when unset). */
-static PyObject *slot_get(PyObject *cell, Py_ssize_t off) {
-    return *(PyObject **)((char *)cell + off);
-}
-
-/* Stores `value` (a new reference, stolen; NULL means an error was set) in
- * the member at `off`; 0, or -1 with the exception set. */
-static int slot_set(PyObject *cell, Py_ssize_t off, PyObject *value) {
-    if (!value)
-        return -1;
-    PyObject **field = (PyObject **)((char *)cell + off);
-    Py_XSETREF(*field, value);
-    return 0;
-}
 
 /* A keyspace table by name: borrowed, or NULL when it is not an exact dict
  * (or set, for `set`) any more (no exception set). */
@@ -151,7 +43,7 @@ static PyObject *table(RateDeciderObject *self, PyObject *name, int set) {
 
 /* A Decision (tuple subclass) of six items; the two PyObject arguments are
  * new references, stolen (NULL: an error is already set). */
-static PyObject *decision(RateDeciderObject *self, int allowed, PyObject *remaining,
+PyObject *rl_decision(RateDeciderObject *self, int allowed, PyObject *remaining,
                           double reset, PyObject *retry) {
     PyObject *reset_obj = remaining && retry ? PyFloat_FromDouble(reset) : NULL;
     if (!reset_obj) {
@@ -180,11 +72,6 @@ static PyObject *decision(RateDeciderObject *self, int allowed, PyObject *remain
     return d;
 }
 
-static PyObject *none_ref(void) {
-    Py_INCREF(Py_None);
-    return Py_None;
-}
-
 /* ==== the keyspace, as Keyspace.get_at / store / keep_deadline ============= */
 
 /* The live cell at h->key (a new reference in *cell, or NULL when absent).
@@ -192,7 +79,7 @@ static PyObject *none_ref(void) {
  * A live cell of the algorithm's type is read straight from the tables;
  * anything else goes through Keyspace.get_at (expired keys are deleted
  * there, exactly as the Python core would). */
-static int get_cell(RateDeciderObject *self, const hit *h, PyObject **cell) {
+int rl_get_cell(RateDeciderObject *self, const hit *h, PyObject **cell) {
     *cell = NULL;
     PyObject *values = table(self, s_values, 0), *deadlines = table(self, s_deadlines, 0);
     if (!values || !deadlines)
@@ -238,7 +125,7 @@ static int get_cell(RateDeciderObject *self, const hit *h, PyObject **cell) {
 /* A fresh cell of the algorithm's type stored at h->key (Keyspace.store: no
  * deadline, not listpack); a new reference, or NULL with an exception set.
  * Made as Cell.__init__ makes it (its one hash field) without running it. */
-static PyObject *store_cell(RateDeciderObject *self, const hit *h) {
+PyObject *rl_store_cell(RateDeciderObject *self, const hit *h) {
     PyObject *values = table(self, s_values, 0), *deadlines = table(self, s_deadlines, 0);
     PyObject *listpack = table(self, s_listpack, 1);
     if (!values || !deadlines || !listpack) {
@@ -268,7 +155,7 @@ static PyObject *store_cell(RateDeciderObject *self, const hit *h) {
 /* Keyspace.keep_deadline(h->key, when): a later deadline replaces the
  * recorded one and marks the key late; a first one is pushed on the expiry
  * heap; anything else goes to the Python method. 0, or -1 with an exception. */
-static int keep_deadline(RateDeciderObject *self, const hit *h, int64_t when) {
+int rl_keep_deadline(RateDeciderObject *self, const hit *h, int64_t when) {
     PyObject *deadlines = table(self, s_deadlines, 0);
     PyObject *late = table(self, s_late, 1), *heap;
     if (!deadlines || !late) {
@@ -314,403 +201,6 @@ python:;
     Py_XDECREF(r);
     return r ? 0 : -1;
 }
-
-/* ceil(us / 1000) as the scripts compute it, for |us| < 2**53. */
-static int64_t ms_of(int64_t us) { return (int64_t)ceil((double)us / 1000); }
-
-/* ==== the five cores (twins of _memory.py) ================================= */
-
-static PyObject *fixed_window(RateDeciderObject *self, const hit *h) {
-    PyObject *cell;
-    int rc = get_cell(self, h, &cell);
-    if (rc)
-        return rc < 0 ? NULL : SLOW;
-    int64_t start = h->now, count = 0, cell_start = 0;
-    if (cell) {
-        if (!small_int(slot_get(cell, self->slots[0]), &cell_start) ||
-            !small_int(slot_get(cell, self->slots[1]), &count)) {
-            Py_DECREF(cell);
-            return SLOW;
-        }
-        if (h->now < cell_start + self->window)
-            start = cell_start;
-        else
-            count = 0;
-    }
-    int64_t expires = start + self->window;
-    if (count + h->cost > self->limit) {
-        Py_XDECREF(cell);
-        double retry = (double)(expires - h->now) / 1e6;
-        return decision(self, 0, PyLong_FromLongLong(self->limit - count), retry,
-                        PyFloat_FromDouble(retry));
-    }
-    count += h->cost;
-    if (h->consume && h->cost > 0) {
-        if (!cell && !(cell = store_cell(self, h)))
-            return NULL;
-        if (slot_set(cell, self->slots[1], PyLong_FromLongLong(count)) < 0 ||
-            (start == h->now &&
-             (slot_set(cell, self->slots[0], PyLong_FromLongLong(start)) < 0 ||
-              keep_deadline(self, h, h->now_ms + self->window_ms) < 0))) {
-            Py_DECREF(cell);
-            return NULL;
-        }
-    }
-    Py_XDECREF(cell);
-    double reset = count > 0 ? (double)(expires - h->now) / 1e6 : 0.0;
-    return decision(self, 1, PyLong_FromLongLong(self->limit - count), reset, none_ref());
-}
-
-/* The (instant, units) pair of a log entry, each within +-BOUND; 0 if not. */
-static int log_entry(PyObject *entry, int64_t *instant, int64_t *units) {
-    return entry && PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2 &&
-           small_int(PyTuple_GET_ITEM(entry, 0), instant) &&
-           small_int(PyTuple_GET_ITEM(entry, 1), units);
-}
-
-/* What the Python core learns from a log's entries, oldest first, in one
- * pass that stops as soon as it knows: *stale = units of the oldest entries
- * at or before `cutoff`; then, when total - stale + cost exceeds the limit,
- * *retry_at = the live instant whose expiry lets the hit in (INT64_MIN when
- * none does). 1 when every entry read is regular, 0: go slow, -1: error. */
-static int scan_log(RateDeciderObject *self, PyObject *entries, int64_t cutoff, int64_t total,
-                    int64_t cost, int64_t *stale, int64_t *retry_at) {
-    PyObject *it = PyObject_GetIter(entries);
-    if (!it)
-        return -1;
-    int ok = 1, in_stale = 1;
-    int64_t need = 0;
-    *stale = 0;
-    *retry_at = INT64_MIN;
-    PyObject *entry;
-    while ((entry = PyIter_Next(it))) {
-        int64_t instant, units;
-        ok = log_entry(entry, &instant, &units);
-        Py_DECREF(entry);
-        if (!ok)
-            break;
-        if (in_stale) {
-            if (instant <= cutoff) {
-                *stale += units;
-                continue;
-            }
-            in_stale = 0;
-            need = total - *stale + cost - self->limit;
-            if (need <= 0)
-                break; /* allowed: nothing more to learn */
-        }
-        if (instant > cutoff) {
-            need -= units;
-            if (need <= 0) {
-                *retry_at = instant;
-                break;
-            }
-        }
-    }
-    Py_DECREF(it);
-    if (PyErr_Occurred())
-        return -1;
-    return ok;
-}
-
-static PyObject *sliding_log(RateDeciderObject *self, const hit *h) {
-    PyObject *cell, *entries = NULL;
-    int rc = get_cell(self, h, &cell);
-    if (rc)
-        return rc < 0 ? NULL : SLOW;
-    int64_t cutoff = h->now - self->window, total = 0, stale = 0, last = 0;
-    int64_t retry_at = INT64_MIN;
-    if (cell) {
-        entries = slot_get(cell, self->slots[0]);
-        PyObject *newest = NULL;
-        int64_t units;
-        if (!entries || Py_TYPE(entries) != (PyTypeObject *)self->deque_type ||
-            !small_int(slot_get(cell, self->slots[1]), &total) || PyObject_Length(entries) <= 0 ||
-            !(newest = PySequence_GetItem(entries, -1)) || !log_entry(newest, &last, &units)) {
-            Py_XDECREF(newest);
-            Py_DECREF(cell);
-            return PyErr_Occurred() ? NULL : SLOW;
-        }
-        Py_DECREF(newest);
-        rc = scan_log(self, entries, cutoff, total, h->cost, &stale, &retry_at);
-        if (rc <= 0) {
-            Py_DECREF(cell);
-            return rc < 0 ? NULL : SLOW;
-        }
-        total -= stale;
-    }
-    int allowed = total + h->cost <= self->limit;
-    if (allowed)
-        total += h->cost;
-    int writes = allowed && h->cost > 0;
-    int has_newest = writes;
-    int64_t newest = h->now;
-    if (cell && (!has_newest || last > newest)) {
-        newest = last;
-        has_newest = 1;
-    }
-    int64_t reset = total > 0 && has_newest ? newest + self->window - h->now : 0;
-    if (reset <= -EXACT || reset >= EXACT || (h->consume && writes && cell && h->now < last)) {
-        /* a far instant, or a clock stepped back (an ordered insert): Python */
-        Py_XDECREF(cell);
-        return SLOW;
-    }
-    if (h->consume && (writes || stale > 0)) {
-        while (stale > 0) { /* drop the stale entries (the oldest) */
-            PyObject *first = PyObject_Length(entries) > 0 ? PySequence_GetItem(entries, 0) : NULL;
-            int64_t instant = 0, units = 0;
-            int regular = first && log_entry(first, &instant, &units);
-            Py_XDECREF(first);
-            if (PyErr_Occurred())
-                goto error;
-            if (!regular || instant > cutoff)
-                break;
-            PyObject *r = PyObject_CallOneArg(self->popleft, entries);
-            if (!r)
-                goto error;
-            Py_DECREF(r);
-        }
-        if (writes) {
-            if (!cell) {
-                if (!(cell = store_cell(self, h)))
-                    return NULL;
-                entries = PyObject_CallNoArgs(self->deque_type);
-                if (slot_set(cell, self->slots[0], entries) < 0)
-                    goto error;
-            }
-            PyObject *now = PyLong_FromLongLong(h->now);
-            PyObject *cost = PyLong_FromLongLong(h->cost);
-            PyObject *entry = now && cost ? PyTuple_Pack(2, now, cost) : NULL;
-            Py_XDECREF(now);
-            Py_XDECREF(cost);
-            PyObject *r = entry ? PyObject_CallFunctionObjArgs(self->append, entries, entry, NULL)
-                                : NULL;
-            Py_XDECREF(entry);
-            if (!r)
-                goto error;
-            Py_DECREF(r);
-        }
-        if (total > 0) {
-            if (slot_set(cell, self->slots[1], PyLong_FromLongLong(total)) < 0 ||
-                keep_deadline(self, h, h->now_ms + ms_of(reset)) < 0)
-                goto error;
-        } else {
-            PyObject *r = PyObject_CallOneArg(self->delete, h->key);
-            if (!r)
-                goto error;
-            Py_DECREF(r);
-        }
-    }
-    Py_XDECREF(cell);
-    if (allowed)
-        return decision(self, 1, PyLong_FromLongLong(self->limit - total), (double)reset / 1e6,
-                        none_ref());
-    double retry = retry_at != INT64_MIN ? (double)(retry_at + self->window - h->now) / 1e6
-                                         : (double)self->window / 1e6;
-    return decision(self, 0, PyLong_FromLongLong(self->limit - total), (double)reset / 1e6,
-                    PyFloat_FromDouble(retry));
-error:
-    Py_XDECREF(cell);
-    return NULL;
-}
-
-static PyObject *sliding_counter(RateDeciderObject *self, const hit *h) {
-    PyObject *cell;
-    int rc = get_cell(self, h, &cell);
-    if (rc)
-        return rc < 0 ? NULL : SLOW;
-    const int64_t w = self->window, limit = self->limit, cost = h->cost;
-    int64_t index = floordiv(h->now, w), offset = h->now - index * w;
-    int64_t cur = 0, prev = 0, cell_index = 0, cell_cur, cell_prev;
-    if (cell) {
-        if (!small_int(slot_get(cell, self->slots[0]), &cell_index) ||
-            !small_int(slot_get(cell, self->slots[1]), &cell_cur) ||
-            !small_int(slot_get(cell, self->slots[2]), &cell_prev)) {
-            Py_DECREF(cell);
-            return SLOW;
-        }
-        if (cell_index >= index) {
-            cur = cell_cur;
-            prev = cell_prev;
-        } else if (cell_index == index - 1) {
-            prev = cell_cur;
-        }
-    }
-    double estimate = (double)prev * 1.0 * (double)(w - offset) / (double)w + (double)cur;
-    if (estimate + (double)cost > (double)limit) {
-        Py_XDECREF(cell);
-        int64_t reset = cur > 0 ? 2 * w - offset : (prev > 0 ? w - offset : 0);
-        int64_t room = limit - cost - cur, at;
-        double first;
-        if (room >= 0) {
-            if (prev == 0)
-                return SLOW; /* the Python core divides by zero */
-            first = ceil((double)w - (double)room * 1.0 * (double)w / (double)prev);
-        } else {
-            if (cur == 0)
-                return SLOW;
-            first = ceil((double)w - (double)(limit - cost) * 1.0 * (double)w / (double)cur);
-        }
-        if (!(first > -(double)BOUND && first < (double)BOUND))
-            return SLOW;
-        at = (room >= 0 ? 0 : w) + (int64_t)first;
-        for (int steps = 0;; steps++) { /* float rounding may land a us early */
-            double load = at < w ? (double)prev * 1.0 * (double)(w - at) / (double)w +
-                                       (double)cur + (double)cost
-                                 : (double)cur * 1.0 * (double)(w - (at - w)) / (double)w +
-                                       (double)cost;
-            if (!(load > (double)limit))
-                break;
-            if (steps == MAX_STEPS)
-                return SLOW;
-            at++;
-        }
-        double remaining = floor((double)limit - estimate);
-        double retry = (double)(at - offset > 1 ? at - offset : 1) / 1e6;
-        return decision(self, 0, PyLong_FromDouble(remaining > 0 ? remaining : 0.0),
-                        (double)reset / 1e6, PyFloat_FromDouble(retry));
-    }
-    cur += cost;
-    int64_t reset = cur > 0 ? 2 * w - offset : (prev > 0 ? w - offset : 0);
-    if (h->consume && cost > 0) {
-        int fresh = !cell;
-        if (fresh && !(cell = store_cell(self, h)))
-            return NULL;
-        if ((fresh || cell_index != index) &&
-            (slot_set(cell, self->slots[0], PyLong_FromLongLong(index)) < 0 ||
-             slot_set(cell, self->slots[2], PyLong_FromLongLong(prev)) < 0 ||
-             keep_deadline(self, h, h->now_ms + ms_of(2 * w - offset)) < 0)) {
-            Py_DECREF(cell);
-            return NULL;
-        }
-        if (slot_set(cell, self->slots[1], PyLong_FromLongLong(cur)) < 0) {
-            Py_DECREF(cell);
-            return NULL;
-        }
-    }
-    Py_XDECREF(cell);
-    double remaining = floor((double)limit - (estimate + (double)cost));
-    return decision(self, 1, PyLong_FromDouble(remaining > 0 ? remaining : 0.0),
-                    (double)reset / 1e6, none_ref());
-}
-
-/* A whole number of us as a double, when it is finite and below 2**53. */
-static int exact_us(double v) { return v > -(double)EXACT && v < (double)EXACT; }
-
-static PyObject *token_bucket(RateDeciderObject *self, const hit *h) {
-    PyObject *cell;
-    int rc = get_cell(self, h, &cell);
-    if (rc)
-        return rc < 0 ? NULL : SLOW;
-    const double burst = (double)self->capacity, rate = self->rate, cost = (double)h->cost;
-    double tokens = burst;
-    int is_int = 1; /* the Python core's `tokens` is an int until a refill makes it a float */
-    if (cell) {
-        int64_t last;
-        if (!small_number(slot_get(cell, self->slots[0]), &tokens, &is_int) ||
-            !small_int(slot_get(cell, self->slots[1]), &last)) {
-            Py_DECREF(cell);
-            return SLOW;
-        }
-        int64_t elapsed = h->now - last;
-        if (elapsed > 0) {
-            double refilled = tokens + (double)elapsed * rate;
-            if (burst < refilled) { /* min(refilled, burst) */
-                tokens = burst;
-                is_int = 1;
-            } else {
-                tokens = refilled;
-                is_int = 0;
-            }
-        }
-    }
-    if (tokens < cost) {
-        Py_XDECREF(cell);
-        double reset = ceil((burst - tokens) / rate), retry = ceil((cost - tokens) / rate);
-        if (!exact_us(reset) || !exact_us(retry))
-            return SLOW;
-        return decision(self, 0, PyLong_FromDouble(floor(tokens)), reset / 1e6,
-                        PyFloat_FromDouble(retry / 1e6));
-    }
-    tokens -= cost;
-    double reset = ceil((burst - tokens) / rate);
-    if (!exact_us(reset)) {
-        Py_XDECREF(cell);
-        return SLOW;
-    }
-    if (h->consume && h->cost > 0) {
-        if (!cell && !(cell = store_cell(self, h)))
-            return NULL;
-        PyObject *value = is_int ? PyLong_FromLongLong((int64_t)tokens) : PyFloat_FromDouble(tokens);
-        if (slot_set(cell, self->slots[0], value) < 0 ||
-            slot_set(cell, self->slots[1], PyLong_FromLongLong(h->now)) < 0 ||
-            keep_deadline(self, h, h->now_ms + ms_of((int64_t)reset)) < 0) {
-            Py_DECREF(cell);
-            return NULL;
-        }
-    }
-    Py_XDECREF(cell);
-    return decision(self, 1, PyLong_FromDouble(floor(tokens)), reset / 1e6, none_ref());
-}
-
-/* max(0, floor(v)) as the Python core computes it. */
-static PyObject *floor_at_least_zero(double v) {
-    double f = floor(v);
-    return PyLong_FromDouble(f > 0 ? f : 0.0);
-}
-
-static PyObject *gcra(RateDeciderObject *self, const hit *h) {
-    PyObject *cell;
-    int rc = get_cell(self, h, &cell);
-    if (rc)
-        return rc < 0 ? NULL : SLOW;
-    const double interval = self->interval, tolerance = self->tolerance, now = (double)h->now;
-    double tat = now, stored = 0;
-    int tat_is_now = 1, stored_is_int = 0;
-    if (cell) {
-        if (!small_number(slot_get(cell, self->slots[0]), &stored, &stored_is_int)) {
-            Py_DECREF(cell);
-            return SLOW;
-        }
-        if (stored > now) { /* exact: both are doubles of small ints, or a float */
-            tat = stored;
-            tat_is_now = 0;
-        }
-    }
-    double new_tat = tat + (double)h->cost * interval;
-    double early = new_tat - tolerance - now;
-    if (early > 0) {
-        Py_XDECREF(cell);
-        /* tat - now: an int when tat is an int (exact), else a float subtraction */
-        double ttl = tat_is_now ? 0.0 : tat - now;
-        double reset = ceil(ttl), retry = ceil(early);
-        if (!exact_us(reset) || !exact_us(retry))
-            return SLOW;
-        return decision(self, 0, floor_at_least_zero((tolerance - ttl) / interval), reset / 1e6,
-                        PyFloat_FromDouble(retry / 1e6));
-    }
-    double ttl = new_tat - now;
-    double reset = ceil(ttl), keep = ceil(ttl / 1000);
-    if (!exact_us(reset) || !exact_us(keep)) {
-        Py_XDECREF(cell);
-        return SLOW;
-    }
-    if (h->consume && h->cost > 0) {
-        if (!cell && !(cell = store_cell(self, h)))
-            return NULL;
-        if (slot_set(cell, self->slots[0], PyFloat_FromDouble(new_tat)) < 0 ||
-            keep_deadline(self, h, h->now_ms + (int64_t)keep) < 0) {
-            Py_DECREF(cell);
-            return NULL;
-        }
-    }
-    Py_XDECREF(cell);
-    return decision(self, 1, floor_at_least_zero((tolerance - ttl) / interval), reset / 1e6,
-                    none_ref());
-}
-
-typedef PyObject *(*core_fn)(RateDeciderObject *, const hit *);
-static const core_fn cores[] = {fixed_window, sliding_log, sliding_counter, token_bucket, gcra};
 
 /* ==== the decision: identity, cost, lock, housekeeping, clock ============== */
 
@@ -807,7 +297,7 @@ static PyObject *decide_locked(RateDeciderObject *self, hit *h, PyObject *keys, 
             goto done;
     }
     if (fast && !python) {
-        result = cores[self->algorithm](self, h);
+        result = rl_cores[self->algorithm](self, h);
         if (result != SLOW)
             goto done;
         result = NULL;

@@ -1,0 +1,398 @@
+/* rl_cores.c - the five rate-limiter cores of RateDecider (rl_fast.c), twins
+ * of ranked/ratelimit/_memory.py: the same steps, the same integer and IEEE
+ * double operations in the same order, so decisions and stored state are
+ * bit-identical. Each runs under the backend's lock; each returns SLOW before
+ * writing anything when the Python core must decide.
+ */
+#include "rl_fast.h"
+
+static PyObject *fixed_window(RateDeciderObject *self, const hit *h) {
+    PyObject *cell;
+    int rc = rl_get_cell(self, h, &cell);
+    if (rc)
+        return rc < 0 ? NULL : SLOW;
+    int64_t start = h->now, count = 0, cell_start = 0;
+    if (cell) {
+        if (!small_int(slot_get(cell, self->slots[0]), &cell_start) ||
+            !small_int(slot_get(cell, self->slots[1]), &count)) {
+            Py_DECREF(cell);
+            return SLOW;
+        }
+        if (h->now < cell_start + self->window)
+            start = cell_start;
+        else
+            count = 0;
+    }
+    int64_t expires = start + self->window;
+    if (count + h->cost > self->limit) {
+        Py_XDECREF(cell);
+        double retry = (double)(expires - h->now) / 1e6;
+        return rl_decision(self, 0, PyLong_FromLongLong(self->limit - count), retry,
+                        PyFloat_FromDouble(retry));
+    }
+    count += h->cost;
+    if (h->consume && h->cost > 0) {
+        if (!cell && !(cell = rl_store_cell(self, h)))
+            return NULL;
+        if (slot_set(cell, self->slots[1], PyLong_FromLongLong(count)) < 0 ||
+            (start == h->now &&
+             (slot_set(cell, self->slots[0], PyLong_FromLongLong(start)) < 0 ||
+              rl_keep_deadline(self, h, h->now_ms + self->window_ms) < 0))) {
+            Py_DECREF(cell);
+            return NULL;
+        }
+    }
+    Py_XDECREF(cell);
+    double reset = count > 0 ? (double)(expires - h->now) / 1e6 : 0.0;
+    return rl_decision(self, 1, PyLong_FromLongLong(self->limit - count), reset, none_ref());
+}
+
+/* The (instant, units) pair of a log entry, each within +-BOUND; 0 if not. */
+static int log_entry(PyObject *entry, int64_t *instant, int64_t *units) {
+    return entry && PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2 &&
+           small_int(PyTuple_GET_ITEM(entry, 0), instant) &&
+           small_int(PyTuple_GET_ITEM(entry, 1), units);
+}
+
+/* What the Python core learns from a log's entries, oldest first, in one
+ * pass that stops as soon as it knows: *stale = units of the oldest entries
+ * at or before `cutoff`; then, when total - stale + cost exceeds the limit,
+ * *retry_at = the live instant whose expiry lets the hit in (INT64_MIN when
+ * none does). 1 when every entry read is regular, 0: go slow, -1: error. */
+static int scan_log(RateDeciderObject *self, PyObject *entries, int64_t cutoff, int64_t total,
+                    int64_t cost, int64_t *stale, int64_t *retry_at) {
+    PyObject *it = PyObject_GetIter(entries);
+    if (!it)
+        return -1;
+    int ok = 1, in_stale = 1;
+    int64_t need = 0;
+    *stale = 0;
+    *retry_at = INT64_MIN;
+    PyObject *entry;
+    while ((entry = PyIter_Next(it))) {
+        int64_t instant, units;
+        ok = log_entry(entry, &instant, &units);
+        Py_DECREF(entry);
+        if (!ok)
+            break;
+        if (in_stale) {
+            if (instant <= cutoff) {
+                *stale += units;
+                continue;
+            }
+            in_stale = 0;
+            need = total - *stale + cost - self->limit;
+            if (need <= 0)
+                break; /* allowed: nothing more to learn */
+        }
+        if (instant > cutoff) {
+            need -= units;
+            if (need <= 0) {
+                *retry_at = instant;
+                break;
+            }
+        }
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        return -1;
+    return ok;
+}
+
+static PyObject *sliding_log(RateDeciderObject *self, const hit *h) {
+    PyObject *cell, *entries = NULL;
+    int rc = rl_get_cell(self, h, &cell);
+    if (rc)
+        return rc < 0 ? NULL : SLOW;
+    int64_t cutoff = h->now - self->window, total = 0, stale = 0, last = 0;
+    int64_t retry_at = INT64_MIN;
+    if (cell) {
+        entries = slot_get(cell, self->slots[0]);
+        PyObject *newest = NULL;
+        int64_t units;
+        if (!entries || Py_TYPE(entries) != (PyTypeObject *)self->deque_type ||
+            !small_int(slot_get(cell, self->slots[1]), &total) || PyObject_Length(entries) <= 0 ||
+            !(newest = PySequence_GetItem(entries, -1)) || !log_entry(newest, &last, &units)) {
+            Py_XDECREF(newest);
+            Py_DECREF(cell);
+            return PyErr_Occurred() ? NULL : SLOW;
+        }
+        Py_DECREF(newest);
+        rc = scan_log(self, entries, cutoff, total, h->cost, &stale, &retry_at);
+        if (rc <= 0) {
+            Py_DECREF(cell);
+            return rc < 0 ? NULL : SLOW;
+        }
+        total -= stale;
+    }
+    int allowed = total + h->cost <= self->limit;
+    if (allowed)
+        total += h->cost;
+    int writes = allowed && h->cost > 0;
+    int has_newest = writes;
+    int64_t newest = h->now;
+    if (cell && (!has_newest || last > newest)) {
+        newest = last;
+        has_newest = 1;
+    }
+    int64_t reset = total > 0 && has_newest ? newest + self->window - h->now : 0;
+    if (reset <= -EXACT || reset >= EXACT || (h->consume && writes && cell && h->now < last)) {
+        /* a far instant, or a clock stepped back (an ordered insert): Python */
+        Py_XDECREF(cell);
+        return SLOW;
+    }
+    if (h->consume && (writes || stale > 0)) {
+        while (stale > 0) { /* drop the stale entries (the oldest) */
+            PyObject *first = PyObject_Length(entries) > 0 ? PySequence_GetItem(entries, 0) : NULL;
+            int64_t instant = 0, units = 0;
+            int regular = first && log_entry(first, &instant, &units);
+            Py_XDECREF(first);
+            if (PyErr_Occurred())
+                goto error;
+            if (!regular || instant > cutoff)
+                break;
+            PyObject *r = PyObject_CallOneArg(self->popleft, entries);
+            if (!r)
+                goto error;
+            Py_DECREF(r);
+        }
+        if (writes) {
+            if (!cell) {
+                if (!(cell = rl_store_cell(self, h)))
+                    return NULL;
+                entries = PyObject_CallNoArgs(self->deque_type);
+                if (slot_set(cell, self->slots[0], entries) < 0)
+                    goto error;
+            }
+            PyObject *now = PyLong_FromLongLong(h->now);
+            PyObject *cost = PyLong_FromLongLong(h->cost);
+            PyObject *entry = now && cost ? PyTuple_Pack(2, now, cost) : NULL;
+            Py_XDECREF(now);
+            Py_XDECREF(cost);
+            PyObject *r = entry ? PyObject_CallFunctionObjArgs(self->append, entries, entry, NULL)
+                                : NULL;
+            Py_XDECREF(entry);
+            if (!r)
+                goto error;
+            Py_DECREF(r);
+        }
+        if (total > 0) {
+            if (slot_set(cell, self->slots[1], PyLong_FromLongLong(total)) < 0 ||
+                rl_keep_deadline(self, h, h->now_ms + ms_of(reset)) < 0)
+                goto error;
+        } else {
+            PyObject *r = PyObject_CallOneArg(self->delete, h->key);
+            if (!r)
+                goto error;
+            Py_DECREF(r);
+        }
+    }
+    Py_XDECREF(cell);
+    if (allowed)
+        return rl_decision(self, 1, PyLong_FromLongLong(self->limit - total), (double)reset / 1e6,
+                        none_ref());
+    double retry = retry_at != INT64_MIN ? (double)(retry_at + self->window - h->now) / 1e6
+                                         : (double)self->window / 1e6;
+    return rl_decision(self, 0, PyLong_FromLongLong(self->limit - total), (double)reset / 1e6,
+                    PyFloat_FromDouble(retry));
+error:
+    Py_XDECREF(cell);
+    return NULL;
+}
+
+static PyObject *sliding_counter(RateDeciderObject *self, const hit *h) {
+    PyObject *cell;
+    int rc = rl_get_cell(self, h, &cell);
+    if (rc)
+        return rc < 0 ? NULL : SLOW;
+    const int64_t w = self->window, limit = self->limit, cost = h->cost;
+    int64_t index = floordiv(h->now, w), offset = h->now - index * w;
+    int64_t cur = 0, prev = 0, cell_index = 0, cell_cur, cell_prev;
+    if (cell) {
+        if (!small_int(slot_get(cell, self->slots[0]), &cell_index) ||
+            !small_int(slot_get(cell, self->slots[1]), &cell_cur) ||
+            !small_int(slot_get(cell, self->slots[2]), &cell_prev)) {
+            Py_DECREF(cell);
+            return SLOW;
+        }
+        if (cell_index >= index) {
+            cur = cell_cur;
+            prev = cell_prev;
+        } else if (cell_index == index - 1) {
+            prev = cell_cur;
+        }
+    }
+    double estimate = (double)prev * 1.0 * (double)(w - offset) / (double)w + (double)cur;
+    if (estimate + (double)cost > (double)limit) {
+        Py_XDECREF(cell);
+        int64_t reset = cur > 0 ? 2 * w - offset : (prev > 0 ? w - offset : 0);
+        int64_t room = limit - cost - cur, at;
+        double first;
+        if (room >= 0) {
+            if (prev == 0)
+                return SLOW; /* the Python core divides by zero */
+            first = ceil((double)w - (double)room * 1.0 * (double)w / (double)prev);
+        } else {
+            if (cur == 0)
+                return SLOW;
+            first = ceil((double)w - (double)(limit - cost) * 1.0 * (double)w / (double)cur);
+        }
+        if (!(first > -(double)BOUND && first < (double)BOUND))
+            return SLOW;
+        at = (room >= 0 ? 0 : w) + (int64_t)first;
+        for (int steps = 0;; steps++) { /* float rounding may land a us early */
+            double load = at < w ? (double)prev * 1.0 * (double)(w - at) / (double)w +
+                                       (double)cur + (double)cost
+                                 : (double)cur * 1.0 * (double)(w - (at - w)) / (double)w +
+                                       (double)cost;
+            if (!(load > (double)limit))
+                break;
+            if (steps == MAX_STEPS)
+                return SLOW;
+            at++;
+        }
+        double remaining = floor((double)limit - estimate);
+        double retry = (double)(at - offset > 1 ? at - offset : 1) / 1e6;
+        return rl_decision(self, 0, PyLong_FromDouble(remaining > 0 ? remaining : 0.0),
+                        (double)reset / 1e6, PyFloat_FromDouble(retry));
+    }
+    cur += cost;
+    int64_t reset = cur > 0 ? 2 * w - offset : (prev > 0 ? w - offset : 0);
+    if (h->consume && cost > 0) {
+        int fresh = !cell;
+        if (fresh && !(cell = rl_store_cell(self, h)))
+            return NULL;
+        if ((fresh || cell_index != index) &&
+            (slot_set(cell, self->slots[0], PyLong_FromLongLong(index)) < 0 ||
+             slot_set(cell, self->slots[2], PyLong_FromLongLong(prev)) < 0 ||
+             rl_keep_deadline(self, h, h->now_ms + ms_of(2 * w - offset)) < 0)) {
+            Py_DECREF(cell);
+            return NULL;
+        }
+        if (slot_set(cell, self->slots[1], PyLong_FromLongLong(cur)) < 0) {
+            Py_DECREF(cell);
+            return NULL;
+        }
+    }
+    Py_XDECREF(cell);
+    double remaining = floor((double)limit - (estimate + (double)cost));
+    return rl_decision(self, 1, PyLong_FromDouble(remaining > 0 ? remaining : 0.0),
+                    (double)reset / 1e6, none_ref());
+}
+
+/* A whole number of us as a double, when it is finite and below 2**53. */
+static int exact_us(double v) { return v > -(double)EXACT && v < (double)EXACT; }
+
+static PyObject *token_bucket(RateDeciderObject *self, const hit *h) {
+    PyObject *cell;
+    int rc = rl_get_cell(self, h, &cell);
+    if (rc)
+        return rc < 0 ? NULL : SLOW;
+    const double burst = (double)self->capacity, rate = self->rate, cost = (double)h->cost;
+    double tokens = burst;
+    int is_int = 1; /* the Python core's `tokens` is an int until a refill makes it a float */
+    if (cell) {
+        int64_t last;
+        if (!small_number(slot_get(cell, self->slots[0]), &tokens, &is_int) ||
+            !small_int(slot_get(cell, self->slots[1]), &last)) {
+            Py_DECREF(cell);
+            return SLOW;
+        }
+        int64_t elapsed = h->now - last;
+        if (elapsed > 0) {
+            double refilled = tokens + (double)elapsed * rate;
+            if (burst < refilled) { /* min(refilled, burst) */
+                tokens = burst;
+                is_int = 1;
+            } else {
+                tokens = refilled;
+                is_int = 0;
+            }
+        }
+    }
+    if (tokens < cost) {
+        Py_XDECREF(cell);
+        double reset = ceil((burst - tokens) / rate), retry = ceil((cost - tokens) / rate);
+        if (!exact_us(reset) || !exact_us(retry))
+            return SLOW;
+        return rl_decision(self, 0, PyLong_FromDouble(floor(tokens)), reset / 1e6,
+                        PyFloat_FromDouble(retry / 1e6));
+    }
+    tokens -= cost;
+    double reset = ceil((burst - tokens) / rate);
+    if (!exact_us(reset)) {
+        Py_XDECREF(cell);
+        return SLOW;
+    }
+    if (h->consume && h->cost > 0) {
+        if (!cell && !(cell = rl_store_cell(self, h)))
+            return NULL;
+        PyObject *value = is_int ? PyLong_FromLongLong((int64_t)tokens) : PyFloat_FromDouble(tokens);
+        if (slot_set(cell, self->slots[0], value) < 0 ||
+            slot_set(cell, self->slots[1], PyLong_FromLongLong(h->now)) < 0 ||
+            rl_keep_deadline(self, h, h->now_ms + ms_of((int64_t)reset)) < 0) {
+            Py_DECREF(cell);
+            return NULL;
+        }
+    }
+    Py_XDECREF(cell);
+    return rl_decision(self, 1, PyLong_FromDouble(floor(tokens)), reset / 1e6, none_ref());
+}
+
+/* max(0, floor(v)) as the Python core computes it. */
+static PyObject *floor_at_least_zero(double v) {
+    double f = floor(v);
+    return PyLong_FromDouble(f > 0 ? f : 0.0);
+}
+
+static PyObject *gcra(RateDeciderObject *self, const hit *h) {
+    PyObject *cell;
+    int rc = rl_get_cell(self, h, &cell);
+    if (rc)
+        return rc < 0 ? NULL : SLOW;
+    const double interval = self->interval, tolerance = self->tolerance, now = (double)h->now;
+    double tat = now, stored = 0;
+    int tat_is_now = 1, stored_is_int = 0;
+    if (cell) {
+        if (!small_number(slot_get(cell, self->slots[0]), &stored, &stored_is_int)) {
+            Py_DECREF(cell);
+            return SLOW;
+        }
+        if (stored > now) { /* exact: both are doubles of small ints, or a float */
+            tat = stored;
+            tat_is_now = 0;
+        }
+    }
+    double new_tat = tat + (double)h->cost * interval;
+    double early = new_tat - tolerance - now;
+    if (early > 0) {
+        Py_XDECREF(cell);
+        /* tat - now: an int when tat is an int (exact), else a float subtraction */
+        double ttl = tat_is_now ? 0.0 : tat - now;
+        double reset = ceil(ttl), retry = ceil(early);
+        if (!exact_us(reset) || !exact_us(retry))
+            return SLOW;
+        return rl_decision(self, 0, floor_at_least_zero((tolerance - ttl) / interval), reset / 1e6,
+                        PyFloat_FromDouble(retry / 1e6));
+    }
+    double ttl = new_tat - now;
+    double reset = ceil(ttl), keep = ceil(ttl / 1000);
+    if (!exact_us(reset) || !exact_us(keep)) {
+        Py_XDECREF(cell);
+        return SLOW;
+    }
+    if (h->consume && h->cost > 0) {
+        if (!cell && !(cell = rl_store_cell(self, h)))
+            return NULL;
+        if (slot_set(cell, self->slots[0], PyFloat_FromDouble(new_tat)) < 0 ||
+            rl_keep_deadline(self, h, h->now_ms + (int64_t)keep) < 0) {
+            Py_DECREF(cell);
+            return NULL;
+        }
+    }
+    Py_XDECREF(cell);
+    return rl_decision(self, 1, floor_at_least_zero((tolerance - ttl) / interval), reset / 1e6,
+                    none_ref());
+}
+
+const rl_core rl_cores[5] = {fixed_window, sliding_log, sliding_counter, token_bucket, gcra};
