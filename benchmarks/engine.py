@@ -6,6 +6,8 @@ Run from the repository root (after ``pip install -e .[bench]``)::
     python benchmarks/engine.py --quick         # smoke run: 10k, few ops (CI)
     python benchmarks/engine.py --huge          # also 10M (C, sortedcontainers, Redis only)
     python benchmarks/engine.py --markdown      # also write benchmarks/RESULTS.md
+    python benchmarks/engine.py --systems "ranked C,sortedcontainers" --ops "top-10,incr"
+                                                # only those systems and operations
 
 Every system gets the same data: members ``player:N`` with random integer scores from a
 fixed seed. Each operation is timed over a batch of random members, repeated, and the
@@ -488,7 +490,9 @@ def make_pairs(size: int) -> Pairs:
     return [(f"player:{n}", float(rng.randint(0, 10 * size))) for n in range(size)]
 
 
-def run_size(size: int, systems: Sequence[System], settings: Settings) -> Table:
+def run_size(
+    size: int, systems: Sequence[System], settings: Settings, ops: Sequence[str] = OPS[2:]
+) -> Table:
     """Every system holds the same set; each operation is timed on all of them in turn."""
     pairs = make_pairs(size)
     shuffled = pairs[:]
@@ -507,7 +511,6 @@ def run_size(size: int, systems: Sequence[System], settings: Settings) -> Table:
     scores = dict(pairs)
     high = max(scores.values())
     for op in OPS[2:]:
-        print(f"  {op} ...", file=sys.stderr, flush=True)
         batch = rng.sample(range(size), min(settings.ops_fast, size))
         inputs = Inputs(
             members=[pairs[i][0] for i in batch],
@@ -516,6 +519,9 @@ def run_size(size: int, systems: Sequence[System], settings: Settings) -> Table:
             scores=scores,
             settings=settings,
         )
+        if op not in ops:  # skipped after drawing its batch: later batches stay the same
+            continue
+        print(f"  {op} ...", file=sys.stderr, flush=True)
         writes = op in ("add/update", "incr", "remove")
         reset = inputs.put_back if writes else _no_reset
         medians = _interleaved(active, partial(inputs.run, op=op), reset, settings.repeats)
@@ -612,6 +618,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="smoke run: 10k, few ops")
     parser.add_argument("--repeats", type=int, default=5, help="repetitions (median)")
     parser.add_argument("--markdown", action="store_true", help="write benchmarks/RESULTS.md")
+    parser.add_argument(
+        "--systems",
+        default="",
+        help="comma-separated system names to run (default: all), e.g. 'ranked C,sortedcontainers'",
+    )
+    parser.add_argument(
+        "--ops",
+        default="",
+        help="comma-separated operations to time (default: all; loads always run)",
+    )
     return parser.parse_args(argv)
 
 
@@ -644,10 +660,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes, settings = [10_000], Settings(ops_fast=500, ops_slow=100, repeats=1)
     with BenchRedis() as server:
         systems = build_systems(server.port)
+        if args.systems:
+            wanted = {name.strip() for name in args.systems.split(",")}
+            unknown = wanted - {system.name for system in systems}
+            if unknown:
+                raise SystemExit(f"unknown systems: {sorted(unknown)}")
+            systems = [system for system in systems if system.name in wanted]
+        ops = [op.strip() for op in args.ops.split(",")] if args.ops else list(OPS[2:])
+        unknown_ops = set(ops) - set(OPS[2:])
+        if unknown_ops:
+            raise SystemExit(f"unknown operations: {sorted(unknown_ops)}")
         tables = []
         for size in sizes:
             print(f"n = {size:,}", file=sys.stderr, flush=True)
-            tables.append(run_size(size, systems, settings))
+            tables.append(run_size(size, systems, settings, ops))
             print(render(tables[-1]), flush=True)
         baseline = c_baseline(len([s for s in sizes if s <= 1_000_000]))
         if baseline:

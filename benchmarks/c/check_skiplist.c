@@ -40,6 +40,53 @@ static long model_find(const char *m, size_t len) {
         }                                                  \
     } while (0)
 
+/* A set large enough that tall nodes get chunks of their own, then mass
+ * removals (which compact the slab into one chunk split the same way), then
+ * growth again; zset_check and member lookups after each phase. */
+static int check_large(void) {
+    enum { N = 20000, KEEP = 3000 };
+    static unsigned order[N];
+    zset z;
+    char m[16], msg[256];
+    long step = 0;
+    if (zset_init(&z) < 0) return 2;
+    for (unsigned i = 0; i < N; i++) {
+        size_t len = (size_t)snprintf(m, sizeof m, "L%u", i);
+        double score = (double)zsl_rand_below(5000);
+        EXPECT(zset_insert(&z, score, m, len, zdict_hash(m, len)), "oom");
+        order[i] = i;
+    }
+    EXPECT(z.slab.bump_tall != NULL, "a large set did not give tall nodes their own chunks");
+    EXPECT(zset_check(&z, msg, sizeof msg) == 0, "after growth: %s", msg);
+    for (unsigned i = N - 1; i > 0; i--) { /* removal order: a shuffle */
+        unsigned j = (unsigned)zsl_rand_below(i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (unsigned i = 0; i < N - KEEP; i++, step++) {
+        size_t len = (size_t)snprintf(m, sizeof m, "L%u", order[i]);
+        zsl_node *n = zset_find(&z, m, len);
+        EXPECT(n, "member %s lost", m);
+        zset_delete(&z, n);
+        if (i % 2000 == 0)
+            EXPECT(zset_check(&z, msg, sizeof msg) == 0, "during removals: %s", msg);
+    }
+    EXPECT(zset_check(&z, msg, sizeof msg) == 0, "after removals: %s", msg);
+    EXPECT(z.slab.held < (size_t)N * 40, "removals did not give memory back");
+    for (unsigned i = N - KEEP; i < N; i++) {
+        size_t len = (size_t)snprintf(m, sizeof m, "L%u", order[i]);
+        EXPECT(zset_find(&z, m, len), "kept member %s lost", m);
+    }
+    for (unsigned i = N; i < N + N / 2; i++) {
+        size_t len = (size_t)snprintf(m, sizeof m, "L%u", i);
+        EXPECT(zset_insert(&z, (double)zsl_rand_below(5000), m, len, zdict_hash(m, len)), "oom");
+    }
+    EXPECT(zset_check(&z, msg, sizeof msg) == 0, "after regrowth: %s", msg);
+    printf("check_skiplist: large set ok, final length %zu, %zu bytes\n", z.length, z.bytes);
+    zset_destroy(&z);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     long steps = argc > 1 ? atol(argv[1]) : 200000;
     zset z;
@@ -113,5 +160,5 @@ int main(int argc, char **argv) {
     printf("check_skiplist: %ld steps ok, final length %zu, %zu groups, %zu bytes\n", steps,
            z.length, z.groups, z.bytes);
     zset_destroy(&z);
-    return 0;
+    return check_large() ? 1 : 0;
 }

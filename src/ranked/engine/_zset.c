@@ -297,6 +297,33 @@ typedef struct {
     double score;
 } cpair;
 
+/* How far ahead the bulk loops start loading memory: far enough to cover a
+ * cache miss, near enough that the lines are still there when used. */
+#define PAIRS_AHEAD 16
+
+/* Cache hints for py_pairs at item i of the list pairs[0:n]: the tuple
+ * PAIRS_AHEAD items ahead, and the member and score of the one half as far
+ * ahead (its tuple was hinted earlier, so reading its items costs no miss).
+ * Large inputs hold their objects scattered over the heap; loading them
+ * early overlaps those misses. Reads only; never runs Python code. */
+static inline void py_pairs_prefetch(PyObject *pairs, Py_ssize_t i, Py_ssize_t n) {
+#if defined(__GNUC__)
+    if (i + PAIRS_AHEAD < n)
+        __builtin_prefetch(PyList_GET_ITEM(pairs, i + PAIRS_AHEAD));
+    if (i + PAIRS_AHEAD / 2 < n) {
+        PyObject *t = PyList_GET_ITEM(pairs, i + PAIRS_AHEAD / 2);
+        if (PyTuple_CheckExact(t) && PyTuple_GET_SIZE(t) == 2) {
+            __builtin_prefetch(PyTuple_GET_ITEM(t, 0));
+            __builtin_prefetch(PyTuple_GET_ITEM(t, 1));
+        }
+    }
+#else
+    (void)pairs;
+    (void)i;
+    (void)n;
+#endif
+}
+
 /* Materialise and validate pairs (a Mapping, or an iterable of (member, score)
  * tuples). On success returns a new reference that keeps every member buffer
  * alive, with *out (PyMem_Malloc'ed, caller frees) and *count set. On error
@@ -340,6 +367,7 @@ static PyObject *py_pairs(PyObject *pairs, cpair **out, Py_ssize_t *count) {
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
+        py_pairs_prefetch(keeper, i, n);
         /* keeper is private and tuples are immutable: the items stay alive
          * even if a __float__ below runs arbitrary code. */
         PyObject *item = PyList_GET_ITEM(keeper, i);
@@ -532,7 +560,7 @@ static void SortedSet_dealloc(PyObject *self) {
     Py_TYPE(self)->tp_free(self);
 }
 
-static Py_ssize_t ss_load(SortedSetObject *s, const cpair *pairs, Py_ssize_t n);
+static Py_ssize_t ss_load(SortedSetObject *s, cpair *pairs, Py_ssize_t n);
 
 static int SortedSet_init(PyObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"pairs", "raw", NULL};
@@ -748,10 +776,73 @@ out:
     return removed < 0 ? NULL : PyLong_FromLong(removed);
 }
 
+/* Set order of two pairs for qsort: (score, member bytes). */
+static int cpair_order(const void *a, const void *b) {
+    const cpair *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? -1 : 1;
+    return zsl_cmp_members(x->p, x->n, y->p, y->n);
+}
+
+/* Is pairs[0:n] in strictly ascending set order? O(n), members compared
+ * only on equal scores. */
+static int cpairs_sorted(const cpair *pairs, Py_ssize_t n) {
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (cpair_order(&pairs[i - 1], &pairs[i]) >= 0)
+            return 0;
+    return 1;
+}
+
+/* Keep one pair per member, in place: the last one given, as adding the
+ * pairs one by one would leave it, except that an equal later score keeps
+ * the earlier one's sign (adding 0.0 never overwrites a stored -0.0). The
+ * survivors keep their input order. Returns how many survive, or -1 with
+ * MemoryError (pairs unchanged). O(n) expected, with a scratch table of
+ * indexes keyed by the pairs' member hashes. */
+static Py_ssize_t cpairs_dedupe(cpair *pairs, Py_ssize_t n) {
+    size_t cap = 16;
+    while (cap < 2 * (size_t)n)
+        cap *= 2;
+    uint32_t *slots = PyMem_Calloc(cap, sizeof *slots); /* index + 1; 0: empty */
+    if (!slots) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t mask = cap - 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+#if defined(__GNUC__)
+        if (i + PAIRS_AHEAD < n)
+            __builtin_prefetch(&slots[pairs[i + PAIRS_AHEAD].h & mask]);
+#endif
+        cpair *q = &pairs[i];
+        size_t j = q->h & mask;
+        for (; slots[j]; j = (j + 1) & mask) {
+            cpair *old = &pairs[slots[j] - 1];
+            if (old->h == q->h && old->n == q->n && memcmp(old->p, q->p, q->n) == 0) {
+                if (old->score == q->score)
+                    q->score = old->score;
+                old->h = 0; /* dropped: zdict_hash never returns 0 */
+                break;
+            }
+        }
+        slots[j] = (uint32_t)i + 1;
+    }
+    PyMem_Free(slots);
+    Py_ssize_t live = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (pairs[i].h)
+            pairs[live++] = pairs[i];
+    return live;
+}
+
 /* Add validated pairs without flags, appending in O(1) per pair while they
- * arrive after the tail (bulk mode), else by search. Returns the number of
- * new members, or -1 with MemoryError. */
-static Py_ssize_t ss_load(SortedSetObject *s, const cpair *pairs, Py_ssize_t n) {
+ * arrive after the tail (bulk mode), else by search. Unsorted input into an
+ * empty set is first reduced to one pair per member and sorted (O(n log n),
+ * same result as adding them in turn), so it takes the bulk path too, and
+ * its nodes are allocated in rank order: neighbours in the list are
+ * neighbours in memory, so walks along the list (ranges, around-me) and the
+ * last steps of every descent read nearby memory. pairs may be reordered. Returns the number of new members, or -1 with MemoryError. */
+static Py_ssize_t ss_load(SortedSetObject *s, cpair *pairs, Py_ssize_t n) {
     zset *z = &s->z;
     zset_bulk bulk;
     int bulk_on = 0;
@@ -760,8 +851,20 @@ static Py_ssize_t ss_load(SortedSetObject *s, const cpair *pairs, Py_ssize_t n) 
         PyErr_NoMemory();
         return -1;
     }
+    if (z->length == 0 && n > 1 && (size_t)n < UINT32_MAX / 2 && !cpairs_sorted(pairs, n)) {
+        n = cpairs_dedupe(pairs, n);
+        if (n < 0)
+            return -1;
+        qsort(pairs, (size_t)n, sizeof *pairs, cpair_order);
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         const cpair *q = &pairs[i];
+        if (i + PAIRS_AHEAD < n) { /* the table slot and member bytes of a later pair */
+            zdict_prefetch(&z->dict, pairs[i + PAIRS_AHEAD].h);
+#if defined(__GNUC__)
+            __builtin_prefetch(pairs[i + PAIRS_AHEAD].p);
+#endif
+        }
         zsl_node *x = zset_lookup(z, q->p, q->n, q->h);
         int appendable = !x && (!z->tail || zsl_cmp(z->tail, q->score, q->p, q->n) < 0);
         if (appendable && zdict_reserve(z, 1) == 0) {
@@ -2114,7 +2217,8 @@ static PyMethodDef SortedSet_methods[] = {
     {"remove", (PyCFunction)(void (*)(void))SortedSet_remove, METH_FASTCALL,
      "Remove the members; how many existed. O(k log n). Redis: ZREM."},
     {"load", (PyCFunction)(void (*)(void))SortedSet_load, FASTKW,
-     "Bulk add; how many were new. O(n) for ascending input into an empty set. Redis: ZADD."},
+     "Bulk add; how many were new. O(n) for ascending input into an empty set, O(n log n) "
+     "otherwise (other input into an empty set is sorted, then appended). Redis: ZADD."},
     {"score", (PyCFunction)(void (*)(void))SortedSet_score, FASTKW,
      "The member's score, or None. O(1). Redis: ZSCORE."},
     {"scores", (PyCFunction)(void (*)(void))SortedSet_scores, FASTKW,

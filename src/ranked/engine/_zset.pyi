@@ -123,7 +123,8 @@ class SortedSet:
         """Bulk add without flags; returns how many members were new. Redis: ZADD.
 
         O(n) when the set is empty and the pairs arrive strictly ascending by
-        (score, member bytes) with no repeated member; otherwise O(n log n), same result.
+        (score, member bytes) with no repeated member; otherwise O(n log n), same result
+        (into an empty set the pairs are sorted first, then appended in O(n)).
         """
 
     # -- point reads ----------------------------------------------------------

@@ -35,13 +35,19 @@ int zsl_cmp_members(const char *a, size_t alen, const char *b, size_t blen) {
     return alen < blen ? -1 : (alen > blen);
 }
 
-/* Compare node n with the point (score, m[0:mlen]) in set order. */
-int zsl_cmp(const zsl_node *n, double score, const char *m, size_t mlen) {
+/* zsl_cmp's contract, inlined into the descents: the score test decides
+ * almost every step without a call. */
+static inline int zsl_cmp_fast(const zsl_node *n, double score, const char *m, size_t mlen) {
     if (n->score < score)
         return -1;
     if (n->score > score)
         return 1;
     return zsl_cmp_members(zsl_member(n), n->mlen, m, mlen);
+}
+
+/* Compare node n with the point (score, m[0:mlen]) in set order. */
+int zsl_cmp(const zsl_node *n, double score, const char *m, size_t mlen) {
+    return zsl_cmp_fast(n, score, m, mlen);
 }
 
 /* Tower height: 1, plus one while a fair 1-in-4 draw succeeds, at most
@@ -85,11 +91,16 @@ static inline void zsl_slab_push(zsl_slab *sl, void *p, size_t size) {
     ZSL_POISON(p, size);
 }
 
-/* A block of `size` bytes (a multiple of 8, 8..ZSL_SLAB_MAX) from z's slab:
- * its class's free list, else the newest chunk's tail, else a new chunk
+/* Chunks hold tall nodes apart only once the slab holds this many bytes. */
+#define ZSL_SPLIT_MIN (4 * ZSL_CHUNK_MAX)
+
+/* A block of `size` bytes (a multiple of 8, 8..ZSL_SLAB_MAX) from z's slab
+ * for a node of one level (tall == 0) or more (tall == 1): its class's free
+ * list, else the tail of the newest chunk of that kind (one kind while the
+ * slab holds less than ZSL_SPLIT_MIN bytes), else a new chunk
  * (charged to z->bytes; the old tail goes to the free list of its size).
  * NULL when memory runs out. O(1). */
-static void *zsl_slab_alloc(zset *z, size_t size) {
+static void *zsl_slab_alloc(zset *z, size_t size, int tall) {
     zsl_slab *sl = &z->slab;
     void *p = sl->free[size >> 3];
     if (p) {
@@ -98,16 +109,20 @@ static void *zsl_slab_alloc(zset *z, size_t size) {
         sl->live += size;
         return p;
     }
-    if (sl->left < size) {
+    if (sl->held < ZSL_SPLIT_MIN)
+        tall = 0; /* a small set stays in one stream of chunks: it is cached anyway */
+    char **bump = tall ? &sl->bump_tall : &sl->bump;
+    size_t *left = tall ? &sl->left_tall : &sl->left;
+    if (*left < size) {
         size_t csize = sl->next_chunk ? sl->next_chunk : ZSL_CHUNK_MIN;
         while (csize < size + 16)
             csize *= 2;
         char *chunk = malloc(csize);
         if (!chunk)
             return NULL;
-        if (sl->left >= 8) {
-            ZSL_UNPOISON(sl->bump, sl->left);
-            zsl_slab_push(sl, sl->bump, sl->left);
+        if (*left >= 8) {
+            ZSL_UNPOISON(*bump, *left);
+            zsl_slab_push(sl, *bump, *left);
         }
         ((void **)chunk)[0] = sl->chunks; /* 16-byte chunk head: next, size */
         ((size_t *)chunk)[1] = csize;
@@ -115,13 +130,13 @@ static void *zsl_slab_alloc(zset *z, size_t size) {
         sl->next_chunk = csize < ZSL_CHUNK_MAX ? 2 * csize : ZSL_CHUNK_MAX;
         z->bytes += zsl_alloc_size(chunk, csize);
         sl->held += csize;
-        sl->bump = chunk + 16;
-        sl->left = csize - 16;
-        ZSL_POISON(sl->bump, sl->left);
+        *bump = chunk + 16;
+        *left = csize - 16;
+        ZSL_POISON(*bump, *left);
     }
-    p = sl->bump;
-    sl->bump += size;
-    sl->left -= size;
+    p = *bump;
+    *bump += size;
+    *left -= size;
     sl->live += size;
     ZSL_UNPOISON(p, size);
     return p;
@@ -150,7 +165,7 @@ static zsl_node *zsl_node_alloc(zset *z, int nlevel, double score, const char *m
     size_t size = zsl_node_size((size_t)nlevel, len);
     zsl_node *n;
     if (size <= ZSL_SLAB_MAX) {
-        n = zsl_slab_alloc(z, size);
+        n = zsl_slab_alloc(z, size, nlevel > 1);
     } else {
         n = malloc(size);
         if (n) {
@@ -286,7 +301,7 @@ static void zsl_descend(const zset *z, double score, const char *m, size_t len,
         zsl_node *y;
         while ((y = x->level[i].forward)) {
             zsl_prefetch_next(y, i);
-            if (zsl_cmp(y, score, m, len) >= 0)
+            if (zsl_cmp_fast(y, score, m, len) >= 0)
                 break;
             r += x->level[i].span;
             dr += x->level[i].dspan;
@@ -402,12 +417,15 @@ static void zsl_slab_compact(zset *z) {
     zset fresh; /* only its slab and byte count are used */
     memset(&fresh, 0, sizeof fresh);
     zsl_node *x;
-    size_t total = 0;
+    size_t total = 0, tall = 0;
     for (x = z->header->level[0].forward; x; x = x->level[0].forward) {
         size_t size = zsl_node_size(x->nlevel, x->mlen);
         total += size <= ZSL_SLAB_MAX ? size : 0;
+        tall += size <= ZSL_SLAB_MAX && x->nlevel > 1 ? size : 0;
     }
-    if (total) { /* one chunk that fits every slab node exactly */
+    if (total + 16 < ZSL_SPLIT_MIN)
+        tall = 0; /* as zsl_slab_alloc will decide for the fresh slab */
+    if (total) { /* one chunk that fits every slab node exactly: short ones, then tall */
         char *chunk = malloc(total + 16);
         if (!chunk)
             return; /* out of memory: keep the old chunks */
@@ -416,16 +434,19 @@ static void zsl_slab_compact(zset *z) {
         fresh.slab.chunks = chunk;
         fresh.slab.held = total + 16;
         fresh.slab.bump = chunk + 16;
-        fresh.slab.left = total;
+        fresh.slab.left = total - tall;
+        fresh.slab.bump_tall = chunk + 16 + (total - tall);
+        fresh.slab.left_tall = tall;
         fresh.slab.next_chunk = ZSL_CHUNK_MAX;
         fresh.bytes = zsl_alloc_size(chunk, total + 16);
-        ZSL_POISON(fresh.slab.bump, total);
+        ZSL_POISON(chunk + 16, total);
     }
     for (x = z->header->level[0].forward; x; x = x->level[0].forward) {
         size_t size = zsl_node_size(x->nlevel, x->mlen);
         if (size > ZSL_SLAB_MAX)
             continue;
-        zsl_node *y = zsl_slab_alloc(&fresh, size); /* cannot fail: same sizes just fit */
+        /* cannot fail: each kind's sizes just fit its part of the chunk */
+        zsl_node *y = zsl_slab_alloc(&fresh, size, x->nlevel > 1);
         memcpy(y, x, size);
         x->backward = y; /* forwarding address; x's own links stay readable */
     }
@@ -525,7 +546,7 @@ size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank) {
         const zsl_node *y;
         while ((y = cur->level[i].forward)) {
             zsl_prefetch_next(y, i);
-            if (!(y == x || zsl_cmp(y, x->score, m, x->mlen) < 0))
+            if (!(y == x || zsl_cmp_fast(y, x->score, m, x->mlen) < 0))
                 break;
             r += cur->level[i].span;
             dr += cur->level[i].dspan;
@@ -618,7 +639,7 @@ zsl_node *zset_seek_after(const zset *z, double score, const char *m, size_t len
         zsl_node *y;
         while ((y = x->level[i].forward)) {
             zsl_prefetch_next(y, i);
-            if (zsl_cmp(y, score, m, len) > 0)
+            if (zsl_cmp_fast(y, score, m, len) > 0)
                 break;
             x = y;
         }
@@ -633,7 +654,7 @@ zsl_node *zset_seek_before(const zset *z, double score, const char *m, size_t le
         zsl_node *y;
         while ((y = x->level[i].forward)) {
             zsl_prefetch_next(y, i);
-            if (zsl_cmp(y, score, m, len) >= 0)
+            if (zsl_cmp_fast(y, score, m, len) >= 0)
                 break;
             x = y;
         }
