@@ -44,6 +44,7 @@ typedef struct {
 
 static PyObject *name_values;    /* interned "_values" */
 static PyObject *name_deadlines; /* interned "_deadlines" */
+static PyObject *name_heap;      /* interned "_heap" */
 static PyObject *op_names[4];    /* interned "best", "set", "incr", "decr" (ZBOARD_* order) */
 static const char *const op_text[4] = {"best", "set", "incr", "decr"};
 static const char *const style_text[3] = {"unique", "competition", "dense"};
@@ -289,6 +290,15 @@ static PyObject *bw_submission(BoardWriterObject *w, PyObject *member, const zbo
     return submission;
 }
 
+/* Whether the keyspace's expiry heap may hold work (1), or is an empty list
+ * (0): with no deadline anywhere, the housekeeping step would do nothing. */
+static int bw_expiry_pending(BoardWriterObject *w) {
+    PyObject *heap = PyDict_GetItemWithError(w->kvars, name_heap);
+    if (!heap)
+        PyErr_Clear();
+    return !(heap && PyList_CheckExact(heap) && PyList_GET_SIZE(heap) == 0);
+}
+
 /* writer(member, score, operator) -> Submission | None; see the file comment. */
 static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames) {
@@ -336,12 +346,14 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
     if ((size_t)len > ZSL_MAX_MEMBER_LEN)
         Py_RETURN_NONE;
     uint32_t h = zdict_hash(m, (size_t)len);
-    if (++w->writes >= w->every) { /* before the write: it runs Python code */
+    if (++w->writes >= w->every) {
         w->writes = 0;
-        PyObject *done = PyObject_CallNoArgs(w->housekeeping);
-        if (!done)
-            return NULL;
-        Py_DECREF(done);
+        if (bw_expiry_pending(w)) { /* before the write: it runs Python code */
+            PyObject *done = PyObject_CallNoArgs(w->housekeeping);
+            if (!done)
+                return NULL;
+            Py_DECREF(done);
+        }
     }
     PyObject *held = PyObject_CallNoArgs(w->locked);
     if (!held)
@@ -422,7 +434,8 @@ static PyMethodDef board_functions[] = {
 
 int board_fast_add_to_module(PyObject *m) {
     if (!(name_values = PyUnicode_InternFromString("_values")) ||
-        !(name_deadlines = PyUnicode_InternFromString("_deadlines")))
+        !(name_deadlines = PyUnicode_InternFromString("_deadlines")) ||
+        !(name_heap = PyUnicode_InternFromString("_heap")))
         return -1;
     for (int i = 0; i < 4; i++)
         if (!(op_names[i] = PyUnicode_InternFromString(op_text[i])))
