@@ -21,6 +21,7 @@ setup(
                 "src/ranked/engine/zsl_list.c",
                 "src/ranked/engine/zsl_dict.c",
                 "src/ranked/engine/zsl_rand.c",
+                "src/ranked/engine/queue_lane.c",
             ],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,

@@ -2222,6 +2222,7 @@ static struct PyModuleDef zset_module = {
 
 /* Feature fast paths added to the module (see _zset_object.h), NULL-ended. */
 static const zset_extension zset_extensions[] = {
+    queue_lane_add_to_module,
     NULL,
 };
 

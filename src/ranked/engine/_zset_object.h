@@ -24,4 +24,7 @@ extern PyTypeObject SortedSetType;
  * -1 with an exception set. Called once, after SortedSetType is ready. */
 typedef int (*zset_extension)(PyObject *m);
 
+/* queue_lane.c: the QueueLane type (a memory queue's push and pop). */
+int queue_lane_add_to_module(PyObject *m);
+
 #endif
