@@ -50,7 +50,8 @@ check-c: $(OUT)/check_skiplist $(OUT)/check_board
 # allocator is switched to malloc so ASan also sees the binding's objects.
 ASAN_LOG := $(OUT)/asan.log
 # The engine suite plus the tests that drive the feature fast paths (their own .c files).
-C_SUITES := tests/engine tests/ratelimit/test_native_twin.py tests/leaderboard/test_fast_submit.py
+C_SUITES := tests/engine tests/ratelimit/test_native_twin.py tests/leaderboard/test_fast_submit.py \
+  tests/queues/test_c_lane.py
 asan: | $(OUT)
 	RANKED_SANITIZE=1 $(PYTHON) setup.py -q build_ext --inplace --force
 	status=0; \

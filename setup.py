@@ -26,6 +26,7 @@ setup(
                 "src/ranked/engine/zsl_board.c",
                 "src/ranked/engine/board_fast.c",
                 "src/ranked/engine/board_method.c",
+                "src/ranked/engine/queue_lane.c",
             ],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,

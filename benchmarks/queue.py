@@ -5,6 +5,7 @@ Run from the repository root (after ``pip install -e .[bench]``)::
     python benchmarks/queue.py               # n = 1,000,000 queued items
     python benchmarks/queue.py --quick       # smoke run: n = 10,000, few cycles (CI, < 60 s)
     python benchmarks/queue.py --markdown    # also write benchmarks/RESULTS-queue.md
+    python benchmarks/queue.py --memory-only # sections 1 and 2 only (no redis-server)
 
 Every figure is the median cost of one push+pop cycle (push one item, pop the head) with
 ``n`` items queued, so the structure keeps its size. Repetitions go round-robin over the
@@ -34,6 +35,7 @@ if str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
 import argparse  # noqa: E402 - sys.path fixed above
+import contextlib  # noqa: E402
 import heapq  # noqa: E402
 import itertools  # noqa: E402
 import queue as stdlib_queue  # noqa: E402
@@ -240,7 +242,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=None, help="queued items (default 1,000,000)")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--markdown", action="store_true", help="write benchmarks/RESULTS-queue.md")
+    parser.add_argument(
+        "--memory-only", action="store_true", help="sections 1 and 2 only: no Redis, no markdown"
+    )
     args = parser.parse_args()
+    if args.memory_only and args.markdown:
+        parser.error("--markdown needs the full run (drop --memory-only)")
     size = args.size or (10_000 if args.quick else 1_000_000)
     repeats = args.repeats or (3 if args.quick else 5)
     memory_cycles = 2_000 if args.quick else 20_000
@@ -253,8 +260,8 @@ def main() -> None:
         print(line, flush=True)
         out.append(line)
 
-    with BenchRedis() as server:
-        version = server.version()
+    with contextlib.nullcontext(None) if args.memory_only else BenchRedis() as server:
+        version = server.version() if server else "not run"
         emit(f"### 1. memory, n = {size:,}: the queue layer over the engine")
         emit()
         cycles = memory_cycles * repeats
@@ -288,6 +295,8 @@ def main() -> None:
             verdict = "faster" if ratio < 1 else "slower"
             emit(f"- {name} / queue.PriorityQueue (the thread-safe peer): {ratio:.2f}x, {verdict}")
         emit()
+        if server is None:
+            return
         emit(f"### 3. redis, n = {size:,}: against a plain redis-py ZADD + ZPOPMIN loop")
         emit()
         systems, close = redis_systems(server.port, size, redis_cycles * repeats)

@@ -2329,6 +2329,7 @@ static const zset_extension zset_extensions[] = {
     rl_fast_add_to_module,
     board_fast_add_to_module,
     board_method_add_to_module,
+    queue_lane_add_to_module,
     NULL,
 };
 

@@ -29,6 +29,7 @@ when all members share one score. ``None`` as a lex bound means unbounded
 (Redis ``-`` / ``+``).
 """
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -456,3 +457,40 @@ class BoardSubmit:
 def board_rank(zset: SortedSet, member: bytes, style: str, reverse: bool, /) -> int | None:
     """The fused write's rank of ``member`` in ``style`` (None if absent): the same
     as ``zset.rank(member, style=style, reverse=reverse)``."""
+
+class QueueLane:
+    """A memory queue's push, pop and pop_with_priority in C, built by
+    ``ranked.queue._lane.MemoryQueue``: the Python direct paths' steps under the
+    backend's lock, straight on the ready set's core; any other call or key state goes
+    to ``slow`` (the Python methods, same arguments)."""
+
+    def __init__(
+        self,
+        keyspace: Any,
+        lock: threading.Lock,
+        wakeup: Any,
+        keys: tuple[bytes, bytes, bytes, bytes, bytes],
+        text: bool,
+        slow: tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]],
+    ) -> None:
+        """``keyspace``: a ``Keyspace`` (its ``_values`` and ``_deadlines`` tables are
+        read on every call); ``wakeup``: the queue's ``Wakeup``; ``keys``: ready, seq,
+        delayed, leases, attempts; ``slow``: push, pop, pop_with_priority, taking the
+        same arguments as the lane's methods."""
+
+    def push(
+        self,
+        item: bytes | str,
+        priority: float = 0.0,
+        *,
+        delay: float | None = None,
+        at: float | None = None,
+        now_us: int | None = None,
+    ) -> None:
+        """``Queue.push``."""
+
+    def pop(self, timeout: float | None = None, *, now_us: int | None = None) -> Any:
+        """``Queue.pop``."""
+
+    def pop_with_priority(self, timeout: float | None = None, *, now_us: int | None = None) -> Any:
+        """``Queue.pop_with_priority``."""

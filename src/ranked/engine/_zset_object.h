@@ -34,4 +34,7 @@ int board_fast_add_to_module(PyObject *m);
 /* board_method.c: BoardSubmit (a board's `submit` as one C call). */
 int board_method_add_to_module(PyObject *m);
 
+/* queue_lane.c: the QueueLane type (a memory queue's push and pop). */
+int queue_lane_add_to_module(PyObject *m);
+
 #endif

@@ -16,6 +16,12 @@ It reads the keyspace's value and deadline dictionaries directly, fetched on eve
 (``FLUSHALL`` replaces them), and caches the parsed sequence number keyed by the identity
 of the bytes it stored: bytes are immutable and any other writer stores a new object, so
 the same object means the same value.
+
+With the C engine, a ``MemoryQueue``'s ``push``, ``pop`` and ``pop_with_priority`` are
+the methods of a ``ranked.engine._zset.QueueLane`` bound on the object: the same direct
+paths in one C call, handing every other call to the Python methods below (see
+``queue_lane.c`` and docs/queue.md). The lane and the queue refer to each other; the
+lane takes part in garbage collection.
 """
 
 from __future__ import annotations
@@ -24,12 +30,13 @@ import math
 import struct
 import threading
 from collections.abc import Callable
+from types import MethodType
 from typing import Any
 
 from ..backends.base import Backend
 from ..backends.memory import MemoryBackend
 from ..engine.keyspace import Keyspace
-from ..engine.zset import SortedSet
+from ..engine.zset import IMPLEMENTATION, SortedSet
 from ._plan import POLL_CAP, Call, check_count, item_bytes, priority_of, seconds_to_us
 from ._wakeup import wakeup_of
 from .keys import SEQ_BYTES
@@ -41,11 +48,17 @@ __all__ = ["MemoryQueue"]
 _pack_seq = struct.Struct(">Q").pack
 _floor = math.floor
 
+if IMPLEMENTATION == "c":
+    from ..engine._zset import QueueLane
+else:  # the pure-Python engine: the Python direct paths below do the work
+    QueueLane = None  # type: ignore[assignment,misc]
+
 
 class MemoryQueue(Queue[ItemT]):
     """:class:`Queue` on a :class:`MemoryBackend`, with direct paths (see the module)."""
 
     __slots__ = (
+        "__dict__",  # push, pop and pop_with_priority of the C lane, when it is built
         "_acquire",
         "_clock",
         "_keyspace",
@@ -86,6 +99,25 @@ class MemoryQueue(Queue[ItemT]):
         self._seq_text: bytes | None = None
         self._seq = 0
         self._wakeup = wakeup_of(backend, keys.ready)
+        if QueueLane is not None and type(self) is MemoryQueue:
+            # The C lane does the direct paths below in one C call and hands any other
+            # call to them, arguments untouched; as instance attributes its methods are
+            # what ``queue.push`` finds, with no Python frame in between.
+            lane = QueueLane(
+                self._keyspace,
+                self._lock,
+                self._wakeup,
+                (keys.ready, keys.seq, *self._quiet),
+                text,
+                (
+                    MethodType(MemoryQueue.push, self),
+                    MethodType(MemoryQueue.pop, self),
+                    MethodType(MemoryQueue.pop_with_priority, self),
+                ),
+            )
+            vars(self).update(
+                push=lane.push, pop=lane.pop, pop_with_priority=lane.pop_with_priority
+            )
 
     def push(
         self,
