@@ -27,7 +27,7 @@ import pytest
 from ranked.backends.memory import MemoryBackend
 from ranked.engine.zset import IMPLEMENTATION
 from ranked.errors import ResponseError
-from ranked.queue import Queue
+from ranked.queue import Queue, QueueArgumentError
 from ranked.queue._lane import MemoryQueue
 
 from .test_memory_lane import FakeClock, dump, wait_until_waiting
@@ -236,18 +236,16 @@ def test_bad_arguments_raise_the_same_errors_before_writing() -> None:
     compare_paths(lambda backend, queue: queue.push(b"seed", 1), *calls)
 
 
-def test_timeouts_go_to_the_python_lane() -> None:
-    # The Python lane answers a pop with items ready before it reads the timeout (the
-    # generic procedure validates it first): the C lane hands timeouts over unread.
-    answers = []
-    for api in ("c", "python"):
+def test_bad_timeouts_fail_on_every_path() -> None:
+    # A bad timeout fails before anything is popped, on the C lane, the Python direct
+    # path and the generic procedure alike (the C lane hands timeouts over unread).
+    for api in ("c", "python", "generic"):
         queue = Queue(MemoryBackend(), "t")
         queue.push(b"a", 1)
-        queue.push(b"b", 2)
-        answers.append([outcome(partial(run, api, queue, "pop", -1)) for _ in range(2)])
-        answers.append([outcome(partial(run, api, queue, "pop", timeout="1"))])
-    assert answers[0] == answers[2] == [("ok", b"a"), ("ok", b"b")]
-    assert answers[1] == answers[3]
+        for args, kwargs in (((-1,), {}), ((), {"timeout": "1"})):
+            found = outcome(partial(run, api, queue, "pop", *args, **kwargs))
+            assert found[:2] == ("raised", QueueArgumentError), (api, found)
+        assert run(api, queue, "pop", 0) == b"a"
 
 
 def test_items_priorities_and_keywords_as_stored() -> None:

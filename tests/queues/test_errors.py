@@ -11,11 +11,14 @@ from ranked.backends.base import Backend
 from ranked.core.errors import InvalidNameError
 from ranked.errors import RankedError
 from ranked.queue import (
+    AsyncQueue,
+    AsyncShardedQueue,
     InvalidItemError,
     InvalidPriorityError,
     Lease,
     Queue,
     QueueArgumentError,
+    ShardedQueue,
 )
 
 from .conftest import Env
@@ -120,3 +123,38 @@ def test_bad_max_age(backend: Backend, max_age: float) -> None:
 def test_bad_names(backend: Backend, name: Any) -> None:
     with pytest.raises(InvalidNameError):
         Queue(backend, name)
+
+
+BAD_TIMEOUTS: list[Any] = [-1, -0.5, math.nan, math.inf, "1", True, b"1"]
+
+
+@pytest.mark.parametrize("timeout", BAD_TIMEOUTS, ids=repr)
+def test_bad_timeouts_fail_even_with_items_ready(env: Env, timeout: Any) -> None:
+    # Checked before anything is popped: the same error whether or not an item is ready,
+    # on every path (memory's C lane and Python lane, the scripts, sharded, async).
+    queue = Queue(env.backend, "q")
+    sharded = ShardedQueue(env.backend, "s", shards=2)
+    queue.push_many([(b"a", 1), (b"b", 2)])
+    sharded.push_many([(b"a", 1), (b"b", 2)])
+    for call in (
+        lambda: queue.pop(timeout),
+        lambda: queue.pop_with_priority(timeout=timeout),
+        lambda: queue.reserve(timeout=timeout),
+        lambda: sharded.pop(timeout),
+        lambda: sharded.pop_with_priority(timeout),
+    ):
+        with pytest.raises(QueueArgumentError, match="timeout"):
+            call()
+
+    async def scenario(backend: Any) -> None:
+        for call in (
+            lambda: AsyncQueue(backend, "q").pop(timeout),
+            lambda: AsyncQueue(backend, "q").pop_with_priority(timeout),
+            lambda: AsyncQueue(backend, "q").reserve(timeout=timeout),
+            lambda: AsyncShardedQueue(backend, "s", shards=2).pop(timeout),
+        ):
+            with pytest.raises(QueueArgumentError, match="timeout"):
+                await call()
+
+    env.run_async(scenario)
+    assert queue.size() == 2 and sharded.size() == 2  # nothing was popped

@@ -37,7 +37,15 @@ from ..backends.base import Backend
 from ..backends.memory import MemoryBackend
 from ..engine.keyspace import Keyspace
 from ..engine.zset import IMPLEMENTATION, SortedSet
-from ._plan import POLL_CAP, Call, check_count, item_bytes, priority_of, seconds_to_us
+from ._plan import (
+    POLL_CAP,
+    Call,
+    check_count,
+    check_timeout,
+    item_bytes,
+    priority_of,
+    seconds_to_us,
+)
 from ._wakeup import wakeup_of
 from .keys import SEQ_BYTES
 from .results import Item, Items, ItemT, Lease, NackOutcome
@@ -232,6 +240,7 @@ class MemoryQueue(Queue[ItemT]):
             lock.release()
 
     def pop(self, timeout: float | None = None, *, now_us: int | None = None) -> ItemT | None:
+        check_timeout(timeout)
         if now_us is None:  # _heads(1), inlined: this is the hot path
             delayed, leases, attempts = self._quiet
             ready_key = self._ready
@@ -263,6 +272,7 @@ class MemoryQueue(Queue[ItemT]):
     def pop_with_priority(
         self, timeout: float | None = None, *, now_us: int | None = None
     ) -> tuple[ItemT, float] | None:
+        check_timeout(timeout)
         if now_us is None:
             heads = self._heads(1)
             if heads:
@@ -319,6 +329,7 @@ class MemoryQueue(Queue[ItemT]):
     def _wait(self, call: Call, timeout: float | None) -> Any:
         """Run ``call`` until it answers (an item came back) or ``timeout``, sleeping on
         the queue's :class:`Wakeup` between tries: a push wakes the waiter at once."""
+        check_timeout(timeout)
         if not timeout:
             return self._run(*call)
         seconds = seconds_to_us(timeout, "timeout") / 1e6
@@ -326,6 +337,7 @@ class MemoryQueue(Queue[ItemT]):
 
     async def wait_async(self, call: Call, timeout: float | None) -> Any:
         """:meth:`_wait` for an event loop: the task awaits a future a push resolves."""
+        check_timeout(timeout)
         if not timeout:
             return self._run(*call)
         seconds = seconds_to_us(timeout, "timeout") / 1e6

@@ -72,6 +72,14 @@ def seconds_to_us(value: object, what: str, *, zero: bool = True) -> int:
     return micros
 
 
+def check_timeout(timeout: object) -> None:
+    """Raise :class:`QueueArgumentError` unless ``timeout`` is None or a finite number of
+    seconds >= 0: checked before anything is popped, so a bad timeout fails the same way
+    whether or not an item was ready."""
+    if timeout is not None:
+        seconds_to_us(timeout, "timeout")
+
+
 def check_count(count: object) -> int:
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise QueueArgumentError(f"count must be an int >= 0, not {count!r}")

@@ -12,7 +12,7 @@ from typing import Any, Generic, Literal, overload
 
 from ..backends.base import AsyncBackend
 from ._lane import lane_of
-from ._plan import Call, QueuePlan, check_count, pauses, seconds_to_us
+from ._plan import Call, QueuePlan, check_count, check_timeout, pauses, seconds_to_us
 from .results import Counts, DeadLetter, Item, Items, ItemT, Lease, NackOutcome
 
 __all__ = ["AsyncQueue"]
@@ -77,6 +77,7 @@ class AsyncQueue(Generic[ItemT]):
 
     async def _wait(self, call: Call, timeout: float | None) -> Any:
         """Run ``call`` until its answer is truthy (an item came back) or ``timeout``."""
+        check_timeout(timeout)
         if self._lane is not None:
             return await self._lane.wait_async(call, timeout)
         answer = await self._run(*call)
@@ -128,6 +129,7 @@ class AsyncQueue(Generic[ItemT]):
         to that long for an item (Redis: polling, see :data:`POLL_CAP`; memory: woken by a
         push). O(log n). Redis: ZPOPMIN."""
         if self._lane is not None:
+            check_timeout(timeout)
             item = self._lane.pop(None, now_us=now_us)
             if item is not None or not timeout:
                 return item
@@ -140,6 +142,7 @@ class AsyncQueue(Generic[ItemT]):
     ) -> tuple[ItemT, float] | None:
         """As :meth:`pop`, with the item's priority."""
         if self._lane is not None:
+            check_timeout(timeout)
             pair = self._lane.pop_with_priority(None, now_us=now_us)
             if pair is not None or not timeout:
                 return pair

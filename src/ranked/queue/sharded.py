@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Generic, Literal, overload
 
 from ..backends.base import AsyncBackend, Backend
-from ._plan import pauses, seconds_to_us
+from ._plan import check_timeout, pauses, seconds_to_us
 from ._sharded_plan import Head, ShardedPlan, Steps
 from .errors import QueueArgumentError
 from .results import Counts, Item, Items, ItemT
@@ -111,6 +111,7 @@ class ShardedQueue(Generic[ItemT]):
         return int(self._drive(self._plan.push_steps(triples, delay, at, now_us)))
 
     def _pop(self, timeout: float | None, now_us: int | None) -> Head | None:
+        check_timeout(timeout)
         head: Head | None = self._drive(self._plan.pop_steps(now_us))
         if head is None and timeout:
             for pause in pauses(seconds_to_us(timeout, "timeout") / 1e6):
@@ -223,6 +224,7 @@ class AsyncShardedQueue(Generic[ItemT]):
         return int(await self._drive(self._plan.push_steps(triples, delay, at, now_us)))
 
     async def _pop(self, timeout: float | None, now_us: int | None) -> Head | None:
+        check_timeout(timeout)
         head: Head | None = await self._drive(self._plan.pop_steps(now_us))
         if head is None and timeout:
             for pause in pauses(seconds_to_us(timeout, "timeout") / 1e6):

@@ -8,7 +8,7 @@ from typing import Any, Generic, Literal, overload
 
 from ..backends.base import Backend
 from ..backends.memory import MemoryBackend
-from ._plan import Call, QueuePlan, check_count, pauses, seconds_to_us
+from ._plan import Call, QueuePlan, check_count, check_timeout, pauses, seconds_to_us
 from .results import Counts, DeadLetter, Item, Items, ItemT, Lease, NackOutcome
 
 __all__ = ["Queue"]
@@ -80,6 +80,7 @@ class Queue(Generic[ItemT]):
 
     def _wait(self, call: Call, timeout: float | None) -> Any:
         """Run ``call`` until its answer is truthy (an item came back) or ``timeout``."""
+        check_timeout(timeout)
         answer = self._run(*call)
         if answer or not timeout:
             return answer
