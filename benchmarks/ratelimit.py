@@ -86,6 +86,8 @@ def _interleaved(
     client, median server microseconds per decision (:func:`_server_us`)."""
     samples: dict[str, list[float]] = {name: [] for name in systems}
     server: dict[str, list[float]] = {name: [] for name in systems}
+    for decide in systems.values():  # steady state: every identity seen once, untimed
+        _timed(decide, len(IDENTITIES), 0)
     for repeat in range(repeats):
         for name, decide in systems.items():
             if admin is not None:
@@ -270,7 +272,8 @@ def main(argv: list[str] | None = None) -> None:
                 "Written by `python benchmarks/ratelimit.py --markdown`; do not edit by hand.",
                 machine_info(version),
                 f"Single thread; {len(IDENTITIES):,} identities hit round-robin; policy {LIMIT}"
-                f" units / {WINDOW} s (half the hits denied in the steady state). Medians of"
+                f" units / {WINDOW} s (half the hits denied in the steady state); every system"
+                " first hits each identity once, untimed. Medians of"
                 f" {repeats} round-robin repetitions over batches of {calls_memory:,} (memory)"
                 f" and {calls_redis:,} (Redis) decisions. `limits` {_limits_version()}."
                 " Each cell: latency per decision (decisions per second); speedup = peer"
