@@ -443,6 +443,56 @@ static PyObject *py_pair(const SortedSetObject *s, const zsl_node *x) {
     return py_tuple2(m, f);
 }
 
+/* Rows at either end of a large set are read far more often than the rest
+ * (a leaderboard's top N). ss_edge_pair keeps the (member, score) tuple it
+ * last returned for each of the first and last ZSET_EDGE positions, and
+ * returns it again while the node at that position holds an equal member
+ * with the same score bits: a tuple of a str or bytes and a float is
+ * immutable, so an equal one serves as well as a new one, and no write has to
+ * invalidate anything. The array is allocated on first use and freed only
+ * with the set (never while a read may still index it). */
+#define ZSET_EDGE 32
+#define ZSET_EDGE_MIN 256 /* below this, rows are cheap enough to build */
+
+/* Does the cached tuple t hold node x's member (as this set returns
+ * members) and x's exact score? */
+static int ss_edge_matches(const SortedSetObject *s, PyObject *t, const zsl_node *x) {
+    PyObject *m = PyTuple_GET_ITEM(t, 0);
+    double score = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(t, 1));
+    if (memcmp(&score, &x->score, sizeof score) != 0)
+        return 0;
+    if (s->raw)
+        return PyBytes_CheckExact(m) && (size_t)PyBytes_GET_SIZE(m) == x->mlen &&
+               memcmp(PyBytes_AS_STRING(m), zsl_member(x), x->mlen) == 0;
+    return x->ascii && PyUnicode_CheckExact(m) && PyUnicode_IS_COMPACT_ASCII(m) &&
+           (size_t)PyUnicode_GET_LENGTH(m) == x->mlen &&
+           memcmp(PyUnicode_DATA(m), zsl_member(x), x->mlen) == 0;
+}
+
+/* (member, score) of node x, which sits at 1-based rank `rank`: the tuple
+ * cached for that end position when it still matches, else a new one (kept
+ * for the position when it is at an end). New reference, or NULL. */
+static PyObject *ss_edge_pair(SortedSetObject *s, const zsl_node *x, size_t rank) {
+    size_t n = s->z.length, slot;
+    if (n < ZSET_EDGE_MIN)
+        return py_pair(s, x);
+    if (rank <= ZSET_EDGE)
+        slot = rank - 1;
+    else if (n - rank < ZSET_EDGE)
+        slot = ZSET_EDGE + (n - rank);
+    else
+        return py_pair(s, x);
+    if (!s->edge && !(s->edge = PyMem_Calloc(2 * ZSET_EDGE, sizeof(PyObject *))))
+        return py_pair(s, x); /* no cache, no error: the row is built as usual */
+    PyObject *t = s->edge[slot];
+    if (t && ss_edge_matches(s, t, x))
+        return Py_NewRef(t);
+    t = py_pair(s, x); /* x is not read after this allocation */
+    if (t)
+        Py_XSETREF(s->edge[slot], Py_NewRef(t));
+    return t;
+}
+
 static PyObject *py_changed_error(PyObject *list) {
     Py_XDECREF(list);
     PyErr_SetString(PyExc_RuntimeError, "SortedSet changed during a range read");
@@ -512,7 +562,7 @@ static PyObject *ss_collect_exact(SortedSetObject *s, size_t rank, int reverse, 
     uint64_t mc = s->z.modcount;
     zsl_node *x = zset_by_rank(&s->z, rank);
     for (size_t i = 0; i < k && x; i++) {
-        PyObject *t = py_pair(s, x);
+        PyObject *t = ss_edge_pair(s, x, reverse ? rank - i : rank + i);
         if (!t) {
             Py_DECREF(list);
             return NULL;
@@ -532,6 +582,7 @@ static SortedSetObject *ss_new(int raw) {
     SortedSetObject *s = PyObject_New(SortedSetObject, &SortedSetType);
     if (!s)
         return NULL;
+    s->edge = NULL; /* before anything that may deallocate s */
     if (zset_init(&s->z) < 0) {
         s->z.header = NULL;
         Py_DECREF(s);
@@ -552,11 +603,18 @@ static PyObject *SortedSet_tp_new(PyTypeObject *type, PyObject *args, PyObject *
         return PyErr_NoMemory();
     }
     s->raw = 0;
+    s->edge = NULL;
     return (PyObject *)s;
 }
 
 static void SortedSet_dealloc(PyObject *self) {
-    zset_destroy(&((SortedSetObject *)self)->z);
+    SortedSetObject *s = (SortedSetObject *)self;
+    if (s->edge) {
+        for (size_t i = 0; i < 2 * ZSET_EDGE; i++)
+            Py_XDECREF(s->edge[i]);
+        PyMem_Free(s->edge);
+    }
+    zset_destroy(&s->z);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -2190,7 +2248,8 @@ static PyObject *SortedSet_restore(PyObject *cls, PyObject *const *args, Py_ssiz
 
 static PyObject *SortedSet_memory_usage(PyObject *self, PyObject *unused) {
     SortedSetObject *s = (SortedSetObject *)self;
-    return PyLong_FromSize_t(sizeof(SortedSetObject) + s->z.bytes);
+    size_t edge = s->edge ? 2 * ZSET_EDGE * sizeof(PyObject *) : 0;
+    return PyLong_FromSize_t(sizeof(SortedSetObject) + s->z.bytes + edge);
 }
 
 static PyObject *SortedSet_check(PyObject *self, PyObject *unused) {

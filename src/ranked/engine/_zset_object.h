@@ -14,7 +14,8 @@
 typedef struct {
     PyObject_HEAD
     zset z;
-    int raw; /* 1: members come back as bytes, 0: as str */
+    int raw;        /* 1: members come back as bytes, 0: as str */
+    PyObject **edge; /* NULL, or the rows last returned at the set's ends (_zset.c) */
 } SortedSetObject;
 
 /* The SortedSet type; PyObject_TypeCheck(o, &SortedSetType) before casting. */
