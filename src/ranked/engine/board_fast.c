@@ -79,6 +79,8 @@ static int bw_check_tuple_type(PyObject *t, const char *what) {
 static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames);
 
+/* BoardWriter(...): see _zset.pyi and ranked.backends._memory_submit;
+ * new reference, or NULL with TypeError / ValueError. */
 static PyObject *BoardWriter_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"keyspace_vars", "key", "window", "reverse", "style",
                              "operator", "lock", "housekeeping", "every", "result_type",
@@ -140,6 +142,7 @@ static PyObject *BoardWriter_new(PyTypeObject *type, PyObject *args, PyObject *k
     return (PyObject *)w;
 }
 
+/* GC: visit every object the writer holds. */
 static int BoardWriter_traverse(BoardWriterObject *w, visitproc visit, void *arg) {
     Py_VISIT(w->kvars);
     Py_VISIT(w->locked);
@@ -150,6 +153,7 @@ static int BoardWriter_traverse(BoardWriterObject *w, visitproc visit, void *arg
     return 0;
 }
 
+/* GC: drop every object the writer holds. */
 static int BoardWriter_clear(BoardWriterObject *w) {
     Py_CLEAR(w->kvars);
     Py_CLEAR(w->key);
@@ -162,6 +166,7 @@ static int BoardWriter_clear(BoardWriterObject *w) {
     return 0;
 }
 
+/* Untrack, drop the references, free. */
 static void BoardWriter_dealloc(BoardWriterObject *w) {
     PyObject_GC_UnTrack(w);
     BoardWriter_clear(w);
@@ -375,6 +380,7 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
     return bw_submission(w, member, &r);
 }
 
+/* key getter: the sorted-set key written (new reference). */
 static PyObject *BoardWriter_get_key(BoardWriterObject *w, void *closure) {
     return Py_NewRef(w->key);
 }
@@ -432,6 +438,7 @@ static PyMethodDef board_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Adds BoardWriter and board_rank to module m; 0, or -1 with an exception. */
 int board_fast_add_to_module(PyObject *m) {
     if (!(name_values = PyUnicode_InternFromString("_values")) ||
         !(name_deadlines = PyUnicode_InternFromString("_deadlines")) ||

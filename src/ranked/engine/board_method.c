@@ -58,6 +58,8 @@ static PyObject *BoardSubmit_call(PyObject *self, PyObject *const *args, size_t 
     return PyObject_Vectorcall(b->fallback, args, nargsf, kwnames);
 }
 
+/* BoardSubmit(fallback): no writer yet; new reference, or NULL with
+ * TypeError. */
 static PyObject *BoardSubmit_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"fallback", NULL};
     PyObject *fallback;
@@ -76,18 +78,21 @@ static PyObject *BoardSubmit_new(PyTypeObject *type, PyObject *args, PyObject *k
     return (PyObject *)b;
 }
 
+/* GC: visit the fallback and the writer. */
 static int BoardSubmit_traverse(BoardSubmitObject *b, visitproc visit, void *arg) {
     Py_VISIT(b->fallback);
     Py_VISIT(b->writer);
     return 0;
 }
 
+/* GC: drop the fallback and the writer. */
 static int BoardSubmit_clear(BoardSubmitObject *b) {
     Py_CLEAR(b->fallback);
     Py_CLEAR(b->writer);
     return 0;
 }
 
+/* Untrack, drop the references, free. */
 static void BoardSubmit_dealloc(BoardSubmitObject *b) {
     PyObject_GC_UnTrack(b);
     BoardSubmit_clear(b);
@@ -147,6 +152,7 @@ static PyTypeObject BoardSubmitType = {
     .tp_getset = BoardSubmit_getset,
 };
 
+/* Adds BoardSubmit to module m; 0, or -1 with an exception. */
 int board_method_add_to_module(PyObject *m) {
     if (!(name_operator = PyUnicode_InternFromString("operator")) ||
         !(name_at = PyUnicode_InternFromString("at")) ||

@@ -69,6 +69,7 @@ static int QueueLane_traverse(PyObject *self, visitproc visit, void *arg) {
     return 0;
 }
 
+/* GC: drop every object the lane holds. */
 static int QueueLane_clear(PyObject *self) {
     QueueLaneObject *q = (QueueLaneObject *)self;
     Py_CLEAR(q->keyspace);
@@ -87,6 +88,7 @@ static int QueueLane_clear(PyObject *self) {
     return 0;
 }
 
+/* Untrack, drop the references, free. */
 static void QueueLane_dealloc(PyObject *self) {
     PyObject_GC_UnTrack(self);
     QueueLane_clear(self);
@@ -580,11 +582,13 @@ static PyObject *lane_pop(QueueLaneObject *q, int which, PyObject *const *args, 
     return lane_slow(q, which, args, nargs, kwnames);
 }
 
+/* lane.pop(timeout=None, *, now_us=None): see lane_pop. */
 static PyObject *QueueLane_pop(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames) {
     return lane_pop((QueueLaneObject *)self, SLOW_POP, args, nargs, kwnames);
 }
 
+/* lane.pop_with_priority(timeout=None, *, now_us=None): see lane_pop. */
 static PyObject *QueueLane_pop_with_priority(PyObject *self, PyObject *const *args,
                                              Py_ssize_t nargs, PyObject *kwnames) {
     return lane_pop((QueueLaneObject *)self, SLOW_POP_PRIORITY, args, nargs, kwnames);

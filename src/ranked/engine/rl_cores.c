@@ -6,6 +6,7 @@
  */
 #include "rl_fast.h"
 
+/* Fixed window: one counter per window (_memory.fixed_window); a rl_core. */
 static PyObject *fixed_window(RateDeciderObject *self, const hit *h) {
     PyObject *cell;
     int rc = rl_get_cell(self, h, &cell);
@@ -99,6 +100,8 @@ static int scan_log(RateDeciderObject *self, PyObject *entries, int64_t cutoff, 
     return ok;
 }
 
+/* Sliding-window log: admitted (instant, cost) entries in time order
+ * (_memory.sliding_log); a rl_core. */
 static PyObject *sliding_log(RateDeciderObject *self, const hit *h) {
     PyObject *cell, *entries = NULL;
     int rc = rl_get_cell(self, h, &cell);
@@ -200,6 +203,8 @@ error:
     return NULL;
 }
 
+/* Sliding-window counter: the weighted estimate of two windows
+ * (_memory.sliding_counter); a rl_core. */
 static PyObject *sliding_counter(RateDeciderObject *self, const hit *h) {
     PyObject *cell;
     int rc = rl_get_cell(self, h, &cell);
@@ -283,6 +288,8 @@ static PyObject *sliding_counter(RateDeciderObject *self, const hit *h) {
 /* A whole number of us as a double, when it is finite and below 2**53. */
 static int exact_us(double v) { return v > -(double)EXACT && v < (double)EXACT; }
 
+/* Token bucket: tokens refilled at the policy's rate (_memory.token_bucket);
+ * a rl_core. */
 static PyObject *token_bucket(RateDeciderObject *self, const hit *h) {
     PyObject *cell;
     int rc = rl_get_cell(self, h, &cell);
@@ -345,6 +352,7 @@ static PyObject *floor_at_least_zero(double v) {
     return PyLong_FromDouble(f > 0 ? f : 0.0);
 }
 
+/* GCRA: the theoretical arrival time (_memory.gcra); a rl_core. */
 static PyObject *gcra(RateDeciderObject *self, const hit *h) {
     PyObject *cell;
     int rc = rl_get_cell(self, h, &cell);

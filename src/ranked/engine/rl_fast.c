@@ -267,6 +267,8 @@ static int expiry_due(RateDeciderObject *self, int64_t now_ms) {
     return when < now_ms;
 }
 
+/* One step of the keyspace's active expiry (up to EXPIRY_DELETES keys);
+ * the caller decides when it is due. 0, or -1 with an exception set. */
 static int housekeeping(RateDeciderObject *self) {
     PyObject *r = PyObject_CallOneArg(self->expire, int_deletes);
     Py_XDECREF(r);
@@ -391,6 +393,7 @@ static PyObject *RateDecider_call(PyObject *callable, PyObject *const *args, siz
     X(keep_deadline) X(delete) X(core) X(cell_type) X(cell_template) X(wrongtype)              \
     X(deque_type) X(popleft) X(append)
 
+/* GC: visit every object the decider holds. */
 static int RateDecider_traverse(RateDeciderObject *self, visitproc visit, void *arg) {
 #define VISIT(f) Py_VISIT(self->f);
     OBJECT_FIELDS(VISIT)
@@ -398,6 +401,7 @@ static int RateDecider_traverse(RateDeciderObject *self, visitproc visit, void *
     return 0;
 }
 
+/* GC: drop every object the decider holds. */
 static int RateDecider_clear(RateDeciderObject *self) {
 #define CLEAR(f) Py_CLEAR(self->f);
     OBJECT_FIELDS(CLEAR)
@@ -405,6 +409,7 @@ static int RateDecider_clear(RateDeciderObject *self) {
     return 0;
 }
 
+/* Untrack, drop the references, free. */
 static void RateDecider_dealloc(RateDeciderObject *self) {
     PyObject_GC_UnTrack(self);
     RateDecider_clear(self);
@@ -431,6 +436,8 @@ static int method(PyObject **field, PyObject *owner, const char *name) {
     return *field ? 0 : -1;
 }
 
+/* RateDecider(...): see _zset.pyi and ranked/ratelimit/_native.py; new
+ * reference, or NULL with TypeError / ValueError. */
 static PyObject *RateDecider_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     int algorithm, clock_mode;
     long long limit, window, window_ms, capacity;
