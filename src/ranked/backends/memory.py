@@ -161,9 +161,7 @@ class MemoryBackend:
     def submit(self, request: SubmitRequest) -> tuple[SubmitOutcome, ...]:
         """One submission to all its targets, atomically. O(targets * log n)."""
         with self._lock:
-            self._writes += 1
-            if not self._writes % _HOUSEKEEPING_EVERY:
-                self._keyspace.expire_pending(_HOUSEKEEPING_DELETES)
+            self._housekeeping()
             if request.composite is None and len(request.targets) == 1:
                 return submit_single(self._keyspace, request)
             return apply_submit(self._keyspace, request, None)

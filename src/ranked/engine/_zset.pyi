@@ -414,10 +414,6 @@ class RateDecider:
     def __call__(self, identity: str | bytes, cost: int, consume: int, /) -> Any:
         """The decision (a ``Decision``) of one hit (``consume`` 1) or peek (0)."""
 
-    @property
-    def decisions(self) -> int:
-        """Decisions made so far (every 8th runs the keyspace's active expiry)."""
-
 class BoardWriter:
     """One-call submit of a plain all-time board on a memory backend (see
     ``ranked.backends._memory_submit.board_writer``)."""
@@ -436,9 +432,6 @@ class BoardWriter:
         result_type: type[tuple[Any, ...]],
         submission_type: type[tuple[Any, ...]],
     ) -> None: ...
-    @property
-    def key(self) -> bytes:
-        """The sorted-set key written."""
     def __call__(
         self, member: str | bytes, score: float, operator: str | None, /
     ) -> tuple[Any, ...] | None: ...

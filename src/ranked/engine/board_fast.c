@@ -380,16 +380,6 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
     return bw_submission(w, member, &r);
 }
 
-/* key getter: the sorted-set key written (new reference). */
-static PyObject *BoardWriter_get_key(BoardWriterObject *w, void *closure) {
-    return Py_NewRef(w->key);
-}
-
-static PyGetSetDef BoardWriter_getset[] = {
-    {"key", (getter)BoardWriter_get_key, NULL, "The sorted-set key written.", NULL},
-    {NULL},
-};
-
 static PyTypeObject BoardWriterType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.engine._zset.BoardWriter",
     .tp_basicsize = sizeof(BoardWriterObject),
@@ -402,7 +392,6 @@ static PyTypeObject BoardWriterType = {
     .tp_clear = (inquiry)BoardWriter_clear,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(BoardWriterObject, vectorcall),
-    .tp_getset = BoardWriter_getset,
 };
 
 /* board_rank(zset, member, style, reverse) -> int | None: zboard_rank of a

@@ -527,12 +527,6 @@ error:
     return NULL;
 }
 
-static PyMemberDef RateDecider_members[] = {
-    {"decisions", T_ULONGLONG, offsetof(RateDeciderObject, decisions), READONLY,
-     "Decisions made so far (every 8th runs the keyspace's active expiry)."},
-    {NULL, 0, 0, 0, NULL},
-};
-
 static PyTypeObject RateDeciderType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.engine._zset.RateDecider",
     .tp_doc = "One memory rate-limiter decision per call: decide(identity, cost, consume).",
@@ -544,7 +538,6 @@ static PyTypeObject RateDeciderType = {
     .tp_clear = (inquiry)RateDecider_clear,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(RateDeciderObject, vectorcall),
-    .tp_members = RateDecider_members,
 };
 
 /* Registers RateDecider and the constants it needs; 0, or -1 with an
