@@ -130,3 +130,43 @@ def test_every_members_rank_in_tie_runs_matches_the_reference(
         pairs = [(m, score if m == member else s) for m, s in pairs]
         result = board.submit(member, score)
         assert (result.previous_rank, result.rank) == (before, dict(expected_ranks())[member])
+
+
+@pytest.mark.parametrize("higher_is_better", [True, False])
+def test_ranks_of_follows_ties_forming_and_breaking(env: Env, higher_is_better: bool) -> None:
+    # Scores join and leave tie groups (a group of two becomes a lone score and back),
+    # members are removed and trimmed: every style of ranks_of matches the reference
+    # after each round, so the shortcuts taken for lone scores never go stale.
+    import random
+
+    rng = random.Random(7)
+    board = Leaderboard(
+        env.backend, "churn", operator="set", higher_is_better=higher_is_better, keep=40
+    )
+    model: dict[str, float] = {}
+    names = [f"c{i:02d}" for i in range(50)]
+    for _ in range(12):
+        for _ in range(15):
+            member = rng.choice(names)
+            if rng.random() < 0.2:
+                board.remove(member)
+                model.pop(member, None)
+            else:
+                score = rng.choice([rng.randrange(8) * 0.5, rng.uniform(-1e6, 1e6)])
+                board.submit(member, score)
+                model[member] = score
+        ordered = sorted(model.items(), key=lambda p: (p[1], p[0].encode()))
+        if higher_is_better:
+            ordered.reverse()
+        del ordered[40:]  # keep=40 trims the worst
+        model = dict(ordered)
+        asked = rng.sample(names, 20)
+        for style in ("unique", "competition", "dense"):
+            levels = ranks([score for _, score in ordered], style)
+            rank_of = {m: r for (m, _), r in zip(ordered, levels, strict=True)}
+            found = board.ranks_of(asked, style=style)
+            present = sorted((m for m in asked if m in rank_of), key=[m for m, _ in ordered].index)
+            assert [(r.member, r.rank) for r in found] == [
+                *((m, rank_of[m]) for m in present),
+                *((m, None) for m in asked if m not in rank_of),
+            ]
