@@ -7,6 +7,7 @@ On the pure-Python engine neither board has a writer and the comparison still ho
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 import threading
@@ -15,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from ranked.backends.memory import MemoryBackend
+from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
 from ranked.engine.zset import IMPLEMENTATION
-from ranked.leaderboard import Leaderboard
+from ranked.leaderboard import AsyncLeaderboard, Leaderboard
 
 C_ENGINE = IMPLEMENTATION == "c"
 MEMBERS: list[Any] = ["ann", "bob", "cy", "dee", "ed", "fay", "gus", "hal", "ivy", "jo"]
@@ -234,3 +235,62 @@ def test_a_subclass_overriding_submit_keeps_its_own() -> None:
     board.submit("a", 1)
     board.submit("a", 2)
     assert board.seen == 2 and "submit" not in vars(board)
+
+
+async def _aoutcome(board: AsyncLeaderboard, member: Any, score: Any, operator: Any) -> Any:
+    try:
+        return await board.submit(member, score, operator=operator)
+    except Exception as error:
+        return (type(error), str(error))
+
+
+@pytest.mark.parametrize("rank_style", ["unique", "competition", "dense"])
+@pytest.mark.parametrize("operator", ["best", "set", "incr", "decr"])
+def test_async_board_takes_the_same_one_call_submit(rank_style: str, operator: Any) -> None:
+    # The async board on memory:// writes through the sync writer; its answers, errors
+    # and stored sets match a sync board forced onto the general path.
+    async def main() -> None:
+        board = AsyncLeaderboard(
+            AsyncMemoryBackend(), "b", rank_style=rank_style, operator=operator
+        )
+        _, slow = _pair(rank_style=rank_style, operator=operator)
+        rng = random.Random(f"async{rank_style}{operator}")
+        for step in range(400):
+            member, score, op = rng.choice(MEMBERS), _score(rng), rng.choice(OPERATORS)
+            got = await _aoutcome(board, member, score, op)
+            assert got == _outcome(slow, member, score, op), (step, member, score, op)
+        assert (board._fast is not None) == C_ENGINE
+        sync_view = Leaderboard(board.backend.sync, "b")  # type: ignore[attr-defined]
+        assert _stored(sync_view) == _stored(slow)
+
+    asyncio.run(main())
+
+
+def test_async_clear_and_deadlines_leave_the_fast_path() -> None:
+    async def main() -> None:
+        board = AsyncLeaderboard(AsyncMemoryBackend(), "b")
+        await board.submit("a", 1)
+        assert (board._fast is not None) == C_ENGINE
+        await board.clear()
+        assert board._fast is None
+        assert (await board.submit("c", 3)).rank == 1  # registers the window again
+        assert (board._fast is not None) == C_ENGINE
+        await board.expire_at(time.time() + 3600)
+        await board.submit("d", 4)
+        assert board._fast is None  # a deadline: the general path stamps it
+        key = board.config.keys.window("all")
+        assert board.backend.keyspace.deadline(key) is not None  # type: ignore[attr-defined]
+        assert [e.member for e in await board.top(5)] == ["d", "c"]
+
+    asyncio.run(main())
+
+
+def test_async_board_on_other_backends_or_configs_has_no_writer() -> None:
+    async def main() -> None:
+        windowed = AsyncLeaderboard(AsyncMemoryBackend(), "w", windows=("all", "daily"))
+        trimmed = AsyncLeaderboard(AsyncMemoryBackend(), "t", keep=10)
+        for board in (windowed, trimmed):
+            await board.submit("a", 1)
+            assert board._fast is None and board._fast_backend is None
+
+    asyncio.run(main())

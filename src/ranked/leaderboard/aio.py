@@ -16,13 +16,15 @@ from datetime import timedelta
 from types import TracebackType
 from typing import Any, Self
 
-from ..backends.base import AsyncBackend, Operator
+from ..backends.base import AsyncBackend, Backend, Operator
+from ..backends.memory import AsyncMemoryBackend
 from ..core._time import Instant
 from ..core.lex import LexLayout
 from ..core.models import Around, Entry, Member, MemberRank, Page
 from ..core.ranks import RankStyle
 from ..core.scores import ScoreAt, TimeTiebreak
 from ..core.windows import Season, Window, WindowKind, WindowPlan
+from ._fast import FastSubmit, fast_eligible, memory_writer
 from ._plan import BoardPlan, TrimmedLookup, from_ms, run_async, to_ms
 from ._plan_lex import LexFields
 from .config import DEFAULT_MAX_PAGE_SIZE, BoardConfig, TieBreak, window_plan
@@ -89,6 +91,14 @@ class AsyncLeaderboard:
             bytes_members=bytes_members,
             cross_slot=backend.cross_slot,
         )
+        # The one-call submit of the sync board (see ._fast), on the synchronous memory
+        # backend underneath: there is no I/O to await, so the writer's C call serves
+        # the coroutine as it is.
+        under = backend.sync if type(backend) is AsyncMemoryBackend else None
+        self._fast_backend: Backend | None = (
+            under if under is not None and fast_eligible(self._plan, under) else None
+        )
+        self._fast: FastSubmit | None = None
 
     @property
     def name(self) -> str:
@@ -127,13 +137,22 @@ class AsyncLeaderboard:
         member may both rehydrate). O(windows * log n). Redis: one script
         (ZSCORE, ZADD, companions, PEXPIRE, ranks per window); atomic on every backend.
         """
+        fast = self._fast
+        if fast is not None and at is None and tie is None:
+            done = fast(member, score, operator)
+            if done is not None:
+                return done
         plan = self._plan
         single = plan.prepare_one(member, score, operator, at, tie)
         if single is None:  # a window to register, or a trimmed-member lookup
             prepared = plan.prepare(((member, score),), operator, at, tie)
-            return (await run_async(self.backend, plan.submit_steps(prepared)))[0]
-        request, windows = single
-        return plan.finish_single(member, windows, await self.backend.submit(request))
+            result = (await run_async(self.backend, plan.submit_steps(prepared)))[0]
+        else:
+            request, windows = single
+            result = plan.finish_single(member, windows, await self.backend.submit(request))
+        if fast is None and self._fast_backend is not None:
+            self._fast = memory_writer(plan, self._fast_backend)
+        return result
 
     async def submit_many(
         self,
@@ -177,16 +196,19 @@ class AsyncLeaderboard:
     async def clear(self) -> int:
         """Delete every key of the board (all windows, member data, metadata, friends);
         returns how many existed. Redis: SMEMBERS x2 then DEL. Not atomic as a whole."""
+        self._fast = None  # the window must be registered again
         return await run_async(self.backend, self._plan.clear())
 
     async def expire_at(self, when: Instant) -> None:
         """Expire every key of the board at ``when`` (PEXPIREAT); later writes through
         this object inherit the deadline. Several backend calls."""
+        self._fast = None  # later writes stamp the deadline: the general path
         await run_async(self.backend, self._plan.expire_at(to_ms(when)))
 
     async def expire_after_end(self, season: str | Season, delay: timedelta) -> None:
         """Expire the board ``delay`` after one of its seasons ends."""
         deadline = self._plan.season_end_ms(season) + delay // timedelta(milliseconds=1)
+        self._fast = None
         await run_async(self.backend, self._plan.expire_at(deadline))
 
     # -- reads --------------------------------------------------------------------------
