@@ -665,7 +665,9 @@ def render_all(
             "",
             "Leaderboard.submit returns the new (and previous) rank; the engine baseline is "
             "`SortedSet.add` then `SortedSet.rank(style='competition', reverse=True)` on a "
-            f"copy of the same data (target <= {TARGET_ENGINE}x).",
+            "set built from the same pairs by the same inserts as the board "
+            f"(target <= {TARGET_ENGINE}x). The last column is informational: the async "
+            "board on the same data, awaited in a loop.",
             "",
             render_engine(engine_rows),
             f"### 4. Dense rank near the bottom, redis://, n = {dense.size:,}",

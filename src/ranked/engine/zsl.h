@@ -139,6 +139,21 @@ zsl_node *zset_lookup(const zset *z, const char *m, size_t len, uint32_t h);
 zsl_node *zset_insert(zset *z, double score, const char *m, size_t len, uint32_t h);
 void zset_delete(zset *z, zsl_node *x);
 void zset_set_score(zset *z, zsl_node *x, double score);
+
+/* Where a node stands, read off the descent that reached it. */
+typedef struct zset_spot {
+    size_t rank;   /* 1-based position, ascending */
+    size_t drank;  /* 1-based dense rank (index of its score group), ascending */
+    size_t length; /* members in the set at that moment */
+    size_t groups; /* distinct scores in the set at that moment */
+    int first;     /* the node is the first of its score group */
+    int last;      /* the node is the last of its score group */
+} zset_spot;
+
+/* Unlink node x of z, give it `score` (not NaN) and link it again, always by
+ * two descents, O(log n); x stays valid. *before and *after (either may be
+ * NULL) get where x stood before and stands after, at no extra cost. */
+void zset_move(zset *z, zsl_node *x, double score, zset_spot *before, zset_spot *after);
 size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank);
 size_t zset_count_below(const zset *z, double score, int inclusive);
 size_t zset_count_lex_below(const zset *z, const char *m, size_t len, int inclusive);

@@ -1,9 +1,10 @@
 /* zsl_board.c - the leaderboard's fused write (see zsl_board.h). Only the
  * public core API (zsl.h) is used: the rank styles are the same descents
- * SortedSet.rank makes, so both always agree. What the fusion saves is the
- * layers around them: one member lookup for the whole write, no rank
- * descent after a write that leaves the score (or its neighbourhood) as it
- * was. */
+ * SortedSet.rank makes, or are read off the two descents that move a node
+ * (zset_move), which reach the same nodes. What the fusion saves: one member
+ * lookup for the whole write, no rank descent after a write that leaves the
+ * score (or its neighbourhood) as it was, and none at all for a move unless
+ * a competition rank falls inside a tie run. */
 #include "zsl_board.h"
 
 #include <math.h>
@@ -17,6 +18,17 @@ size_t zboard_rank(const zset *z, const zsl_node *x, int style, int reverse) {
     if (style == ZBOARD_DENSE)
         return reverse ? z->groups - dr + 1 : dr;
     return reverse ? z->length - r + 1 : r;
+}
+
+/* The rank of a spot in `style`, or 0 when the spot cannot tell: a
+ * competition rank counts the better scores, which the spot's position gives
+ * only when x is at the better end of its score group. */
+static size_t zboard_spot_rank(const zset_spot *s, int style, int reverse) {
+    if (style == ZBOARD_DENSE)
+        return reverse ? s->groups - s->drank + 1 : s->drank;
+    if (style == ZBOARD_COMPETITION && !(reverse ? s->last : s->first))
+        return 0;
+    return reverse ? s->length - s->rank + 1 : s->rank;
 }
 
 /* Would giving x `score` leave it between the same neighbours, alone in
@@ -63,18 +75,26 @@ int zboard_submit(zset *z, const char *m, size_t len, uint32_t h, double value, 
     }
     if (!isfinite(fresh))
         return ZBOARD_NOT_FINITE;
-    size_t before = zboard_rank(z, x, style, reverse);
     out->existed = 1;
     out->previous = old;
-    out->previous_rank = before;
     out->score = fresh;
     out->changed = fresh != old;
-    if (!out->changed) {
-        out->rank = before;
+    if (!out->changed || zboard_stays(x, fresh)) {
+        out->previous_rank = out->rank = zboard_rank(z, x, style, reverse);
+        if (out->changed)
+            zset_set_score(z, x, fresh); /* in place: no rank changes */
         return ZBOARD_OK;
     }
-    int stays = zboard_stays(x, fresh);
-    zset_set_score(z, x, fresh);
-    out->rank = stays ? before : zboard_rank(z, x, style, reverse);
+    /* A move: both ranks come from its two descents where the spots tell. A
+     * competition rank inside a tie run takes one descent of its own. */
+    zset_spot was, now;
+    const zsl_node *p = x->backward, *q = x->level[0].forward;
+    int told = !(style == ZBOARD_COMPETITION &&
+                 (reverse ? q && q->score == old : p && p->score == old));
+    size_t before = told ? 0 : zboard_rank(z, x, style, reverse);
+    zset_move(z, x, fresh, &was, &now);
+    out->previous_rank = told ? zboard_spot_rank(&was, style, reverse) : before;
+    size_t after = zboard_spot_rank(&now, style, reverse);
+    out->rank = after ? after : zboard_rank(z, x, style, reverse);
     return ZBOARD_OK;
 }

@@ -516,15 +516,38 @@ void zset_delete(zset *z, zsl_node *x) {
 void zset_set_score(zset *z, zsl_node *x, double score) {
     zsl_node *p = x->backward;
     zsl_node *q = x->level[0].forward;
-    z->modcount++;
     if ((!p || (p->score < score && p->score != x->score)) &&
         (!q || (q->score > score && q->score != x->score))) {
+        z->modcount++;
         x->score = score;
         return;
     }
+    zset_move(z, x, score, NULL, NULL);
+}
+
+/* Where x stands, from the descent that reached it: p = update[0] (the
+ * node before x, or the header), r/dr = p's rank and dense rank. */
+static void zsl_spot_of(const zset *z, const zsl_node *x, const zsl_node *p, size_t r, size_t dr,
+                        zset_spot *out) {
+    const zsl_node *q = x->level[0].forward;
+    out->first = zsl_starts(z, p, x);
+    out->last = q == NULL || q->score != x->score;
+    out->rank = r + 1;
+    out->drank = dr + (size_t)out->first;
+    out->length = z->length;
+    out->groups = z->groups;
+}
+
+/* Unlink x, give it `score` and link it again: O(log n), two descents.
+ * before/after (each may be NULL) get where x stood and stands, read off
+ * those same descents. x stays valid. */
+void zset_move(zset *z, zsl_node *x, double score, zset_spot *before, zset_spot *after) {
     zsl_node *update[ZSL_MAXLEVEL];
     size_t rank[ZSL_MAXLEVEL], drank[ZSL_MAXLEVEL];
+    z->modcount++;
     zsl_descend(z, x->score, zsl_member(x), x->mlen, update, rank, drank);
+    if (before)
+        zsl_spot_of(z, x, update[0], rank[0], drank[0], before);
     zsl_unlink(z, x, update);
     x->score = score;
     for (int i = 0; i < x->nlevel; i++) {
@@ -534,6 +557,8 @@ void zset_set_score(zset *z, zsl_node *x, double score) {
     }
     zsl_descend(z, score, zsl_member(x), x->mlen, update, rank, drank);
     zsl_link_node(z, x, update, rank, drank);
+    if (after)
+        zsl_spot_of(z, x, update[0], rank[0], drank[0], after);
 }
 
 /* 1-based rank of node x of z; *drank (if not NULL) gets its dense rank,
