@@ -42,7 +42,9 @@ size_t zboard_rank(const zset *z, const zsl_node *x, int style, int reverse);
  * `reverse`, else lower), value (set), old + value (incr) or old - value
  * (decr). Every new score is stored as `score + 0.0`, so no -0.0 is ever
  * written. *out gets both scores and both ranks; an unchanged score keeps
- * its rank without a second descent. Returns ZBOARD_OK, or ZBOARD_NOMEM /
+ * its rank without a second descent, and a score that moves the member reads
+ * both ranks off the move's two descents (zset_move), except a competition
+ * rank inside a tie run, which takes one more. Returns ZBOARD_OK, or ZBOARD_NOMEM /
  * ZBOARD_NOT_FINITE with z untouched. O(log n). */
 int zboard_submit(zset *z, const char *m, size_t len, uint32_t h, double value, int op,
                   int style, int reverse, zboard_result *out);
