@@ -33,12 +33,14 @@
 
 static volatile double sink;
 
+/* Monotonic clock in ns. */
 static double now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* qsort order of doubles, ascending. */
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -153,6 +155,7 @@ static const char *const op_names[] = {"add_new", "add_update", "incr", "score",
                                        "rank",    "at",         "top10", "around"};
 #define NOPS 9
 
+/* bench_skiplist [sizes (1-3)] [calls] [runs]: one table per size. */
 int main(int argc, char **argv) {
     static const size_t sizes[] = {10000, 100000, 1000000};
     size_t nsizes = argc > 1 ? (size_t)atoi(argv[1]) : 3;

@@ -22,6 +22,7 @@ typedef struct {
 static entry model[512];
 static size_t nmodel;
 
+/* Index of member m[0:len] in the model, or -1. */
 static long model_find(const char *m, size_t len) {
     for (size_t i = 0; i < nmodel; i++)
         if (model[i].len == len && memcmp(model[i].m, m, len) == 0)
@@ -72,6 +73,7 @@ static size_t model_rank(size_t i, int style, int reverse) {
         }                                                  \
     } while (0)
 
+/* check_board [steps]: 0 when every step agrees with the model, else 1. */
 int main(int argc, char **argv) {
     long steps = argc > 1 ? atol(argv[1]) : 100000;
     zset z;

@@ -17,6 +17,7 @@ typedef struct {
 static entry model[4096];
 static size_t nmodel;
 
+/* qsort order of model entries: by score, then member bytes. */
 static int entry_cmp(const void *a, const void *b) {
     const entry *x = a, *y = b;
     if (x->score < y->score) return -1;
@@ -24,6 +25,7 @@ static int entry_cmp(const void *a, const void *b) {
     return zsl_cmp_members(x->m, x->len, y->m, y->len);
 }
 
+/* Index of member m[0:len] in the model, or -1. */
 static long model_find(const char *m, size_t len) {
     for (size_t i = 0; i < nmodel; i++)
         if (model[i].len == len && memcmp(model[i].m, m, len) == 0) return (long)i;
@@ -87,6 +89,7 @@ static int check_large(void) {
     return 0;
 }
 
+/* check_skiplist [steps]: 0 when every invariant and model check holds, else 1. */
 int main(int argc, char **argv) {
     long steps = argc > 1 ? atol(argv[1]) : 200000;
     zset z;

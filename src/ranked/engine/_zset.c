@@ -18,6 +18,11 @@
  * Names: py_* convert arguments and results, SortedSet_* / ZIter_* are the
  * methods and slots, ss_* are shared operations on a SortedSetObject. Indexes
  * in Python are 0-based; core ranks are 1-based.
+ *
+ * Each SortedSet_<name> method's contract is the docstring of <name> in
+ * SortedSet_methods (with its signature in _zset.pyi): it returns a new
+ * reference, or NULL with an exception set (the set unchanged, by the rules
+ * above).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -139,6 +144,7 @@ typedef struct {
     PyObject *owned;
 } mbuf;
 
+/* Drop the converted member's owned buffer, if any; b stays reusable. */
 static void mbuf_release(mbuf *b) { Py_CLEAR(b->owned); }
 
 /* Convert a str (UTF-8, surrogateescape) or bytes member. Returns 0, or -1
@@ -417,24 +423,6 @@ static PyObject *py_member_out(const SortedSetObject *s, const zsl_node *x) {
     return PyUnicode_DecodeUTF8(zsl_member(x), (Py_ssize_t)x->mlen, "surrogateescape");
 }
 
-/* (member, score) tuple from already-built parts; steals both. */
-static PyObject *py_tuple2(PyObject *a, PyObject *b) {
-    if (!a || !b) {
-        Py_XDECREF(a);
-        Py_XDECREF(b);
-        return NULL;
-    }
-    PyObject *t = PyTuple_New(2);
-    if (!t) {
-        Py_DECREF(a);
-        Py_DECREF(b);
-        return NULL;
-    }
-    PyTuple_SET_ITEM(t, 0, a);
-    PyTuple_SET_ITEM(t, 1, b);
-    return t;
-}
-
 /* (member, score) of node x. x is read before the tuple allocation (which
  * may run a collection), never after. New reference. */
 static PyObject *py_pair(const SortedSetObject *s, const zsl_node *x) {
@@ -493,6 +481,8 @@ static PyObject *ss_edge_pair(SortedSetObject *s, const zsl_node *x, size_t rank
     return t;
 }
 
+/* Drop `list` (may be NULL) and raise RuntimeError for a set changed by
+ * Python code run in the middle of a range read. Always NULL. */
 static PyObject *py_changed_error(PyObject *list) {
     Py_XDECREF(list);
     PyErr_SetString(PyExc_RuntimeError, "SortedSet changed during a range read");
@@ -508,6 +498,7 @@ typedef struct {
     size_t n;
 } bound;
 
+/* Does node x satisfy bound b (kind 0: always)? */
 static int bound_holds(const bound *b, const zsl_node *x) {
     switch (b->kind) {
     case 1:
@@ -593,6 +584,7 @@ static SortedSetObject *ss_new(int raw) {
     return s;
 }
 
+/* tp_new: an empty set (str members); NULL with MemoryError. */
 static PyObject *SortedSet_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     SortedSetObject *s = (SortedSetObject *)type->tp_alloc(type, 0);
     if (!s)
@@ -607,6 +599,7 @@ static PyObject *SortedSet_tp_new(PyTypeObject *type, PyObject *args, PyObject *
     return (PyObject *)s;
 }
 
+/* Free the cached end rows, every node and the table, then the object. */
 static void SortedSet_dealloc(PyObject *self) {
     SortedSetObject *s = (SortedSetObject *)self;
     if (s->edge) {
@@ -620,6 +613,9 @@ static void SortedSet_dealloc(PyObject *self) {
 
 static Py_ssize_t ss_load(SortedSetObject *s, cpair *pairs, Py_ssize_t n);
 
+/* SortedSet(pairs=None, *, raw=False): the set's contents become the pairs;
+ * 0, or -1 with an exception (the set unchanged when the pairs do not
+ * convert). */
 static int SortedSet_init(PyObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"pairs", "raw", NULL};
     PyObject *pairs = Py_None, *rawobj = NULL;
@@ -643,6 +639,7 @@ static int SortedSet_init(PyObject *self, PyObject *args, PyObject *kwds) {
     return rc < 0 ? -1 : 0;
 }
 
+/* "SortedSet(<n> members)". */
 static PyObject *SortedSet_repr(PyObject *self) {
     return PyUnicode_FromFormat("%s(%zu members)", Py_TYPE(self)->tp_name,
                                 ((SortedSetObject *)self)->z.length);
@@ -650,10 +647,13 @@ static PyObject *SortedSet_repr(PyObject *self) {
 
 /* ==== size ================================================================ */
 
+/* len(): the number of members. O(1). */
 static Py_ssize_t SortedSet_len(PyObject *self) {
     return (Py_ssize_t)((SortedSetObject *)self)->z.length;
 }
 
+/* `member in s`: 1/0; other types are never members; -1 on a member
+ * that does not convert (UnicodeEncodeError). O(1). */
 static int SortedSet_contains(PyObject *self, PyObject *member) {
     if (!PyUnicode_Check(member) && !PyBytes_Check(member))
         return 0;
@@ -665,11 +665,13 @@ static int SortedSet_contains(PyObject *self, PyObject *member) {
     return found;
 }
 
+/* Remove every member; the set stays usable. O(n). */
 static PyObject *SortedSet_clear(PyObject *self, PyObject *unused) {
     zset_clear(&((SortedSetObject *)self)->z);
     Py_RETURN_NONE;
 }
 
+/* The `raw` property: True when members come back as bytes. */
 static PyObject *SortedSet_get_raw(PyObject *self, void *closure) {
     return PyBool_FromLong(((SortedSetObject *)self)->raw);
 }
@@ -1130,6 +1132,7 @@ static PyObject *SortedSet_at(PyObject *self, PyObject *const *args, Py_ssize_t 
     return ss_at((SortedSetObject *)self, a[0]);
 }
 
+/* s[i]: the (member, score) pair at index i, as at(i). */
 static PyObject *SortedSet_subscript(PyObject *self, PyObject *index) {
     return ss_at((SortedSetObject *)self, index);
 }
@@ -1269,6 +1272,8 @@ typedef struct {
     bound hi, lo;
 } score_range;
 
+/* Fill *r for the score range [min, max] (each end exclusive as asked):
+ * the counts before and up to it, and the bounds of a walk over it. */
 static void ss_score_range(const zset *z, double min, double max, int min_excl, int max_excl,
                            score_range *r) {
     r->below = zset_count_below(z, min, min_excl);
@@ -1277,6 +1282,7 @@ static void ss_score_range(const zset *z, double min, double max, int min_excl, 
     r->lo = (bound){2, !min_excl, min, NULL, 0};
 }
 
+/* Members < m (<= m when incl), or 0 for an absent bound. O(log n). */
 static size_t ss_lex_below(const zset *z, const mbuf *m, int given, int incl) {
     return given ? zset_count_lex_below(z, m->p, m->n, incl) : 0;
 }
@@ -1309,11 +1315,14 @@ typedef struct {
     int lo_given, hi_given, lo_excl, hi_excl;
 } lex_args;
 
+/* Release both converted lex bounds of l. */
 static void lex_release(lex_args *l) {
     mbuf_release(&l->lo);
     mbuf_release(&l->hi);
 }
 
+/* Convert lex bounds (None = open end) and their exclusive flags into *l:
+ * 0, or -1 with an exception and nothing left to release. */
 static int py_lex_args(PyObject *min, PyObject *max, PyObject *min_excl, PyObject *max_excl,
                        lex_args *l) {
     l->lo.owned = l->hi.owned = NULL;
@@ -1456,6 +1465,7 @@ static PyObject *ziter_new(SortedSetObject *s, int reverse, int members_only) {
     return (PyObject *)it;
 }
 
+/* Drop the set reference and the saved resume point, free the iterator. */
 static void ZIter_dealloc(PyObject *self) {
     ZIterObject *it = (ZIterObject *)self;
     Py_XDECREF(it->set);
@@ -1463,6 +1473,10 @@ static void ZIter_dealloc(PyObject *self) {
     PyObject_Free(self);
 }
 
+/* Next (member, score) pair, or member (members_only); NULL with no
+ * exception at the end. Resumes after the last one returned (by node while
+ * the set is unchanged, else by its (score, member) point), so changes never
+ * break the iteration. */
 static PyObject *ZIter_next(PyObject *self) {
     ZIterObject *it = (ZIterObject *)self;
     if (!it->set)
@@ -1489,6 +1503,7 @@ static PyObject *ZIter_next(PyObject *self) {
     return it->members_only ? py_member_out(it->set, x) : py_pair(it->set, x);
 }
 
+/* iter(s): members in ascending order, as items() (changes never break it). */
 static PyObject *SortedSet_iter(PyObject *self) {
     return ziter_new((SortedSetObject *)self, 0, 1);
 }
@@ -1788,6 +1803,7 @@ typedef struct {
     size_t n, cap;
 } nodevec;
 
+/* Append x, growing the vector: 0, or -1 (out of memory, x not added). */
 static int nodevec_push(nodevec *nv, zsl_node *x) {
     if (nv->n == nv->cap) {
         size_t cap = nv->cap ? 2 * nv->cap : 64;
@@ -1818,6 +1834,7 @@ typedef struct {
     int aggregate; /* 0 sum, 1 min, 2 max */
 } algebra_args;
 
+/* Release what py_algebra_args filled in g. */
 static void algebra_release(algebra_args *g) {
     Py_XDECREF(g->seq);
     PyMem_Free(g->sets);
@@ -1880,6 +1897,8 @@ static int py_sets(PyObject *sets, algebra_args *g) {
     return 0;
 }
 
+/* Convert union/inter/diff arguments into *g (zeroed first): 0, or -1
+ * with an exception; algebra_release(g) is safe either way. */
 static int py_algebra_args(PyObject *sets, PyObject *weights, PyObject *aggregate,
                            algebra_args *g) {
     memset(g, 0, sizeof *g);
@@ -2107,11 +2126,13 @@ static PyObject *SortedSet_copy(PyObject *self, PyObject *unused) {
     return (PyObject *)out;
 }
 
+/* Write the low nbytes bytes of v at p, least significant first. */
 static void put_le(unsigned char *p, uint64_t v, int nbytes) {
     for (int i = 0; i < nbytes; i++)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
+/* Read nbytes bytes at p, least significant first. */
 static uint64_t get_le(const unsigned char *p, int nbytes) {
     uint64_t v = 0;
     for (int i = nbytes - 1; i >= 0; i--)
@@ -2149,6 +2170,7 @@ static PyObject *SortedSet_snapshot(PyObject *self, PyObject *unused) {
     return out;
 }
 
+/* Drop `out` (may be NULL) and raise SnapshotError(msg). Always NULL. */
 static PyObject *snap_error(SortedSetObject *out, const char *msg) {
     Py_XDECREF(out);
     PyErr_SetString(SnapshotError, msg);
@@ -2402,6 +2424,8 @@ static PyObject *import_attr(const char *module, const char *attr) {
     return value;
 }
 
+/* Module init: import the error classes, ready the types, add SortedSet
+ * and every zset_extensions[] feature. NULL with an exception on failure. */
 PyMODINIT_FUNC PyInit__zset(void) {
     zsl_rand_init();
     if (!InvalidScoreError && !(InvalidScoreError = import_attr("ranked.errors", "InvalidScoreError")))

@@ -18,6 +18,25 @@ typedef struct {
     PyObject **edge; /* NULL, or the rows last returned at the set's ends (_zset.c) */
 } SortedSetObject;
 
+/* A 2-tuple (a, b) that steals both references; NULL (with both dropped)
+ * when either is NULL or the tuple cannot be made. */
+static inline PyObject *py_tuple2(PyObject *a, PyObject *b) {
+    if (!a || !b) {
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        return NULL;
+    }
+    PyObject *t = PyTuple_New(2);
+    if (!t) {
+        Py_DECREF(a);
+        Py_DECREF(b);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(t, 0, a);
+    PyTuple_SET_ITEM(t, 1, b);
+    return t;
+}
+
 /* The SortedSet type; PyObject_TypeCheck(o, &SortedSetType) before casting. */
 extern PyTypeObject SortedSetType;
 

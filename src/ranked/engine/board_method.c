@@ -124,6 +124,7 @@ static PyObject *BoardSubmit_get_wrapped(BoardSubmitObject *b, void *closure) {
     return Py_NewRef(b->fallback);
 }
 
+/* __doc__: the fallback method's docstring, or None without a fallback. */
 static PyObject *BoardSubmit_get_doc(BoardSubmitObject *b, void *closure) {
     if (!b->fallback)
         Py_RETURN_NONE;

@@ -56,6 +56,7 @@ static PyObject *str_priority, *str_delay, *str_at, *str_now_us, *str_timeout;
 
 /* ==== lifecycle =========================================================== */
 
+/* GC: visit every object the lane holds. */
 static int QueueLane_traverse(PyObject *self, visitproc visit, void *arg) {
     QueueLaneObject *q = (QueueLaneObject *)self;
     Py_VISIT(q->keyspace);
@@ -545,14 +546,7 @@ static PyObject *lane_pop_locked(QueueLaneObject *q, int with_priority) {
         result = item;
         goto out;
     }
-    result = PyTuple_New(2);
-    if (!result) {
-        Py_DECREF(item);
-        Py_DECREF(priority);
-        goto out;
-    }
-    PyTuple_SET_ITEM(result, 0, item);
-    PyTuple_SET_ITEM(result, 1, priority);
+    result = py_tuple2(item, priority);
 out:
     Py_XDECREF(deadlines);
     Py_XDECREF(values);

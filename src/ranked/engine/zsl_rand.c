@@ -74,6 +74,7 @@ static inline uint64_t load64(const unsigned char *p) {
     return v;
 }
 
+/* 4 bytes at p as a host-order integer, any alignment (as load64). */
 static inline uint64_t load32(const unsigned char *p) {
     uint32_t v;
     memcpy(&v, p, 4);
