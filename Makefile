@@ -10,6 +10,8 @@
 #   make bench-c    plain-C benchmark of the engine core (every op the Python
 #                   benchmark times has a plain-C twin here)
 #   make bench-py   the same ops through Python, beside sortedcontainers
+#   make bench-bound each Python call against the plain-C loop of the same op,
+#                   rounds alternating in one run (the single-op bound)
 
 PYTHON ?= python3
 CC ?= gcc
@@ -21,7 +23,7 @@ BOARD_DEPS := $(BOARD) $(ENGINE)/zsl_board.h
 OUT := build/c
 CFLAGS_C := -std=c11 -Wall -Wextra -Werror
 
-.PHONY: build test check-c asan valgrind bench-c bench-py clean-c
+.PHONY: build test check-c asan valgrind bench-c bench-py bench-bound clean-c
 
 build:
 	$(PYTHON) -m pip install -e . --no-build-isolation -q
@@ -79,6 +81,9 @@ bench-c: $(OUT)/bench_skiplist
 
 bench-py:
 	$(PYTHON) benchmarks/c/bench_vs_python.py 10000,100000,1000000
+
+bench-bound: $(OUT)/bench_skiplist
+	$(PYTHON) benchmarks/c/bound.py 10000,100000,1000000
 
 clean-c:
 	rm -rf $(OUT)

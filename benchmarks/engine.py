@@ -601,12 +601,13 @@ def machine_info(redis_version: str) -> str:
     )
 
 
-def c_baseline(sizes: int) -> str | None:
-    """The plain-C skip-list figures, when ``make bench-c`` has built the binary."""
+def c_baseline(sizes: Sequence[int]) -> str | None:
+    """The plain-C skip-list figures at these sizes, when ``make bench-c`` has built the binary."""
     binary = HERE.parent / "build" / "c" / "bench_skiplist"  # built by ``make bench-c``
     if not binary.exists():
         return None
-    done = subprocess.run([str(binary), str(sizes)], capture_output=True, text=True, check=False)
+    sizes_arg = ",".join(str(size) for size in sizes)
+    done = subprocess.run([str(binary), sizes_arg], capture_output=True, text=True, check=False)
     return done.stdout if done.returncode == 0 else None
 
 
@@ -675,7 +676,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"n = {size:,}", file=sys.stderr, flush=True)
             tables.append(run_size(size, systems, settings, ops))
             print(render(tables[-1]), flush=True)
-        baseline = c_baseline(len([s for s in sizes if s <= 1_000_000]))
+        baseline = c_baseline([s for s in sizes if s <= 1_000_000])
         if baseline:
             print("plain-C skip list (no Python in the loop):\n" + baseline)
         if args.markdown:

@@ -4,13 +4,16 @@
  * the Python class). Compiled from the same zsl_*.c sources as the extension.
  *
  *   make bench-c          (or: cc -O3 -std=c11 -o bench bench_skiplist.c ../../src/ranked/engine/zsl_*.c)
- *   build/c/bench_skiplist [nsizes] [calls] [runs]
+ *   build/c/bench_skiplist [sizes] [calls] [runs]
  *
- * For each size n (10k, 100k, 1M) a set of members "player:<i>" with random
+ * For each size n (comma-separated, default 10000,100000,1000000) a set of members "player:<i>" with random
  * integer scores in [0, 1e6] is built (build = ns per insert in random
  * order; bulk = ns per append of pre-sorted pairs, the core of load()).
  * Then each operation runs `calls` times (add_new: n/5 at most, removed
- * again untimed), and the median ns per call over `runs` runs is printed:
+ * again untimed), and the median ns per call over `runs` runs is printed,
+ * twice: `free` lets the CPU overlap consecutive calls (throughput), while
+ * `chained` makes each call wait for the previous one's result (latency:
+ * what a caller making one call at a time, such as a Python loop, gets):
  *   add_new     hash + lookup miss + insert          (add, new member)
  *   add_update  hash + lookup + score change         (add, existing member)
  *   incr        hash + lookup + score += step        (incr)
@@ -19,7 +22,8 @@
  *   rank        hash + lookup + count-below descent  (rank, competition)
  *   at          descent by rank, read the pair       (at)
  *   top10       ranks 1..10, read the pairs          (range_by_index(0, 9))
- *   around      ranks i-5..i+5, read the pairs       (range_by_index(i-5, i+5))
+ *   around      hash + lookup + rank descent with the window's walks, then
+ *               the 11 pairs around the member       (range_around(m, 5, 5))
  */
 #define _POSIX_C_SOURCE 199309L
 #include "../../src/ranked/engine/zsl.h"
@@ -74,9 +78,24 @@ static double walk(const zset *z, size_t rank, size_t k) {
     return acc;
 }
 
+/* Always 0, but read at run time: multiplying by it keeps a data dependency
+ * that the compiler cannot see through. */
+static volatile size_t zero;
+
+/* 0, computed from acc's bits, so that whatever uses it waits for acc. */
+static size_t after(double acc) {
+    uint64_t bits;
+    memcpy(&bits, &acc, sizeof bits);
+    return (size_t)bits * zero;
+}
+
 /* One timed run of operation `op` over b->calls calls; ns per call. The
- * random inputs are drawn before the clock starts. */
-static double run_op(zset *z, const bench *b, int op) {
+ * random inputs are drawn before the clock starts. With `chained`, each call
+ * picks its input only once the previous call's result is known, so no two
+ * calls overlap in the CPU: the figure is one call's latency, as a caller
+ * that makes one call at a time (a Python loop) meets it. Without, the CPU
+ * overlaps the cache misses of consecutive calls: a throughput figure. */
+static double run_op(zset *z, const bench *b, int op, int chained) {
     size_t calls = b->calls, n = b->n;
     size_t *pick = malloc(calls * sizeof *pick);
     double *val = malloc(calls * sizeof *val);
@@ -97,13 +116,17 @@ static double run_op(zset *z, const bench *b, int op) {
     double acc = 0;
     double t0 = now_ns();
     for (size_t i = 0; i < calls; i++) {
-        const char *m = b->names[pick[i]];
-        size_t len = b->lens[pick[i]];
+        size_t k = chained ? pick[i] + after(acc) : pick[i];
+        const char *m = b->names[k];
+        size_t len = b->lens[k];
         switch (op) {
-        case 0: { /* add_new */
-            uint32_t h = zdict_hash(fresh[i], flen[i]);
-            if (!zset_lookup(z, fresh[i], flen[i], h))
-                acc += zset_insert(z, val[i], fresh[i], flen[i], h) != NULL;
+        case 0: { /* add_new; x->backward is known only once x is linked */
+            size_t j = chained ? i + after(acc) : i;
+            uint32_t h = zdict_hash(fresh[j], flen[j]);
+            if (!zset_lookup(z, fresh[j], flen[j], h)) {
+                zsl_node *x = zset_insert(z, val[j], fresh[j], flen[j], h);
+                acc += 1 + (double)((uintptr_t)x->backward * zero);
+            }
             break;
         }
         case 1:   /* add_update */
@@ -113,7 +136,7 @@ static double run_op(zset *z, const bench *b, int op) {
             double now = op == 1 ? val[i] : x->score + val[i];
             if (now != x->score)
                 zset_set_score(z, x, now);
-            acc += now;
+            acc += now + (double)((uintptr_t)x->backward * zero); /* known once relinked */
             break;
         }
         case 3: /* score */
@@ -126,15 +149,22 @@ static double run_op(zset *z, const bench *b, int op) {
             acc += (double)zset_count_below(z, zset_find(z, m, len)->score, 0);
             break;
         case 6: /* at */
-            acc += touch(zset_by_rank(z, pick[i] + 1));
+            acc += touch(zset_by_rank(z, k + 1));
             break;
         case 7: /* top10 */
-            acc += walk(z, 1, 10);
+            acc += walk(z, 1 + after(acc), 10);
             break;
-        case 8: { /* around: ranks i-5 .. i+5, clamped */
-            size_t first = pick[i] < 5 ? 0 : pick[i] - 5;
-            size_t last = pick[i] + 5 >= z->length ? z->length - 1 : pick[i] + 5;
-            acc += walk(z, first + 1, last - first + 1);
+        case 8: { /* around: the member's rank, then ranks r-5 .. r+5, shifted at the ends */
+            const zsl_node *x = zset_find(z, m, len);
+            size_t r = zset_rank_near(z, x, 5, 5);
+            size_t k = z->length < 11 ? z->length : 11;
+            size_t lo = r > 5 ? r - 5 : 1;
+            if (lo > z->length - k + 1)
+                lo = z->length - k + 1;
+            for (size_t j = r - lo; j; j--)
+                x = x->backward;
+            for (size_t j = 0; j < k; j++, x = x->level[0].forward)
+                acc += touch(x);
             break;
         }
         }
@@ -155,16 +185,27 @@ static const char *const op_names[] = {"add_new", "add_update", "incr", "score",
                                        "rank",    "at",         "top10", "around"};
 #define NOPS 9
 
-/* bench_skiplist [sizes (1-3)] [calls] [runs]: one table per size. */
+/* bench_skiplist [sizes] [calls] [runs]: one table per size, sizes
+ * comma-separated. */
 int main(int argc, char **argv) {
-    static const size_t sizes[] = {10000, 100000, 1000000};
-    size_t nsizes = argc > 1 ? (size_t)atoi(argv[1]) : 3;
+    size_t sizes[16], nsizes = 0;
+    const char *list = argc > 1 ? argv[1] : "10000,100000,1000000";
+    for (const char *p = list; *p && nsizes < 16;) {
+        char *end;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end == p || v < 11) {
+            fprintf(stderr, "sizes: comma-separated integers >= 11, got '%s'\n", list);
+            return 2;
+        }
+        sizes[nsizes++] = (size_t)v;
+        p = *end == ',' ? end + 1 : end;
+    }
     size_t calls = argc > 2 ? (size_t)atol(argv[2]) : 20000;
     int runs = argc > 3 ? atoi(argv[3]) : 7;
     if (runs < 1 || runs > MAXRUNS)
         runs = 7;
     zsl_rand_init();
-    for (size_t si = 0; si < nsizes && si < 3; si++) {
+    for (size_t si = 0; si < nsizes; si++) {
         bench b = {sizes[si], calls, NULL, NULL};
         size_t n = b.n;
         b.names = malloc(n * sizeof *b.names);
@@ -197,11 +238,14 @@ int main(int argc, char **argv) {
         zset_destroy(&z2);
         printf("n=%zu build %.0f ns/insert, bulk %.0f ns/pair, %.1f bytes/member\n", n, build,
                bulk, bytes);
+        printf("  %-11s %8s %8s\n", "op", "free", "chained");
         for (int op = 0; op < NOPS; op++) {
-            double t[MAXRUNS];
-            for (int r = 0; r < runs; r++)
-                t[r] = run_op(&z, &b, op);
-            printf("  %-11s %8.0f ns\n", op_names[op], median(t, runs));
+            double t[MAXRUNS], tc[MAXRUNS];
+            for (int r = 0; r < runs; r++) {
+                t[r] = run_op(&z, &b, op, 0);
+                tc[r] = run_op(&z, &b, op, 1);
+            }
+            printf("  %-11s %8.0f %8.0f ns\n", op_names[op], median(t, runs), median(tc, runs));
         }
         fflush(stdout);
         zset_destroy(&z);

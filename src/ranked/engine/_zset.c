@@ -1186,8 +1186,9 @@ static argspec spec_range_around = {"range_around", 3, 3, 4, kw_range_around, {N
 /* range_around(member, before, after, *, reverse=False): None for a missing
  * member, else (index, pairs) where pairs is the window of up to
  * before + after + 1 consecutive pairs holding the member, shifted (not
- * shrunk) at the ends. One descent (zset_rank) for the index, then the
- * window is reached from the member's node along level 0. O(log n + k). */
+ * shrunk) at the ends. One descent (zset_rank_near, which loads the window's
+ * nodes meanwhile) for the index, then the window is reached from the
+ * member's node along level 0. O(log n + k). */
 static PyObject *SortedSet_range_around(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                         PyObject *kwnames) {
     PyObject *a[4];
@@ -1213,7 +1214,9 @@ static PyObject *SortedSet_range_around(PyObject *self, PyObject *const *args, P
     if (!x)
         Py_RETURN_NONE;
     size_t n = z->length;
-    size_t r = zset_rank(z, x, NULL); /* 1-based, ascending */
+    /* 1-based, ascending; the window's nodes load while the rank is found */
+    size_t r = reverse ? zset_rank_near(z, x, (size_t)after, (size_t)before)
+                       : zset_rank_near(z, x, (size_t)before, (size_t)after);
     size_t index = reverse ? n - r : r - 1;
     size_t want = (size_t)before + (size_t)after + 1; /* both clamped: no overflow */
     size_t k = want < n ? want : n;

@@ -588,6 +588,50 @@ size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank) {
     return 0; /* not reached when the caller keeps its guarantee */
 }
 
+/* zset_rank(z, x, NULL), which also walks up to `back` nodes back and up to
+ * `ahead` nodes on from x along level 0 (at most ZSL_NEAR_MAX each), one step
+ * of each walk per step of the descent. The three pointer chases are
+ * independent, so their cache misses overlap instead of following one
+ * another, and a caller that next reads the nodes around x finds them
+ * loaded. */
+size_t zset_rank_near(const zset *z, const zsl_node *x, size_t back, size_t ahead) {
+    const zsl_node *cur = z->header, *b = x, *f = x;
+    size_t r = 0;
+    const char *m = zsl_member(x);
+    if (back > ZSL_NEAR_MAX)
+        back = ZSL_NEAR_MAX;
+    if (ahead > ZSL_NEAR_MAX)
+        ahead = ZSL_NEAR_MAX;
+    for (int i = z->level - 1; i >= 0 && cur != x; i--) {
+        const zsl_node *y;
+        while ((y = cur->level[i].forward)) {
+            zsl_prefetch_next(y, i);
+            if (back && b) {
+                b = b->backward;
+                back--;
+            }
+            if (ahead && f) {
+                f = f->level[0].forward;
+                ahead--;
+            }
+            if (!(y == x || zsl_cmp_fast(y, x->score, m, x->mlen) < 0))
+                break;
+            r += cur->level[i].span;
+            cur = y;
+            if (cur == x)
+                break;
+        }
+    }
+    for (; back && b; back--)
+        b = b->backward;
+    for (; ahead && f; ahead--)
+        f = f->level[0].forward;
+#if defined(__GNUC__)
+    __asm__ volatile("" : : "r"(b), "r"(f)); /* the walks' loads are the point: keep them */
+#endif
+    return r;
+}
+
 /* Number of nodes with score < s, or <= s when inclusive. O(log n). */
 size_t zset_count_below(const zset *z, double s, int inclusive) {
     const zsl_node *x = z->header;
