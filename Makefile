@@ -83,7 +83,7 @@ bench-py:
 	$(PYTHON) benchmarks/c/bench_vs_python.py 10000,100000,1000000
 
 bench-bound: $(OUT)/bench_skiplist
-	$(PYTHON) benchmarks/c/bound.py 10000,100000,1000000
+	$(PYTHON) benchmarks/c/bound.py 10000,100000,1000000 --markdown
 
 clean-c:
 	rm -rf $(OUT)

@@ -573,7 +573,8 @@ def render(table: Table) -> str:
     return f"### n = {table.size:,}\n\n" + "\n".join(lines) + "\n"
 
 
-def machine_info(redis_version: str) -> str:
+def machine_info(redis_version: str | None) -> str:
+    """The machine's lines for a RESULTS file (the redis-server line when one ran)."""
     cpu = "unknown"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -588,13 +589,14 @@ def machine_info(redis_version: str) -> str:
         ram = f"{kib / 2**20:.1f} GiB"
     except (OSError, ValueError, IndexError):
         pass
+    server = [f"- redis-server {redis_version} (loopback TCP, redis-py + hiredis, RESP2)"]
     return "\n".join(
         [
             f"- CPU: {cpu}, {os.cpu_count()} logical cores",
             f"- RAM: {ram}",
             f"- Python {platform.python_version()} ({platform.python_implementation()}), "
             f"{platform.system()} {platform.release()}",
-            f"- redis-server {redis_version} (loopback TCP, redis-py + hiredis, RESP2)",
+            *(server if redis_version else []),
             f"- date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}, load average at the "
             f"end {os.getloadavg()[0]:.1f} (other work on the machine inflates the times)",
         ]
@@ -709,6 +711,10 @@ def write_markdown(
     if baseline:
         parts += [
             "### Plain-C skip list (no Python in the loop)",
+            "",
+            "`free`: consecutive calls overlap in the CPU (throughput); `chained`: each call "
+            "waits for the previous one's result (one call's latency, as from Python). "
+            "`make bench-bound` sets each Python call against `chained`: `RESULTS-bound.md`.",
             "",
             "```",
             baseline.rstrip(),

@@ -25,8 +25,8 @@ remove. ``(Py-floor)/C`` is what the binding and the engine cost beyond it.
 ``bench_vs_python.py`` answers another question (ranked beside sortedcontainers,
 interleaved run by run, so each engine runs with caches the other has cooled).
 
-    make bench-bound
-    python benchmarks/c/bound.py [sizes] [calls] [runs] [rounds]
+    make bench-bound          (writes benchmarks/RESULTS-bound.md)
+    python benchmarks/c/bound.py [sizes] [calls] [runs] [rounds] [--markdown]
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ from pathlib import Path
 
 from ranked.engine._zset import SortedSet
 
-BINARY = Path(__file__).resolve().parents[2] / "build" / "c" / "bench_skiplist"
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = ROOT / "build" / "c" / "bench_skiplist"
+RESULTS = ROOT / "benchmarks" / "RESULTS-bound.md"
 OPS = ("add_new", "add_update", "incr", "score", "index", "rank", "at", "top10", "around")
 
 
@@ -145,34 +147,58 @@ class PythonSide:
         return {op: statistics.median(self.run(op, floor=floor) for _ in range(runs)) for op in OPS}
 
 
+def table(size: int, calls: int, runs: int, rounds: int) -> list[str]:
+    """The markdown table of one size: alternating rounds, medians over them."""
+    python = PythonSide(size, calls)
+    c_rounds, py_rounds, floor_rounds = [], [], []
+    for _ in range(rounds):
+        c_rounds.append(c_medians(size, calls, runs))
+        py_rounds.append(python.medians(runs))
+        floor_rounds.append(python.medians(runs, floor=True))
+    lines = [
+        f"### n = {size:,}",
+        "",
+        "| op | plain C (chained) | Python call | floor | Python / C | (Python - floor) / C |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for op in OPS:
+        c_ns = statistics.median(r[op] for r in c_rounds)
+        py_ns = statistics.median(r[op] for r in py_rounds)
+        floor_ns = statistics.median(r[op] for r in floor_rounds)
+        lines.append(
+            f"| {op} | {c_ns:.0f} | {py_ns:.0f} | {floor_ns:.0f} | {py_ns / c_ns:.2f}x "
+            f"| {(py_ns - floor_ns) / c_ns:.2f}x |"
+        )
+    return [*lines, ""]
+
+
 def main(argv: list[str]) -> int:
-    sizes = [int(x) for x in argv[1].split(",")] if len(argv) > 1 else [10_000, 100_000, 1_000_000]
-    calls = int(argv[2]) if len(argv) > 2 else 20_000
-    runs = int(argv[3]) if len(argv) > 3 else 7
-    rounds = int(argv[4]) if len(argv) > 4 else 3
+    markdown = "--markdown" in argv
+    args = [arg for arg in argv[1:] if arg != "--markdown"]
+    sizes = [int(x) for x in args[0].split(",")] if args else [10_000, 100_000, 1_000_000]
+    calls = int(args[1]) if len(args) > 1 else 20_000
+    runs = int(args[2]) if len(args) > 2 else 7
+    rounds = int(args[3]) if len(args) > 3 else 3
     if not BINARY.exists():
         print(f"{BINARY} is missing: run `make bench-c` first", file=sys.stderr)
         return 2
-    print(f"ns per call; median over {rounds} alternating rounds of the median of {runs} runs")
+    head = f"ns per call; median over {rounds} alternating rounds of the median of {runs} runs"
+    lines = [head, ""]
     for size in sizes:
-        python = PythonSide(size, calls)
-        c_rounds, py_rounds, floor_rounds = [], [], []
-        for _ in range(rounds):
-            c_rounds.append(c_medians(size, calls, runs))
-            py_rounds.append(python.medians(runs))
-            floor_rounds.append(python.medians(runs, floor=True))
-        print(f"\nn={size}")
-        print(f"  {'op':11s} {'plain C':>8s} {'Python':>8s} {'floor':>6s} {'Py/C':>7s}", end="")
-        print(f" {'(Py-floor)/C':>13s}")
-        for op in OPS:
-            c_ns = statistics.median(r[op] for r in c_rounds)
-            py_ns = statistics.median(r[op] for r in py_rounds)
-            floor_ns = statistics.median(r[op] for r in floor_rounds)
-            print(
-                f"  {op:11s} {c_ns:8.0f} {py_ns:8.0f} {floor_ns:6.0f} {py_ns / c_ns:6.2f}x "
-                f"{(py_ns - floor_ns) / c_ns:12.2f}x"
-            )
-        sys.stdout.flush()
+        lines += table(size, calls, runs, rounds)
+        print("\n".join(lines[-len(OPS) - 5 :]), flush=True)
+    if markdown:
+        sys.path.insert(0, str(ROOT))
+        from benchmarks.engine import machine_info
+
+        about = (
+            "Each Python call of the C engine against the plain-C loop of the same operation "
+            "(`chained`: one call's latency), on the same set recipe and calls, rounds "
+            "alternating in one run; `floor` is the same Python loop calling `{}.get`. "
+            "Written by `python benchmarks/c/bound.py --markdown` (see its docstring)."
+        )
+        header = ["# The single-op bound", "", about, "", machine_info(None), ""]
+        RESULTS.write_text("\n".join([*header, *lines]))
     return 0
 
 
