@@ -6,9 +6,10 @@
  *   make bench-c          (or: cc -O3 -std=c11 -o bench bench_skiplist.c ../../src/ranked/engine/zsl_*.c)
  *   build/c/bench_skiplist [sizes] [calls] [runs]
  *
- * For each size n (comma-separated, default 10000,100000,1000000) a set of members "player:<i>" with random
- * integer scores in [0, 1e6] is built (build = ns per insert in random
- * order; bulk = ns per append of pre-sorted pairs, the core of load()).
+ * For each size n (comma-separated, default 10000,100000,1000000) a set of
+ * members "player:<i>" with random integer scores in [0, 1e6] is built
+ * (build = ns per insert in random order; bulk = ns per append of
+ * pre-sorted pairs, the core of load()).
  * Then each operation runs `calls` times (add_new: n/5 at most, removed
  * again untimed), and the median ns per call over `runs` runs is printed,
  * twice: `free` lets the CPU overlap consecutive calls (throughput), while
@@ -157,13 +158,13 @@ static double run_op(zset *z, const bench *b, int op, int chained) {
         case 8: { /* around: the member's rank, then ranks r-5 .. r+5, shifted at the ends */
             const zsl_node *x = zset_find(z, m, len);
             size_t r = zset_rank_near(z, x, 5, 5);
-            size_t k = z->length < 11 ? z->length : 11;
+            size_t width = z->length < 11 ? z->length : 11;
             size_t lo = r > 5 ? r - 5 : 1;
-            if (lo > z->length - k + 1)
-                lo = z->length - k + 1;
+            if (lo > z->length - width + 1)
+                lo = z->length - width + 1;
             for (size_t j = r - lo; j; j--)
                 x = x->backward;
-            for (size_t j = 0; j < k; j++, x = x->level[0].forward)
+            for (size_t j = 0; j < width; j++, x = x->level[0].forward)
                 acc += touch(x);
             break;
         }
