@@ -157,7 +157,7 @@ static double run_op(zset *z, const bench *b, int op, int chained) {
             break;
         case 8: { /* around: the member's rank, then ranks r-5 .. r+5, shifted at the ends */
             const zsl_node *x = zset_find(z, m, len);
-            size_t r = zset_rank_near(z, x, 5, 5);
+            size_t r = zset_rank_near(z, x, NULL, 5, 5);
             size_t width = z->length < 11 ? z->length : 11;
             size_t lo = r > 5 ? r - 5 : 1;
             if (lo > z->length - width + 1)

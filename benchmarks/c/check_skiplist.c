@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
                 if (model[i].score < n->score) { less++; lessg += (size_t)starts; }
             }
             EXPECT(r == (size_t)at + 1, "rank %zu != %ld", r, at + 1);
-            EXPECT(zset_rank_near(&z, n, zsl_rand_below(80), zsl_rand_below(80)) == r, "rank_near");
+            EXPECT(zset_rank_near(&z, n, NULL, zsl_rand_below(80), zsl_rand_below(80)) == r, "rank_near");
             EXPECT(dr == lessg + 1, "dense rank %zu != %zu", dr, lessg + 1);
             EXPECT(groups == z.groups, "groups");
             EXPECT(zset_count_below(&z, n->score, 0) == less, "count_below");

@@ -1215,8 +1215,8 @@ static PyObject *SortedSet_range_around(PyObject *self, PyObject *const *args, P
         Py_RETURN_NONE;
     size_t n = z->length;
     /* 1-based, ascending; the window's nodes load while the rank is found */
-    size_t r = reverse ? zset_rank_near(z, x, (size_t)after, (size_t)before)
-                       : zset_rank_near(z, x, (size_t)before, (size_t)after);
+    size_t r = reverse ? zset_rank_near(z, x, NULL, (size_t)after, (size_t)before)
+                       : zset_rank_near(z, x, NULL, (size_t)before, (size_t)after);
     size_t index = reverse ? n - r : r - 1;
     size_t want = (size_t)before + (size_t)after + 1; /* both clamped: no overflow */
     size_t k = want < n ? want : n;

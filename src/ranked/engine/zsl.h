@@ -156,7 +156,7 @@ typedef struct zset_spot {
 void zset_move(zset *z, zsl_node *x, double score, zset_spot *before, zset_spot *after);
 size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank);
 #define ZSL_NEAR_MAX 64
-size_t zset_rank_near(const zset *z, const zsl_node *x, size_t back, size_t ahead);
+size_t zset_rank_near(const zset *z, const zsl_node *x, size_t *drank, size_t back, size_t ahead);
 size_t zset_count_below(const zset *z, double score, int inclusive);
 size_t zset_count_lex_below(const zset *z, const char *m, size_t len, int inclusive);
 zsl_node *zset_by_rank(const zset *z, size_t rank);

@@ -561,42 +561,12 @@ void zset_move(zset *z, zsl_node *x, double score, zset_spot *before, zset_spot 
         zsl_spot_of(z, x, update[0], rank[0], drank[0], after);
 }
 
-/* 1-based rank of node x of z; *drank (if not NULL) gets its dense rank,
- * the 1-based index of its score group. O(log n). */
-size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank) {
-    const zsl_node *cur = z->header;
-    size_t r = 0, dr = 0;
-    const char *m = zsl_member(x);
-    for (int i = z->level - 1; i >= 0; i--) {
-        const zsl_node *y;
-        while ((y = cur->level[i].forward)) {
-            zsl_prefetch_next(y, i);
-            if (!(y == x || zsl_cmp_fast(y, x->score, m, x->mlen) < 0))
-                break;
-            r += cur->level[i].span;
-            dr += cur->level[i].dspan;
-            cur = y;
-            if (cur == x) {
-                if (drank)
-                    *drank = dr;
-                return r;
-            }
-        }
-    }
-    if (drank)
-        *drank = 0;
-    return 0; /* not reached when the caller keeps its guarantee */
-}
-
-/* zset_rank(z, x, NULL), which also walks up to `back` nodes back and up to
- * `ahead` nodes on from x along level 0 (at most ZSL_NEAR_MAX each), one step
- * of each walk per step of the descent. The three pointer chases are
- * independent, so their cache misses overlap instead of following one
- * another, and a caller that next reads the nodes around x finds them
- * loaded. */
-size_t zset_rank_near(const zset *z, const zsl_node *x, size_t back, size_t ahead) {
+/* zset_rank_near's contract. Inlined into both public functions, so that
+ * zset_rank (no walks) compiles without the walks' steps. */
+static inline size_t zsl_rank_walk(const zset *z, const zsl_node *x, size_t *drank, size_t back,
+                                   size_t ahead) {
     const zsl_node *cur = z->header, *b = x, *f = x;
-    size_t r = 0;
+    size_t r = 0, dr = 0;
     const char *m = zsl_member(x);
     if (back > ZSL_NEAR_MAX)
         back = ZSL_NEAR_MAX;
@@ -617,6 +587,7 @@ size_t zset_rank_near(const zset *z, const zsl_node *x, size_t back, size_t ahea
             if (!(y == x || zsl_cmp_fast(y, x->score, m, x->mlen) < 0))
                 break;
             r += cur->level[i].span;
+            dr += cur->level[i].dspan;
             cur = y;
             if (cur == x)
                 break;
@@ -629,7 +600,25 @@ size_t zset_rank_near(const zset *z, const zsl_node *x, size_t back, size_t ahea
 #if defined(__GNUC__)
     __asm__ volatile("" : : "r"(b), "r"(f)); /* the walks' loads are the point: keep them */
 #endif
-    return r;
+    if (drank)
+        *drank = cur == x ? dr : 0;
+    return cur == x ? r : 0; /* x is always reached when the caller keeps its guarantee */
+}
+
+/* 1-based rank of node x of z; *drank (if not NULL) gets its dense rank,
+ * the 1-based index of its score group. O(log n). */
+size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank) {
+    return zsl_rank_walk(z, x, drank, 0, 0);
+}
+
+/* zset_rank(z, x, drank), which also walks up to `back` nodes back and up to
+ * `ahead` nodes on from x along level 0 (at most ZSL_NEAR_MAX each), one
+ * step of each walk per step of the descent. The three pointer chases are
+ * independent, so their cache misses overlap instead of following one
+ * another, and a caller that next reads the nodes around x finds them
+ * loaded. */
+size_t zset_rank_near(const zset *z, const zsl_node *x, size_t *drank, size_t back, size_t ahead) {
+    return zsl_rank_walk(z, x, drank, back, ahead);
 }
 
 /* Number of nodes with score < s, or <= s when inclusive. O(log n). */
