@@ -42,6 +42,19 @@ static long model_find(const char *m, size_t len) {
         }                                                  \
     } while (0)
 
+/* Start z empty and insert members <prefix>0 .. <prefix>n-1 (%03u-padded
+ * when pad) with random integer scores below `scores`. 0, or 1 when
+ * memory runs out. */
+static int fill(zset *z, unsigned n, const char *prefix, int pad, unsigned scores) {
+    char m[16];
+    if (zset_init(z) < 0) return 1;
+    for (unsigned i = 0; i < n; i++) {
+        size_t len = (size_t)snprintf(m, sizeof m, pad ? "%s%03u" : "%s%u", prefix, i);
+        if (!zset_insert(z, (double)zsl_rand_below(scores), m, len, zdict_hash(m, len))) return 1;
+    }
+    return 0;
+}
+
 /* A set large enough that tall nodes get chunks of their own, then mass
  * removals (which compact the slab into one chunk split the same way), then
  * growth again; zset_check and member lookups after each phase. */
@@ -51,13 +64,9 @@ static int check_large(void) {
     zset z;
     char m[16], msg[256];
     long step = 0;
-    if (zset_init(&z) < 0) return 2;
-    for (unsigned i = 0; i < N; i++) {
-        size_t len = (size_t)snprintf(m, sizeof m, "L%u", i);
-        double score = (double)zsl_rand_below(5000);
-        EXPECT(zset_insert(&z, score, m, len, zdict_hash(m, len)), "oom");
+    EXPECT(fill(&z, N, "L", 0, 5000) == 0, "oom");
+    for (unsigned i = 0; i < N; i++)
         order[i] = i;
-    }
     EXPECT(z.slab.bump_tall != NULL, "a large set did not give tall nodes their own chunks");
     EXPECT(zset_check(&z, msg, sizeof msg) == 0, "after growth: %s", msg);
     for (unsigned i = N - 1; i > 0; i--) { /* removal order: a shuffle */
@@ -85,6 +94,44 @@ static int check_large(void) {
     }
     EXPECT(zset_check(&z, msg, sizeof msg) == 0, "after regrowth: %s", msg);
     printf("check_skiplist: large set ok, final length %zu, %zu bytes\n", z.length, z.bytes);
+    zset_destroy(&z);
+    return 0;
+}
+
+/* Every member of a small set with few distinct scores moved to every
+ * score from below the lowest to above the highest (so to each side of
+ * every node, into every score group and out of it, past tall nodes and
+ * onto them), by zset_move with and without spots; after each move
+ * zset_check, the member's rank against a count, and the spots against
+ * zset_rank; then the member goes back. */
+static int check_moves(void) {
+    enum { N = 120 };
+    zset z;
+    char m[16], msg[256];
+    long step = 0;
+    EXPECT(fill(&z, N, "v", 1, 8) == 0, "oom");
+    for (unsigned i = 0; i < N; i++) {
+        size_t len = (size_t)snprintf(m, sizeof m, "v%03u", i);
+        zsl_node *x = zset_find(&z, m, len);
+        double home = x->score;
+        for (int s = -1; s <= 8; s++, step++) {
+            zset_spot was, now;
+            size_t old = zset_rank(&z, x, NULL);
+            int spots = s & 1;
+            zset_move(&z, x, (double)s, spots ? &was : NULL, spots ? &now : NULL);
+            EXPECT(zset_check(&z, msg, sizeof msg) == 0, "move to %d: %s", s, msg);
+            size_t before = 0;
+            for (const zsl_node *y = z.header->level[0].forward; y; y = y->level[0].forward)
+                before += zsl_cmp(y, x->score, m, len) < 0;
+            size_t dr, r = zset_rank(&z, x, &dr);
+            EXPECT(r == before + 1, "rank after move %zu != %zu", r, before + 1);
+            EXPECT(!spots || (was.rank == old && now.rank == r && now.drank == dr), "spots");
+            zset_move(&z, x, home, NULL, NULL);
+            EXPECT(zset_check(&z, msg, sizeof msg) == 0, "move back: %s", msg);
+            EXPECT(zset_rank(&z, x, NULL) == old, "rank after moving back");
+        }
+    }
+    printf("check_skiplist: %ld moves ok\n", step);
     zset_destroy(&z);
     return 0;
 }
@@ -164,5 +211,5 @@ int main(int argc, char **argv) {
     printf("check_skiplist: %ld steps ok, final length %zu, %zu groups, %zu bytes\n", steps,
            z.length, z.groups, z.bytes);
     zset_destroy(&z);
-    return check_large() ? 1 : 0;
+    return check_large() || check_moves() ? 1 : 0;
 }

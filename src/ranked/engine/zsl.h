@@ -151,8 +151,9 @@ typedef struct zset_spot {
 } zset_spot;
 
 /* Unlink node x of z, give it `score` (not NaN) and link it again, always by
- * two descents, O(log n); x stays valid. *before and *after (either may be
- * NULL) get where x stood before and stands after, at no extra cost. */
+ * two descents run together, O(log n); x stays valid. *before and *after
+ * (either may be NULL) get where x stood before and stands after, at no
+ * extra cost. */
 void zset_move(zset *z, zsl_node *x, double score, zset_spot *before, zset_spot *after);
 size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank);
 #define ZSL_NEAR_MAX 64
