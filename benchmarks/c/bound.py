@@ -178,7 +178,7 @@ def main(argv: list[str]) -> int:
     sizes = [int(x) for x in args[0].split(",")] if args else [10_000, 100_000, 1_000_000]
     calls = int(args[1]) if len(args) > 1 else 20_000
     runs = int(args[2]) if len(args) > 2 else 7
-    rounds = int(args[3]) if len(args) > 3 else 3
+    rounds = int(args[3]) if len(args) > 3 else 7
     if not BINARY.exists():
         print(f"{BINARY} is missing: run `make bench-c` first", file=sys.stderr)
         return 2
