@@ -290,6 +290,41 @@ static inline void zsl_prefetch_next(const zsl_node *y, int i) {
 #endif
 }
 
+/* Hint the cache lines first..last (negative: before p) around p, by
+ * address alone: p is not read. Integer arithmetic, as the lines may lie
+ * outside p's block. */
+static inline void zsl_prefetch_lines(const void *p, long first, long last) {
+#if defined(__GNUC__)
+    for (long k = first; k <= last; k++)
+        __builtin_prefetch((const void *)((uintptr_t)p + (uintptr_t)(k * 64)));
+#else
+    (void)p;
+    (void)first;
+    (void)last;
+#endif
+}
+
+/* A large set loaded in order (load(), or compacted) keeps its nodes of two
+ * or more levels in rank order in their own chunks, and its one-level nodes
+ * in rank order in theirs. A rank descent's last steps then read nodes that
+ * sit right after its node cur on levels 2 and 1, and right before its
+ * target x on level 0. Hinting those lines when the descent reaches each
+ * level makes their misses overlap instead of following one another
+ * (cooled 100k set: 5-10% off a rank). In a set grown by inserts the lines
+ * hold other nodes, and the hints cost bandwidth, not waiting. */
+static inline void zsl_prefetch_level(const zsl_node *cur, int i) {
+    if (i == 2)
+        zsl_prefetch_lines(cur, 1, 8);
+    else if (i == 1)
+        zsl_prefetch_lines(cur, 1, 4);
+}
+
+/* Whether z's layout is worth zsl_prefetch_level: a smaller slab is one
+ * stream of chunks, and small enough to stay cached. */
+static inline int zsl_hints_on(const zset *z) {
+    return z->slab.held >= ZSL_SPLIT_MIN;
+}
+
 /* One descent's state: at node cur on level i, with cur's rank and dense
  * rank. */
 typedef struct zsl_walker {
@@ -657,8 +692,13 @@ static inline size_t zsl_rank_walk(const zset *z, const zsl_node *x, size_t *dra
         back = ZSL_NEAR_MAX;
     if (ahead > ZSL_NEAR_MAX)
         ahead = ZSL_NEAR_MAX;
+    int hint = zsl_hints_on(z);
+    if (hint) /* the one-level nodes just before x, and after it for a walk ahead */
+        zsl_prefetch_lines(x, -3, ahead ? 3 : -1);
     for (int i = z->level - 1; i >= 0 && cur != x; i--) {
         const zsl_node *y;
+        if (hint)
+            zsl_prefetch_level(cur, i);
         while ((y = cur->level[i].forward)) {
             zsl_prefetch_next(y, i);
             if (back && b) {
