@@ -94,6 +94,11 @@ static inline void zsl_slab_push(zsl_slab *sl, void *p, size_t size) {
 /* Chunks hold tall nodes apart only once the slab holds this many bytes. */
 #define ZSL_SPLIT_MIN (4 * ZSL_CHUNK_MAX)
 
+/* Does the slab now carve tall nodes from chunks of their own? */
+static inline int zsl_slab_split(const zsl_slab *sl) {
+    return sl->held >= ZSL_SPLIT_MIN;
+}
+
 /* A block of `size` bytes (a multiple of 8, 8..ZSL_SLAB_MAX) from z's slab
  * for a node of one level (tall == 0) or more (tall == 1): its class's free
  * list, else the tail of the newest chunk of that kind (one kind while the
@@ -109,7 +114,7 @@ static void *zsl_slab_alloc(zset *z, size_t size, int tall) {
         sl->live += size;
         return p;
     }
-    if (sl->held < ZSL_SPLIT_MIN)
+    if (!zsl_slab_split(sl))
         tall = 0; /* a small set stays in one stream of chunks: it is cached anyway */
     char **bump = tall ? &sl->bump_tall : &sl->bump;
     size_t *left = tall ? &sl->left_tall : &sl->left;
@@ -317,12 +322,6 @@ static inline void zsl_prefetch_level(const zsl_node *cur, int i) {
         zsl_prefetch_lines(cur, 1, 8);
     else if (i == 1)
         zsl_prefetch_lines(cur, 1, 4);
-}
-
-/* Whether z's layout is worth zsl_prefetch_level: a smaller slab is one
- * stream of chunks, and small enough to stay cached. */
-static inline int zsl_hints_on(const zset *z) {
-    return z->slab.held >= ZSL_SPLIT_MIN;
 }
 
 /* One descent's state: at node cur on level i, with cur's rank and dense
@@ -692,7 +691,7 @@ static inline size_t zsl_rank_walk(const zset *z, const zsl_node *x, size_t *dra
         back = ZSL_NEAR_MAX;
     if (ahead > ZSL_NEAR_MAX)
         ahead = ZSL_NEAR_MAX;
-    int hint = zsl_hints_on(z);
+    int hint = zsl_slab_split(&z->slab); /* else one chunk stream, small enough to stay cached */
     if (hint) /* the one-level nodes just before x, and after it for a walk ahead */
         zsl_prefetch_lines(x, -3, ahead ? 3 : -1);
     for (int i = z->level - 1; i >= 0 && cur != x; i--) {
