@@ -136,7 +136,7 @@ static double run_op(zset *z, const bench *b, int op, int chained) {
             zsl_node *x = zset_lookup(z, m, len, h);
             double now = op == 1 ? val[i] : x->score + val[i];
             if (now != x->score)
-                zset_set_score(z, x, now);
+                zset_set_score(z, x, now, h);
             acc += now + (double)((uintptr_t)x->backward * zero); /* known once relinked */
             break;
         }

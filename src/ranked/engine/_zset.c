@@ -699,7 +699,7 @@ static int ss_add(SortedSetObject *s, const char *p, size_t n, uint32_t h, doubl
     if (((flags & FLAG_GT) && !(score > cur)) || ((flags & FLAG_LT) && !(score < cur)))
         return 0;
     if (score != cur) { /* so 0.0 never overwrites a stored -0.0 */
-        zset_set_score(&s->z, x, score);
+        zset_set_score(&s->z, x, score, h);
         return (flags & FLAG_CH) ? 1 : 0;
     }
     return 0;
@@ -801,7 +801,7 @@ static PyObject *SortedSet_incr(PyObject *self, PyObject *const *args, Py_ssize_
             result = Py_NewRef(Py_None);
         } else {
             if (now != cur)
-                zset_set_score(&s->z, x, now);
+                zset_set_score(&s->z, x, now, h);
             result = PyFloat_FromDouble(now);
         }
     }
@@ -1047,11 +1047,11 @@ static PyObject *SortedSet_index(PyObject *self, PyObject *const *args, Py_ssize
     if (py_member(a[0], &m) < 0)
         return NULL;
     zset *z = &((SortedSetObject *)self)->z;
-    zsl_node *x = zset_find(z, m.p, m.n);
+    size_t r;
+    const zsl_node *x = zset_find_rank(z, m.p, m.n, &r, NULL, 0, 0);
     mbuf_release(&m);
     if (!x)
         Py_RETURN_NONE;
-    size_t r = zset_rank(z, x, NULL);
     return PyLong_FromSize_t(reverse ? z->length - r : r - 1);
 }
 
@@ -1087,20 +1087,18 @@ static PyObject *SortedSet_rank(PyObject *self, PyObject *const *args, Py_ssize_
     if (py_member(a[0], &m) < 0)
         return NULL;
     zset *z = &((SortedSetObject *)self)->z;
-    zsl_node *x = zset_find(z, m.p, m.n);
+    size_t r, dr;
+    const zsl_node *x = style == 1 ? zset_find(z, m.p, m.n)
+                                   : zset_find_rank(z, m.p, m.n, &r, &dr, 0, 0);
     mbuf_release(&m);
     if (!x)
         Py_RETURN_NONE;
-    size_t r;
     if (style == 0) {
-        r = zset_rank(z, x, NULL);
         r = reverse ? z->length - r + 1 : r;
     } else if (style == 1) {
         r = reverse ? 1 + z->length - zset_count_below(z, x->score, 1)
                     : 1 + zset_count_below(z, x->score, 0);
     } else {
-        size_t dr;
-        zset_rank(z, x, &dr);
         r = reverse ? z->groups - dr + 1 : dr;
     }
     return PyLong_FromSize_t(r);
@@ -1209,14 +1207,14 @@ static PyObject *SortedSet_range_around(PyObject *self, PyObject *const *args, P
     }
     SortedSetObject *s = (SortedSetObject *)self;
     zset *z = &s->z;
-    zsl_node *x = zset_find(z, m.p, m.n);
+    /* 1-based, ascending; the window's nodes load while the rank is found */
+    size_t r;
+    const zsl_node *x = zset_find_rank(z, m.p, m.n, &r, NULL, reverse ? (size_t)after : (size_t)before,
+                                       reverse ? (size_t)before : (size_t)after);
     mbuf_release(&m);
     if (!x)
         Py_RETURN_NONE;
     size_t n = z->length;
-    /* 1-based, ascending; the window's nodes load while the rank is found */
-    size_t r = reverse ? zset_rank_near(z, x, NULL, (size_t)after, (size_t)before)
-                       : zset_rank_near(z, x, NULL, (size_t)before, (size_t)after);
     size_t index = reverse ? n - r : r - 1;
     size_t want = (size_t)before + (size_t)after + 1; /* both clamped: no overflow */
     size_t k = want < n ? want : n;
@@ -2012,6 +2010,7 @@ static PyObject *ss_algebra(PyObject *const *args, Py_ssize_t nargs, PyObject *k
                 zsl_node *y = zset_lookup(&acc, zsl_member(x), x->mlen, h);
                 if (y) {
                     y->score = aggregate_scores(g.aggregate, y->score, v);
+                    zdict_rescore(&acc.dict, y, h);
                     continue;
                 }
                 y = zsl_node_new(&out->z, v, zsl_member(x), x->mlen);

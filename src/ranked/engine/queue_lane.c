@@ -454,7 +454,7 @@ static int lane_push_locked(QueueLaneObject *q, int taken, const char *data, Py_
     zsl_node *x = zset_lookup(z, member, len, h);
     if (x) { /* the same member already queued: ZADD moves it */
         if (score != x->score)
-            zset_set_score(z, x, score);
+            zset_set_score(z, x, score, h);
     } else if (!zset_insert(z, score, member, len, h)) {
         PyErr_NoMemory();
         done = -1;

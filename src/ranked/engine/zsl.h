@@ -54,10 +54,18 @@ static inline char *zsl_member(const zsl_node *n) {
 }
 
 /* Open-addressing table with linear probing and backward-shift deletion.
- * hashes[i] == 0 marks an empty slot; stored hashes are never 0. */
+ * One 16-byte slot per entry, four to a cache line: the member's hash (0
+ * marks an empty slot; stored hashes are never 0), its score rounded to
+ * float, and its node. The rounded score lets a rank descent start while
+ * the node is still loading (see zset_find_rank). */
+typedef struct zdict_slot {
+    uint32_t h;
+    float hint; /* (float)node->score, kept equal on every score change */
+    zsl_node *node;
+} zdict_slot;
+
 typedef struct zdict {
-    zsl_node **nodes;
-    uint32_t *hashes;
+    zdict_slot *slots;
     size_t cap; /* 0 or a power of two */
     size_t used;
 } zdict;
@@ -121,6 +129,7 @@ size_t zsl_alloc_size(void *p, size_t requested);     /* real bytes of p */
 /* ---- zsl_dict.c ---------------------------------------------------------- */
 uint32_t zdict_hash(const char *m, size_t len);
 zsl_node *zdict_find(const zdict *d, const char *m, size_t len, uint32_t h);
+void zdict_rescore(zdict *d, const zsl_node *n, uint32_t h); /* n's score changed */
 void zdict_prefetch(const zdict *d, uint32_t h); /* cache hint for a coming find */
 int zdict_reserve(zset *z, size_t extra);
 void zdict_insert(zdict *d, zsl_node *n, uint32_t h);
@@ -138,7 +147,7 @@ zsl_node *zset_find(const zset *z, const char *m, size_t len);
 zsl_node *zset_lookup(const zset *z, const char *m, size_t len, uint32_t h);
 zsl_node *zset_insert(zset *z, double score, const char *m, size_t len, uint32_t h);
 void zset_delete(zset *z, zsl_node *x);
-void zset_set_score(zset *z, zsl_node *x, double score);
+void zset_set_score(zset *z, zsl_node *x, double score, uint32_t h);
 
 /* Where a node stands, read off the descent that reached it. */
 typedef struct zset_spot {
@@ -151,13 +160,16 @@ typedef struct zset_spot {
 } zset_spot;
 
 /* Unlink node x of z, give it `score` (not NaN) and link it again, always by
- * two descents run together, O(log n); x stays valid. *before and *after
- * (either may be NULL) get where x stood before and stands after, at no
- * extra cost. */
-void zset_move(zset *z, zsl_node *x, double score, zset_spot *before, zset_spot *after);
+ * two descents run together, O(log n); x stays valid. h = zdict_hash of x's
+ * member. *before and *after (either may be NULL) get where x stood before
+ * and stands after, at no extra cost. */
+void zset_move(zset *z, zsl_node *x, double score, uint32_t h, zset_spot *before,
+               zset_spot *after);
 size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank);
 #define ZSL_NEAR_MAX 64
 size_t zset_rank_near(const zset *z, const zsl_node *x, size_t *drank, size_t back, size_t ahead);
+const zsl_node *zset_find_rank(const zset *z, const char *m, size_t len, size_t *rank,
+                               size_t *drank, size_t back, size_t ahead);
 size_t zset_count_below(const zset *z, double score, int inclusive);
 size_t zset_count_lex_below(const zset *z, const char *m, size_t len, int inclusive);
 zsl_node *zset_by_rank(const zset *z, size_t rank);

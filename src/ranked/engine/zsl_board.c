@@ -82,7 +82,7 @@ int zboard_submit(zset *z, const char *m, size_t len, uint32_t h, double value, 
     if (!out->changed || zboard_stays(x, fresh)) {
         out->previous_rank = out->rank = zboard_rank(z, x, style, reverse);
         if (out->changed)
-            zset_set_score(z, x, fresh); /* in place: no rank changes */
+            zset_set_score(z, x, fresh, h); /* in place: no rank changes */
         return ZBOARD_OK;
     }
     /* A move: both ranks come from its two descents where the spots tell. A
@@ -92,7 +92,7 @@ int zboard_submit(zset *z, const char *m, size_t len, uint32_t h, double value, 
     int told = !(style == ZBOARD_COMPETITION &&
                  (reverse ? q && q->score == old : p && p->score == old));
     size_t before = told ? 0 : zboard_rank(z, x, style, reverse);
-    zset_move(z, x, fresh, &was, &now);
+    zset_move(z, x, fresh, h, &was, &now);
     out->previous_rank = told ? zboard_spot_rank(&was, style, reverse) : before;
     size_t after = zboard_spot_rank(&now, style, reverse);
     out->rank = after ? after : zboard_rank(z, x, style, reverse);

@@ -10,6 +10,7 @@
  * by the same delta `dq`; those links are exactly the update[] path. */
 #include "zsl.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -530,8 +531,8 @@ static void zsl_slab_compact(zset *z) {
     }
     z->tail = prev;
     for (size_t i = 0; i < z->dict.cap; i++)
-        if (z->dict.hashes[i])
-            z->dict.nodes[i] = zsl_moved(z->dict.nodes[i]);
+        if (z->dict.slots[i].h)
+            z->dict.slots[i].node = zsl_moved(z->dict.slots[i].node);
     size_t big = z->slab.big;
     zsl_slab_release(z);
     z->slab = fresh.slab;
@@ -576,19 +577,21 @@ void zset_delete(zset *z, zsl_node *x) {
 }
 
 /* Give node x of z a new score (not NaN; the caller has checked it differs
- * from the current one). Stays in place, O(1), when both neighbours are
- * strictly on their side and no group-start flag changes; otherwise the
- * same node is unlinked and relinked, O(log n). x stays valid. */
-void zset_set_score(zset *z, zsl_node *x, double score) {
+ * from the current one); h = zdict_hash of x's member. Stays in place, O(1),
+ * when both neighbours are strictly on their side and no group-start flag
+ * changes; otherwise the same node is unlinked and relinked, O(log n). x
+ * stays valid. */
+void zset_set_score(zset *z, zsl_node *x, double score, uint32_t h) {
     zsl_node *p = x->backward;
     zsl_node *q = x->level[0].forward;
     if ((!p || (p->score < score && p->score != x->score)) &&
         (!q || (q->score > score && q->score != x->score))) {
         z->modcount++;
         x->score = score;
+        zdict_rescore(&z->dict, x, h);
         return;
     }
-    zset_move(z, x, score, NULL, NULL);
+    zset_move(z, x, score, h, NULL, NULL);
 }
 
 /* Where x stands, from the descent that reached it: p = update[0] (the
@@ -652,9 +655,11 @@ static void zsl_descent_without(const zset *z, const zsl_node *x, zsl_node **old
 }
 
 /* Unlink x, give it `score` and link it again: O(log n), two descents run
- * together (zsl_descend_both). before/after (each may be NULL) get where x
+ * together (zsl_descend_both); h = zdict_hash of x's member, for its table
+ * slot's score hint. before/after (each may be NULL) get where x
  * stood and stands, read off those same descents. x stays valid. */
-void zset_move(zset *z, zsl_node *x, double score, zset_spot *before, zset_spot *after) {
+void zset_move(zset *z, zsl_node *x, double score, uint32_t h, zset_spot *before,
+               zset_spot *after) {
     zsl_node *update[ZSL_MAXLEVEL], *old_update[ZSL_MAXLEVEL];
     size_t rank[ZSL_MAXLEVEL], drank[ZSL_MAXLEVEL];
     size_t old_rank[ZSL_MAXLEVEL], old_drank[ZSL_MAXLEVEL];
@@ -670,6 +675,7 @@ void zset_move(zset *z, zsl_node *x, double score, zset_spot *before, zset_spot 
         zsl_descent_without(z, x, old_update, old_rank, old_drank, update, rank, drank);
     zsl_unlink(z, x, old_update);
     x->score = score;
+    zdict_rescore(&z->dict, x, h);
     for (int i = 0; i < x->nlevel; i++) {
         x->level[i].forward = NULL;
         x->level[i].span = 0;
@@ -680,23 +686,65 @@ void zset_move(zset *z, zsl_node *x, double score, zset_spot *before, zset_spot 
         zsl_spot_of(z, x, update[0], rank[0], drank[0], after);
 }
 
-/* zset_rank_near's contract. Inlined into both public functions, so that
- * zset_rank (no walks) compiles without the walks' steps. */
-static inline size_t zsl_rank_walk(const zset *z, const zsl_node *x, size_t *drank, size_t back,
+/* The neighbours of float f (not NaN) one step down and up, as doubles. Past
+ * the infinities the bit step gives NaN, which no comparison passes. */
+static inline double zsl_float_step(float f, int up) {
+    if (f == 0.0f)
+        return up ? (double)FLT_TRUE_MIN : -(double)FLT_TRUE_MIN;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u = (f > 0.0f) == (up != 0) ? u + 1 : u - 1;
+    memcpy(&f, &u, sizeof f);
+    return (double)f;
+}
+
+/* Bounds around the score s of a node whose table slot holds hint =
+ * (float)s: a score <= lo is below s and a score >= hi above it, as rounding
+ * to float is monotone and lo < hint < hi are floats. In between, only s
+ * itself can tell. */
+typedef struct zsl_hint {
+    double lo, hi;
+} zsl_hint;
+
+static inline zsl_hint zsl_hint_of(float hint) {
+    zsl_hint b = {zsl_float_step(hint, 0), zsl_float_step(hint, 1)};
+    return b;
+}
+
+/* Compare node y with the point (x's score, m[0:len]) in set order, where
+ * x is the node of member m. With `hinted`, the bounds of x's score decide
+ * without reading x when y's score lies outside them; otherwise x's exact
+ * score decides. */
+static inline int zsl_cmp_point(const zsl_node *y, const zsl_node *x, int hinted, zsl_hint b,
+                                const char *m, size_t len) {
+    if (hinted) {
+        if (y->score <= b.lo)
+            return -1;
+        if (y->score >= b.hi)
+            return 1;
+    }
+    return zsl_cmp_fast(y, x->score, m, len);
+}
+
+/* zset_rank_near's contract, for the point (x's score, m[0:len]) of node x;
+ * with `hinted`, comparisons try the bounds first (zsl_cmp_point). Returns
+ * 0 when the descent does not reach x. Inlined into each public function, so
+ * that zset_rank (no walks, no hint) compiles without their steps. */
+static inline size_t zsl_rank_walk(const zset *z, const zsl_node *x, int hinted, zsl_hint bounds,
+                                   const char *m, size_t len, size_t *drank, size_t back,
                                    size_t ahead) {
     const zsl_node *cur = z->header, *b = x, *f = x;
     size_t r = 0, dr = 0;
-    const char *m = zsl_member(x);
     if (back > ZSL_NEAR_MAX)
         back = ZSL_NEAR_MAX;
     if (ahead > ZSL_NEAR_MAX)
         ahead = ZSL_NEAR_MAX;
-    int hint = zsl_slab_split(&z->slab); /* else one chunk stream, small enough to stay cached */
-    if (hint) /* the one-level nodes just before x, and after it for a walk ahead */
+    int hint_lines = zsl_slab_split(&z->slab); /* else one chunk stream, small enough to stay cached */
+    if (hint_lines) /* the one-level nodes just before x, and after it for a walk ahead */
         zsl_prefetch_lines(x, -3, ahead ? 3 : -1);
     for (int i = z->level - 1; i >= 0 && cur != x; i--) {
         const zsl_node *y;
-        if (hint)
+        if (hint_lines)
             zsl_prefetch_level(cur, i);
         while ((y = cur->level[i].forward)) {
             zsl_prefetch_next(y, i);
@@ -708,7 +756,7 @@ static inline size_t zsl_rank_walk(const zset *z, const zsl_node *x, size_t *dra
                 f = f->level[0].forward;
                 ahead--;
             }
-            if (!(y == x || zsl_cmp_fast(y, x->score, m, x->mlen) < 0))
+            if (!(y == x || zsl_cmp_point(y, x, hinted, bounds, m, len) < 0))
                 break;
             r += cur->level[i].span;
             dr += cur->level[i].dspan;
@@ -726,13 +774,13 @@ static inline size_t zsl_rank_walk(const zset *z, const zsl_node *x, size_t *dra
 #endif
     if (drank)
         *drank = cur == x ? dr : 0;
-    return cur == x ? r : 0; /* x is always reached when the caller keeps its guarantee */
+    return cur == x ? r : 0;
 }
 
 /* 1-based rank of node x of z; *drank (if not NULL) gets its dense rank,
  * the 1-based index of its score group. O(log n). */
 size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank) {
-    return zsl_rank_walk(z, x, drank, 0, 0);
+    return zsl_rank_walk(z, x, 0, (zsl_hint){0.0, 0.0}, zsl_member(x), x->mlen, drank, 0, 0);
 }
 
 /* zset_rank(z, x, drank), which also walks up to `back` nodes back and up to
@@ -742,7 +790,45 @@ size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank) {
  * another, and a caller that next reads the nodes around x finds them
  * loaded. */
 size_t zset_rank_near(const zset *z, const zsl_node *x, size_t *drank, size_t back, size_t ahead) {
-    return zsl_rank_walk(z, x, drank, back, ahead);
+    return zsl_rank_walk(z, x, 0, (zsl_hint){0.0, 0.0}, zsl_member(x), x->mlen, drank, back, ahead);
+}
+
+/* zset_find_rank's contract; inlined twice so that the call without walks
+ * compiles without their steps. */
+static inline const zsl_node *zsl_find_rank(const zset *z, const char *m, size_t len,
+                                            size_t *rank, size_t *drank, size_t back,
+                                            size_t ahead) {
+    const zdict *d = &z->dict;
+    if (d->used == 0)
+        return NULL;
+    uint32_t h = zdict_hash(m, len);
+    size_t mask = d->cap - 1;
+    for (size_t i = h & mask; d->slots[i].h != 0; i = (i + 1) & mask) {
+        if (d->slots[i].h != h)
+            continue;
+        const zsl_node *x = d->slots[i].node;
+#if defined(__GNUC__)
+        __builtin_prefetch(x);
+#endif
+        size_t r = zsl_rank_walk(z, x, 1, zsl_hint_of(d->slots[i].hint), m, len, drank, back, ahead);
+        if (r && x->mlen == len && memcmp(zsl_member(x), m, len) == 0) {
+            *rank = r;
+            return x;
+        }
+    }
+    return NULL;
+}
+
+/* The node of member m[0:len] (NULL when absent), with its 1-based rank in
+ * *rank and dense rank in *drank (if not NULL), walking as zset_rank_near
+ * does. The descent starts from the table slot's score hint while the node
+ * is still loading, and the member is checked against the node after it:
+ * find + rank as one chain of cache misses shorter by the node's. O(log n). */
+const zsl_node *zset_find_rank(const zset *z, const char *m, size_t len, size_t *rank,
+                               size_t *drank, size_t back, size_t ahead) {
+    if (back || ahead)
+        return zsl_find_rank(z, m, len, rank, drank, back, ahead);
+    return zsl_find_rank(z, m, len, rank, drank, 0, 0);
 }
 
 /* Number of nodes with score < s, or <= s when inclusive. O(log n). */
@@ -1003,6 +1089,15 @@ int zset_check(const zset *z, char *msg, size_t msgsize) {
         FAIL("group count %zu but %zu distinct scores", z->groups, groups);
     if (z->dict.used != z->length)
         FAIL("table holds %zu members, list %zu", z->dict.used, z->length);
+    for (size_t i = 0; i < z->dict.cap; i++) {
+        const zdict_slot *sl = &z->dict.slots[i];
+        if (sl->h == 0)
+            continue;
+        if (sl->h != zdict_hash(zsl_member(sl->node), sl->node->mlen))
+            FAIL("table slot %zu holds a hash that is not its member's", i);
+        if (memcmp(&sl->hint, &(float){(float)sl->node->score}, sizeof sl->hint) != 0)
+            FAIL("table slot %zu holds a score hint that is not its node's score", i);
+    }
     for (int i = 0; i < z->level; i++) {
         const zsl_link *u = &last[i]->level[i];
         if (u->forward)
