@@ -143,9 +143,12 @@ static double run_op(zset *z, const bench *b, int op, int chained) {
         case 3: /* score */
             acc += zset_find(z, m, len)->score;
             break;
-        case 4: /* index */
-            acc += (double)zset_rank(z, zset_find(z, m, len), NULL);
+        case 4: { /* index: the find and the rank in one call, as SortedSet.index */
+            size_t r = 0;
+            zset_find_rank(z, m, len, &r, NULL, 0, 0);
+            acc += (double)r;
             break;
+        }
         case 5: /* rank, competition */
             acc += (double)zset_count_below(z, zset_find(z, m, len)->score, 0);
             break;
@@ -156,8 +159,8 @@ static double run_op(zset *z, const bench *b, int op, int chained) {
             acc += walk(z, 1 + after(acc), 10);
             break;
         case 8: { /* around: the member's rank, then ranks r-5 .. r+5, shifted at the ends */
-            const zsl_node *x = zset_find(z, m, len);
-            size_t r = zset_rank_near(z, x, NULL, 5, 5);
+            size_t r = 0;
+            const zsl_node *x = zset_find_rank(z, m, len, &r, NULL, 5, 5);
             size_t width = z->length < 11 ? z->length : 11;
             size_t lo = r > 5 ? r - 5 : 1;
             if (lo > z->length - width + 1)
