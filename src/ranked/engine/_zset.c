@@ -1209,8 +1209,8 @@ static PyObject *SortedSet_range_around(PyObject *self, PyObject *const *args, P
     zset *z = &s->z;
     /* 1-based, ascending; the window's nodes load while the rank is found */
     size_t r;
-    const zsl_node *x = zset_find_rank(z, m.p, m.n, &r, NULL, reverse ? (size_t)after : (size_t)before,
-                                       reverse ? (size_t)before : (size_t)after);
+    size_t back = (size_t)(reverse ? after : before), ahead = (size_t)(reverse ? before : after);
+    const zsl_node *x = zset_find_rank(z, m.p, m.n, &r, NULL, back, ahead);
     mbuf_release(&m);
     if (!x)
         Py_RETURN_NONE;

@@ -739,7 +739,7 @@ static inline size_t zsl_rank_walk(const zset *z, const zsl_node *x, int hinted,
         back = ZSL_NEAR_MAX;
     if (ahead > ZSL_NEAR_MAX)
         ahead = ZSL_NEAR_MAX;
-    int hint_lines = zsl_slab_split(&z->slab); /* else one chunk stream, small enough to stay cached */
+    int hint_lines = zsl_slab_split(&z->slab); /* else one chunk stream, cached anyway */
     if (hint_lines) /* the one-level nodes just before x, and after it for a walk ahead */
         zsl_prefetch_lines(x, -3, ahead ? 3 : -1);
     for (int i = z->level - 1; i >= 0 && cur != x; i--) {
@@ -810,7 +810,8 @@ static inline const zsl_node *zsl_find_rank(const zset *z, const char *m, size_t
 #if defined(__GNUC__)
         __builtin_prefetch(x);
 #endif
-        size_t r = zsl_rank_walk(z, x, 1, zsl_hint_of(d->slots[i].hint), m, len, drank, back, ahead);
+        zsl_hint bounds = zsl_hint_of(d->slots[i].hint);
+        size_t r = zsl_rank_walk(z, x, 1, bounds, m, len, drank, back, ahead);
         if (r && x->mlen == len && memcmp(zsl_member(x), m, len) == 0) {
             *rank = r;
             return x;
