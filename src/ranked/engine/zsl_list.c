@@ -706,6 +706,7 @@ typedef struct zsl_hint {
     double lo, hi;
 } zsl_hint;
 
+/* The bounds for a slot's hint (a float, not NaN). */
 static inline zsl_hint zsl_hint_of(float hint) {
     zsl_hint b = {zsl_float_step(hint, 0), zsl_float_step(hint, 1)};
     return b;
