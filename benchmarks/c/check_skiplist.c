@@ -203,7 +203,9 @@ int main(int argc, char **argv) {
                 if (model[i].score < n->score) { less++; lessg += (size_t)starts; }
             }
             EXPECT(r == (size_t)at + 1, "rank %zu != %ld", r, at + 1);
-            EXPECT(zset_rank_near(&z, n, NULL, zsl_rand_below(80), zsl_rand_below(80)) == r, "rank_near");
+            size_t wr = 0;
+            zset_find_rank(&z, m, len, &wr, NULL, zsl_rand_below(80), zsl_rand_below(80));
+            EXPECT(wr == r, "rank with walks");
             EXPECT(dr == lessg + 1, "dense rank %zu != %zu", dr, lessg + 1);
             EXPECT(groups == z.groups, "groups");
             EXPECT(zset_count_below(&z, n->score, 0) == less, "count_below");

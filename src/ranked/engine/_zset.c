@@ -1184,7 +1184,7 @@ static argspec spec_range_around = {"range_around", 3, 3, 4, kw_range_around, {N
 /* range_around(member, before, after, *, reverse=False): None for a missing
  * member, else (index, pairs) where pairs is the window of up to
  * before + after + 1 consecutive pairs holding the member, shifted (not
- * shrunk) at the ends. One descent (zset_rank_near, which loads the window's
+ * shrunk) at the ends. One descent (zset_find_rank, which loads the window's
  * nodes meanwhile) for the index, then the window is reached from the
  * member's node along level 0. O(log n + k). */
 static PyObject *SortedSet_range_around(PyObject *self, PyObject *const *args, Py_ssize_t nargs,

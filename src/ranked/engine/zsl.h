@@ -167,7 +167,6 @@ void zset_move(zset *z, zsl_node *x, double score, uint32_t h, zset_spot *before
                zset_spot *after);
 size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank);
 #define ZSL_NEAR_MAX 64
-size_t zset_rank_near(const zset *z, const zsl_node *x, size_t *drank, size_t back, size_t ahead);
 const zsl_node *zset_find_rank(const zset *z, const char *m, size_t len, size_t *rank,
                                size_t *drank, size_t back, size_t ahead);
 size_t zset_count_below(const zset *z, double score, int inclusive);

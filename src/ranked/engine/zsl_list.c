@@ -727,10 +727,15 @@ static inline int zsl_cmp_point(const zsl_node *y, const zsl_node *x, int hinted
     return zsl_cmp_fast(y, x->score, m, len);
 }
 
-/* zset_rank_near's contract, for the point (x's score, m[0:len]) of node x;
- * with `hinted`, comparisons try the bounds first (zsl_cmp_point). Returns
- * 0 when the descent does not reach x. Inlined into each public function, so
- * that zset_rank (no walks, no hint) compiles without their steps. */
+/* The 1-based rank of node x, the point (x's score, m[0:len]), with its
+ * dense rank in *drank (if not NULL); 0 when the descent does not reach x.
+ * With `hinted`, comparisons try the bounds first (zsl_cmp_point). It also
+ * walks up to `back` nodes back and `ahead` nodes on from x along level 0
+ * (at most ZSL_NEAR_MAX each), one step of each walk per step of the
+ * descent: the three pointer chases are independent, so their cache misses
+ * overlap, and a caller that next reads the nodes around x finds them
+ * loaded. Inlined into each public function, so that zset_rank (no walks,
+ * no hint) compiles without their steps. */
 static inline size_t zsl_rank_walk(const zset *z, const zsl_node *x, int hinted, zsl_hint bounds,
                                    const char *m, size_t len, size_t *drank, size_t back,
                                    size_t ahead) {
@@ -784,16 +789,6 @@ size_t zset_rank(const zset *z, const zsl_node *x, size_t *drank) {
     return zsl_rank_walk(z, x, 0, (zsl_hint){0.0, 0.0}, zsl_member(x), x->mlen, drank, 0, 0);
 }
 
-/* zset_rank(z, x, drank), which also walks up to `back` nodes back and up to
- * `ahead` nodes on from x along level 0 (at most ZSL_NEAR_MAX each), one
- * step of each walk per step of the descent. The three pointer chases are
- * independent, so their cache misses overlap instead of following one
- * another, and a caller that next reads the nodes around x finds them
- * loaded. */
-size_t zset_rank_near(const zset *z, const zsl_node *x, size_t *drank, size_t back, size_t ahead) {
-    return zsl_rank_walk(z, x, 0, (zsl_hint){0.0, 0.0}, zsl_member(x), x->mlen, drank, back, ahead);
-}
-
 /* zset_find_rank's contract; inlined twice so that the call without walks
  * compiles without their steps. */
 static inline const zsl_node *zsl_find_rank(const zset *z, const char *m, size_t len,
@@ -822,8 +817,8 @@ static inline const zsl_node *zsl_find_rank(const zset *z, const char *m, size_t
 }
 
 /* The node of member m[0:len] (NULL when absent), with its 1-based rank in
- * *rank and dense rank in *drank (if not NULL), walking as zset_rank_near
- * does. The descent starts from the table slot's score hint while the node
+ * *rank and dense rank in *drank (if not NULL), walking `back` and `ahead`
+ * nodes around it as zsl_rank_walk does. The descent starts from the table slot's score hint while the node
  * is still loading, and the member is checked against the node after it:
  * find + rank as one chain of cache misses shorter by the node's. O(log n). */
 const zsl_node *zset_find_rank(const zset *z, const char *m, size_t len, size_t *rank,
