@@ -41,3 +41,38 @@ def test_every_error_is_a_ranked_error() -> None:
 def test_value_errors_are_value_errors() -> None:
     assert issubclass(errors.InvalidScoreError, ValueError)
     assert issubclass(errors.SnapshotError, ValueError)
+
+
+def test_every_error_is_exported_from_ranked() -> None:
+    for name in errors.__all__:
+        assert getattr(ranked, name) is getattr(errors, name), name
+    assert issubclass(ranked.RateLimited, ranked.RankedError)
+
+
+def test_every_error_class_in_the_package_lives_in_ranked_errors() -> None:
+    """One hierarchy: no module other than ``ranked.errors`` defines an exception class
+    (``RateLimited`` carries its decisions and headers, so it lives with the decorator)."""
+    import importlib
+    import pkgutil
+
+    defined_elsewhere = set()
+    for info in pkgutil.walk_packages(ranked.__path__, "ranked."):
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, BaseException)
+                and value.__module__ == info.name
+                and info.name != "ranked.errors"
+            ):
+                defined_elsewhere.add(f"{info.name}.{value.__name__}")
+    assert defined_elsewhere == {"ranked.ratelimit.decorator.RateLimited"}
+
+
+def test_bad_values_and_wrong_types_derive_from_the_builtins() -> None:
+    for name in errors.__all__:
+        error = getattr(errors, name)
+        if name.startswith("Invalid") or name.endswith(("ConfigError", "RangeError")):
+            assert issubclass(error, ValueError | TypeError), name
+    assert issubclass(errors.InvalidItemError, TypeError)
+    assert issubclass(errors.RateLimitTypeError, TypeError)

@@ -1,18 +1,35 @@
-"""Typed errors raised by ranked.
+"""Every typed error ranked raises, in one hierarchy (all exported from :mod:`ranked`).
 
 Every error ranked raises on purpose derives from :class:`RankedError`, so callers
 can catch the whole family at once; each also derives from the builtin that
-fits it (``ValueError`` for bad values) so generic handlers keep working.
+fits it (``ValueError`` for bad values, ``TypeError`` for wrong types) so generic
+handlers keep working. A call refused with one of these changes nothing.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "BackendUnavailableError",
+    "BoardConfigError",
+    "CrossSlotError",
+    "InvalidCursorError",
+    "InvalidItemError",
+    "InvalidNameError",
+    "InvalidPriorityError",
     "InvalidScoreError",
+    "LayoutError",
+    "MemberDataError",
+    "OutOfRangeError",
+    "PageSizeError",
+    "QueueArgumentError",
     "RankedError",
+    "RateLimitConfigError",
+    "RateLimitTypeError",
     "ResponseError",
     "SnapshotError",
+    "UnknownRankStyleError",
+    "UnsupportedURLError",
+    "WindowError",
 ]
 
 
@@ -43,3 +60,98 @@ class ResponseError(RankedError):
 class BackendUnavailableError(RankedError):
     """The backend's server cannot be reached (down, restarting, network). Retry later:
     the client reconnects by itself once the server is back."""
+
+
+# -- bad values: each is also a ValueError, raised before anything changes ------------------
+
+
+class InvalidNameError(RankedError, ValueError):
+    """A board, namespace or season name is empty, too long, or has a forbidden character.
+
+    Forbidden are ``{`` and ``}`` (they would move the Redis Cluster hash tag) and
+    control characters.
+    """
+
+
+class LayoutError(RankedError, ValueError):
+    """A composite-score or lexicographic layout cannot work as configured.
+
+    For example, score bits plus time bits wider than the 53 bits a float64 holds
+    exactly, or a time unit that is not a positive whole number of microseconds.
+    """
+
+
+class OutOfRangeError(RankedError, ValueError):
+    """A value does not fit where it goes: never rounded, clamped or wrapped silently.
+
+    Raised for a score outside its bit budget or beyond what a float64 holds exactly, a
+    duration or instant outside :data:`ranked.core.limits` (the range every backend holds
+    exactly), a time before an epoch or past the last representable unit, and a stored
+    value that no encoding could produce. The message names the limit.
+    """
+
+
+class UnknownRankStyleError(RankedError, ValueError):
+    """A rank style name is not one of ``unique``, ``competition`` or ``dense``."""
+
+
+class WindowError(RankedError, ValueError):
+    """A time-window configuration or instant is invalid.
+
+    For example, a naive ``datetime``, a season that ends before it starts, an
+    unknown window kind, or a window id that does not parse.
+    """
+
+
+class InvalidCursorError(RankedError, ValueError):
+    """A page cursor is malformed, corrupted, of an unknown version, or for another board."""
+
+
+class PageSizeError(RankedError, ValueError):
+    """A page size, count or offset is not a positive int, or exceeds the board's
+    ``max_page_size`` (reads are always bounded)."""
+
+
+class BoardConfigError(RankedError, ValueError):
+    """A board is configured with values that cannot work together, for example a time
+    tie-break whose direction disagrees with the board's, or a negative ``keep``."""
+
+
+class MemberDataError(RankedError, ValueError):
+    """Member data or board metadata is not a JSON object (a dict with str keys and
+    JSON-serialisable values), or a display name is not a str."""
+
+
+class InvalidPriorityError(RankedError, ValueError):
+    """A queue priority is not a finite number (NaN, infinity, a bool, a string), or an
+    integer too large to be stored exactly in a float64 (beyond +-2**53)."""
+
+
+class QueueArgumentError(RankedError, ValueError):
+    """A queue count, delay, lease, timeout, shard count or attempt limit is out of range."""
+
+
+class RateLimitConfigError(RankedError, ValueError):
+    """A rate-limit policy or a hit asks for something impossible (a cost above the limit,
+    a window that is not positive, an unknown algorithm)."""
+
+
+class UnsupportedURLError(RankedError, ValueError):
+    """A backend URL whose scheme ranked does not know, or that is not a URL at all."""
+
+
+class CrossSlotError(RankedError, ValueError):
+    """One call names keys of several Redis Cluster hash slots, which a cluster cannot run
+    as one command or script. Keys of one board share a hash tag and never do this."""
+
+
+# -- wrong types: each is also a TypeError ----------------------------------------------------
+
+
+class InvalidItemError(RankedError, TypeError):
+    """A queue item is neither ``bytes`` nor ``str`` (items are opaque payloads)."""
+
+
+class RateLimitTypeError(RankedError, TypeError):
+    """A hit's argument has the wrong type (a cost that is not an int, an identity that is
+    neither str nor bytes)."""

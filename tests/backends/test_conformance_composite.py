@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ranked.backends.base import Backend, Composite
-from ranked.core.errors import OutOfRangeError
 from ranked.core.ranks import RankStyle
 from ranked.core.scores import seed004_layout
+from ranked.errors import OutOfRangeError
 
 from .conftest import request, submit, target
 

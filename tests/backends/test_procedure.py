@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from ranked.backends.base import Backend
-from ranked.backends.procedure import Procedure
+from ranked.backends.base import AsyncBackend, Backend
+from ranked.backends.procedure import Operation, Procedure
 from ranked.engine.keyspace import Keyspace
+from ranked.errors import CrossSlotError
 
-from .conftest import Case
+from .conftest import AsyncRunner, Case
 
 COUNTER = b"{toy}:hits"
 
@@ -63,7 +64,67 @@ def test_cluster_refuses_keys_of_two_slots(case: Case, toy: Procedure[tuple[int,
     if case.kind != "cluster":
         case.backend.run(toy, [b"{a}x", b"{b}y"], [1])
         return
-    from ranked.backends.cluster import CrossSlotError
-
     with pytest.raises(CrossSlotError):
         case.backend.run(toy, [b"{a}x", b"{b}y"], [1])
+
+
+def _toy_operation(toy: Procedure[tuple[int, int]]) -> Operation[tuple[int, int]]:
+    """The toy step as a feature binds it: ``(key name, amount) -> (count, instant)``."""
+
+    def encode(name: str, amount: int) -> tuple[list[bytes], list[int], int]:
+        return [b"{toy}:" + name.encode()], [amount], 1_700_000_000_000_000
+
+    return Operation(toy, encode)
+
+
+def test_bind_runs_the_operation_with_its_own_arguments(
+    backend: Backend, toy: Procedure[tuple[int, int]]
+) -> None:
+    count = backend.bind(_toy_operation(toy))
+    assert count("hits", 5) == (5, 1_700_000_000_000_000)
+    assert count("hits", 2) == (7, 1_700_000_000_000_000)
+    assert backend.run(toy, [COUNTER], [1], now_us=1)[0] == 8  # the same key as run's
+
+
+def test_bind_on_the_asyncio_backends(
+    async_backend: AsyncRunner, toy: Procedure[tuple[int, int]]
+) -> None:
+    counts: list[int] = []
+
+    async def scenario(backend: AsyncBackend) -> None:
+        count = backend.bind(_toy_operation(toy))
+        counts.extend([(await count("hits", 3))[0], (await count("hits", 4))[0]])
+
+    async_backend.run(scenario)
+    assert counts == [3, 7]
+
+
+def test_memory_prefers_a_registered_native_implementation(
+    toy: Procedure[tuple[int, int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memory backend asks the native registry for ``procedure.native`` and uses what it
+    returns; a factory answering None (parameters it does not handle) leaves the reference."""
+    from ranked.backends import memory as memory_module
+    from ranked.backends.memory import MemoryBackend
+
+    calls: list[tuple[Any, ...]] = []
+
+    def factory(keyspace: Keyspace, lock: Any, operation: Operation[Any]) -> Any:
+        if operation.native_args.get("decline"):
+            return None
+
+        def native_call(*args: Any) -> Any:
+            calls.append(args)
+            return ("native", operation.native_args["tag"])
+
+        return native_call
+
+    monkeypatch.setattr(memory_module, "native_factory", lambda name: factory if name else None)
+    native = Procedure(toy.script.name.split(":")[0], "count", _count, _decode, native="toy")
+    backend = MemoryBackend()
+    encode = _toy_operation(toy).encode
+    answer: Any = backend.bind(Operation(native, encode, {"tag": 1}))("hits", 5)
+    assert answer == ("native", 1)
+    assert calls == [("hits", 5)]
+    declined = backend.bind(Operation(native, encode, {"decline": True}))
+    assert declined("hits", 5) == (5, 1_700_000_000_000_000)

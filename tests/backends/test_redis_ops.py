@@ -13,9 +13,8 @@ import pytest
 from ranked.backends import _redis_ops as ops
 from ranked.backends._scripts import script
 from ranked.backends.base import Composite, SubmitOutcome, SubmitRequest, Target
-from ranked.core.errors import LayoutError, OutOfRangeError
 from ranked.core.ranks import RankStyle
-from ranked.errors import InvalidScoreError, ResponseError
+from ranked.errors import InvalidScoreError, LayoutError, OutOfRangeError, ResponseError
 
 TARGET = Target(b"rk:{a}:w:all", b"rk:{a}:dense:all", b"rk:{a}:dcount:all", 5000)
 SEED004 = Composite(score_bits=21, time_bits=32, epoch_ms=-(2**31) * 1000, unit_ms=1000)

@@ -13,10 +13,9 @@ import redis
 
 from ranked.backends.base import Composite, Operator, SubmitRequest, Target
 from ranked.backends.redis import RedisBackend
-from ranked.core.errors import OutOfRangeError
 from ranked.core.keys import BoardKeys
 from ranked.core.ranks import RankStyle, ranks
-from ranked.errors import BackendUnavailableError, InvalidScoreError, ResponseError
+from ranked.errors import BackendUnavailableError, InvalidScoreError, OutOfRangeError, ResponseError
 from servers import RedisServer
 
 

@@ -11,8 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ranked.core.cursors import MAX_CURSOR_LENGTH, Cursor, Direction
-from ranked.core.errors import InvalidCursorError
-from ranked.errors import RankedError
+from ranked.errors import InvalidCursorError, RankedError
 
 URL_SAFE = set(string.ascii_letters + string.digits + "-_")
 

@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ranked.core.errors import InvalidNameError
 from ranked.core.keys import SLOT_COUNT, BoardKeys, crc16, hash_slot
-from ranked.errors import RankedError
+from ranked.errors import InvalidNameError, RankedError
 from servers import RedisCluster
 
 # -- hash slots ---------------------------------------------------------------------

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ranked.core.errors import LayoutError, OutOfRangeError
 from ranked.core.lex import LEX_INT_MAX, LEX_INT_MIN, LexLayout, LexMember
+from ranked.errors import LayoutError, OutOfRangeError
 
 ints = st.integers(LEX_INT_MIN, LEX_INT_MAX)
 

@@ -7,9 +7,7 @@ import dataclasses
 import pytest
 
 import ranked.core
-from ranked.core import errors
 from ranked.core.models import Around, Entry, MemberRank, Page, SubmitResult
-from ranked.errors import RankedError
 
 
 def test_models_are_immutable_and_slotted() -> None:
@@ -53,17 +51,3 @@ def test_core_all_is_complete() -> None:
     assert public == set(ranked.core.__all__)
     for name in ranked.core.__all__:
         assert hasattr(ranked.core, name), name
-
-
-def test_core_errors_are_ranked_value_errors() -> None:
-    defined = {
-        name
-        for name, value in vars(errors).items()
-        if isinstance(value, type)
-        and issubclass(value, Exception)
-        and value.__module__ == errors.__name__
-    }
-    assert defined == set(errors.__all__)
-    for name in errors.__all__:
-        error = getattr(errors, name)
-        assert issubclass(error, RankedError) and issubclass(error, ValueError), name

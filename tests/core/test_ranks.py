@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ranked.core.errors import UnknownRankStyleError
 from ranked.core.ranks import RankStyle, rank_from_counts, ranks
-from ranked.errors import RankedError
+from ranked.errors import RankedError, UnknownRankStyleError
 
 SEED = [100, 100, 90, 80]
 

@@ -9,7 +9,6 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from ranked.core._time import micros
-from ranked.core.errors import LayoutError, OutOfRangeError
 from ranked.core.scores import (
     EXACT_BITS,
     ScoreAt,
@@ -17,7 +16,7 @@ from ranked.core.scores import (
     seed003_layout,
     seed004_layout,
 )
-from ranked.errors import RankedError
+from ranked.errors import LayoutError, OutOfRangeError, RankedError
 
 UNIX = datetime(1970, 1, 1, tzinfo=UTC)
 

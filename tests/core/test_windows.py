@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ranked.core.errors import WindowError
 from ranked.core.windows import Season, Window, WindowKind, WindowPlan
+from ranked.errors import WindowError
 
 DAY, WEEK, MONTH, ALL = (
     WindowKind.DAILY,

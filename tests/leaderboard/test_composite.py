@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ranked.backends.base import Target
-from ranked.core.errors import OutOfRangeError
 from ranked.core.keys import BoardKeys
 from ranked.core.scores import TimeTiebreak, seed003_layout, seed004_layout
+from ranked.errors import OutOfRangeError
 from ranked.leaderboard import BoardConfigError, Leaderboard
 
 from .conftest import Env

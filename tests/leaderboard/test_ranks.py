@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ranked.core.errors import UnknownRankStyleError
 from ranked.core.ranks import ranks
+from ranked.errors import UnknownRankStyleError
 from ranked.leaderboard import Leaderboard
 
 from .conftest import Env

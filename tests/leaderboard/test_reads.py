@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ranked.core.errors import InvalidCursorError
-from ranked.errors import InvalidScoreError
+from ranked.errors import InvalidCursorError, InvalidScoreError
 from ranked.leaderboard import Leaderboard, PageSizeError
 
 from .conftest import Env

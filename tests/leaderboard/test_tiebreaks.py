@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from ranked.core.errors import OutOfRangeError
 from ranked.core.keys import BoardKeys
 from ranked.core.lex import LexLayout
 from ranked.core.models import Entry, Member
+from ranked.errors import OutOfRangeError
 from ranked.leaderboard import BoardConfigError, Leaderboard
 
 from .conftest import Env

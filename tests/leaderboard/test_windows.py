@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ranked.backends.memory import MemoryBackend
-from ranked.core.errors import WindowError
 from ranked.core.keys import BoardKeys
 from ranked.core.windows import Season, WindowKind, WindowPlan
+from ranked.errors import WindowError
 from ranked.leaderboard import Leaderboard
 
 from .conftest import Env, FakeClock

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from ranked.backends.base import Backend
-from ranked.core.errors import InvalidNameError
-from ranked.errors import RankedError
+from ranked.errors import InvalidNameError, RankedError
 from ranked.queue import (
     AsyncQueue,
     AsyncShardedQueue,

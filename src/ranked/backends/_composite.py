@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from ..core.errors import LayoutError, OutOfRangeError
 from ..core.scores import EXACT_BITS
+from ..errors import LayoutError, OutOfRangeError
 from .base import Composite
 
 __all__ = [

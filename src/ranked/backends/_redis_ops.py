@@ -9,7 +9,7 @@ and the two cluster classes) only send a :class:`Call` and hand the reply to
 
 Bad input raises here, before anything is sent: a score that is not finite raises
 :class:`~ranked.errors.InvalidScoreError`; a composite time outside its budget, or a
-non-integer composite score, raises :class:`~ranked.core.errors.OutOfRangeError`. Errors a
+non-integer composite score, raises :class:`~ranked.errors.OutOfRangeError`. Errors a
 script finds (a composite score pushed out of its budget by ``incr``) come back as error
 replies with a ``RANKED_...`` prefix, which :func:`translate_error` maps to the same types.
 
@@ -30,9 +30,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Generic, TypeVar, cast
 
-from ..core.errors import OutOfRangeError
 from ..core.ranks import RankStyle
-from ..errors import InvalidScoreError, ResponseError
+from ..errors import InvalidScoreError, OutOfRangeError, ResponseError
 from ._composite import check_layout, integer_score, score_bounds, time_field
 from ._scripts import Arg, Script
 from .base import Composite, LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target

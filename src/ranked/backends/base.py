@@ -39,7 +39,7 @@ Conventions shared by every operation:
   by ``keep``) lose their field (HDEL) in the same step. The ties hash gets the target's
   TTL like the companions.
 - Errors: a value that is not a finite number raises ``InvalidScoreError``; a composite score
-  outside its budget raises ``ranked.core.errors.OutOfRangeError``; a server that cannot be
+  outside its budget raises ``ranked.errors.OutOfRangeError``; a server that cannot be
   reached raises :class:`BackendUnavailableError`. On error nothing changes.
 """
 
@@ -51,7 +51,7 @@ from typing import Literal, Protocol, TypeVar
 
 from ..core.ranks import RankStyle
 from ._scripts import Arg
-from .procedure import Procedure
+from .procedure import AsyncBound, Bound, Operation, Procedure
 
 __all__ = [
     "AsyncBackend",
@@ -373,6 +373,13 @@ class Backend(Protocol):
         instant in Unix microseconds, None for the backend's clock (Redis: server TIME)."""
         ...
 
+    def bind(self, operation: Operation[T]) -> Bound[T]:
+        """The seam: the callable that runs a feature's ``operation`` (see
+        :class:`~ranked.backends.procedure.Operation`), bound once per board, limiter or
+        queue: the native implementation or the Python reference under the lock on memory,
+        the Lua script on Redis and Redis Cluster."""
+        ...
+
     def close(self) -> None:
         """Release connections. Idempotent."""
         ...
@@ -505,5 +512,7 @@ class AsyncBackend(Protocol):
         args: Sequence[Arg],
         now_us: int | None = None,
     ) -> T: ...
+
+    def bind(self, operation: Operation[T]) -> AsyncBound[T]: ...
 
     async def close(self) -> None: ...

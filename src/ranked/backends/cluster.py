@@ -31,7 +31,7 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ..errors import BackendUnavailableError, RankedError
+from ..errors import BackendUnavailableError, CrossSlotError
 from ._redis_ops import Call, ServerClock
 from .redis import (
     AsyncRedisBackend,
@@ -50,11 +50,6 @@ __all__ = [
 
 SCHEMES = {"redis+cluster": False, "rediss+cluster": True}
 """Cluster URL schemes -> whether they use TLS."""
-
-
-class CrossSlotError(RankedError, ValueError):
-    """One call names keys of several Redis Cluster hash slots, which a cluster cannot run
-    as one command or script. Keys of one board share a hash tag and never do this."""
 
 
 class ClusterURL:

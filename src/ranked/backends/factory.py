@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import RankedError
+from ..errors import UnsupportedURLError
 from .base import AsyncBackend, Backend
 
 __all__ = ["UnsupportedURLError", "open_async_backend", "open_backend", "scheme_of"]
@@ -30,10 +30,6 @@ _REDIS = frozenset({"redis", "rediss", "unix"})
 _CLUSTER = frozenset({"redis+cluster", "rediss+cluster"})
 _MEMORY = frozenset({"memory"})
 _KNOWN = ", ".join(f"{name}://" for name in sorted(_MEMORY | _REDIS | _CLUSTER))
-
-
-class UnsupportedURLError(RankedError, ValueError):
-    """A backend URL whose scheme ranked does not know, or that is not a URL at all."""
 
 
 def scheme_of(url: str) -> str:

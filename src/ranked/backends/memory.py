@@ -48,7 +48,8 @@ from ._memory_submit import (
 )
 from ._scripts import Arg
 from .base import LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
-from .procedure import Procedure
+from .native import native_factory
+from .procedure import AsyncBound, Bound, Operation, Procedure
 
 T = TypeVar("T")
 S = TypeVar("S", bound=tuple[Any, ...])
@@ -572,6 +573,31 @@ class MemoryBackend:
             now = keyspace.now_us() if now_us is None else now_us
             return procedure.decode(procedure.local(keyspace, now, keys, args))
 
+    def bind(self, operation: Operation[T]) -> Bound[T]:
+        """The callable running ``operation``: its native implementation when the C engine
+        has one for it, else its Python reference under the lock (see :mod:`.native`)."""
+        factory = native_factory(operation.procedure.native)
+        if factory is not None:
+            native = factory(self._keyspace, self._lock, operation)
+            if native is not None:
+                return native
+        procedure, encode, lock = operation.procedure, operation.encode, self._lock
+        local, decode, keyspace, housekeeping = (
+            procedure.local,
+            procedure.decode,
+            self._keyspace,
+            self._housekeeping,
+        )
+
+        def reference(*args: Any) -> T:
+            keys, arguments, now_us = encode(*args)
+            with lock:
+                housekeeping()
+                now = keyspace.now_us() if now_us is None else now_us
+                return decode(local(keyspace, now, keys, arguments))
+
+        return reference
+
     def close(self) -> None:
         """Nothing to release; the data stays until the object is dropped. Idempotent."""
 
@@ -615,6 +641,15 @@ class AsyncMemoryBackend:
         now_us: int | None = None,
     ) -> T:
         return self.sync.run(procedure, keys, args, now_us)
+
+    def bind(self, operation: Operation[T]) -> AsyncBound[T]:
+        """:meth:`MemoryBackend.bind`, awaitable (nothing to wait for: it runs at once)."""
+        bound = self.sync.bind(operation)
+
+        async def run(*args: Any) -> T:
+            return bound(*args)
+
+        return run
 
     async def submit_batch(
         self, requests: Sequence[SubmitRequest]

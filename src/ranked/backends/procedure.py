@@ -25,13 +25,14 @@ caller gave one). Callers pass an explicit instant only in tests.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ..engine.keyspace import Keyspace
 from ._scripts import Arg, Script, feature_script
 
-__all__ = ["Local", "Procedure"]
+__all__ = ["AsyncBound", "Bound", "Encode", "Local", "Operation", "Procedure"]
 
 T = TypeVar("T")
 
@@ -40,15 +41,64 @@ Local = Callable[[Keyspace, int, Sequence[bytes], Sequence[Arg]], Any]
 
 
 class Procedure(Generic[T]):
-    """One atomic step: ``<package>/lua/<name>.lua`` plus its Python twin and decoder."""
+    """One atomic step: ``<package>/lua/<name>.lua`` plus its Python twin and decoder.
 
-    __slots__ = ("decode", "local", "name", "script")
+    ``native``: the name under which the memory backend may hold a native implementation
+    of the same step (see :class:`Operation`); None when there is none.
+    """
 
-    def __init__(self, package: str, name: str, local: Local, decode: Callable[[Any], T]) -> None:
+    __slots__ = ("decode", "local", "name", "native", "script")
+
+    def __init__(
+        self,
+        package: str,
+        name: str,
+        local: Local,
+        decode: Callable[[Any], T],
+        *,
+        native: str | None = None,
+    ) -> None:
         self.name = name
         self.local = local
         self.decode = decode
+        self.native = native
         self.script: Script = feature_script(package, name)
 
     def __repr__(self) -> str:
         return f"Procedure({self.script.name!r})"
+
+
+Encode = Callable[..., tuple[Sequence[bytes], Sequence[Arg], int | None]]
+"""An operation's arguments -> ``(keys, script arguments after the instant, now_us)``."""
+
+Bound = Callable[..., T]
+"""What a backend hands back for an :class:`Operation`: called with the operation's own
+arguments, it runs the step atomically and returns the decoded result."""
+
+AsyncBound = Callable[..., Awaitable[T]]
+"""The asyncio backends' :data:`Bound`."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Operation(Generic[T]):
+    """A procedure with its static arguments, bound once per board / limiter / queue.
+
+    A feature describes the step once: ``procedure`` (Lua script, Python reference,
+    decoder) and ``encode``, which turns the operation's call arguments into the script's
+    keys and arguments. ``backend.bind(operation)`` hands back a callable taking those
+    call arguments:
+
+    - Redis and Redis Cluster: ``encode``, then the script (one round trip, atomic);
+    - memory: the native implementation registered under ``procedure.native`` when the C
+      engine has one (it takes the call arguments as they are, and ``native_args``, the
+      feature's static data and result constructors, so no lower layer imports a
+      feature), else ``encode`` and the Python reference under the backend's lock.
+
+    Both give the same results; each feature's conformance suite runs on every backend and
+    on both engines.
+    """
+
+    procedure: Procedure[T]
+    encode: Encode
+    native_args: Mapping[str, Any] = field(default_factory=dict)
+    """What the native implementation needs beyond the keyspace and the lock."""

@@ -47,7 +47,7 @@ from ._redis_ops import Call, ServerClock, procedure_call, translate_error
 from ._scripts import Arg, run, run_async
 from ._wire import async_script_executor, script_executor
 from .base import LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
-from .procedure import Procedure
+from .procedure import AsyncBound, Bound, Operation, Procedure
 
 __all__ = [
     "AsyncRedisBackend",
@@ -186,6 +186,17 @@ class RedisBackend(_Shell):
     ) -> T:
         """A feature's step: its Lua script, one round trip (see :mod:`.procedure`)."""
         return self._call(procedure_call(procedure, keys, args, now_us))
+
+    def bind(self, operation: Operation[T]) -> Bound[T]:
+        """The callable running ``operation``: its arguments encoded, then its Lua script
+        (one round trip, atomic; on a cluster every key in one slot)."""
+        procedure, encode, call = operation.procedure, operation.encode, self._call
+
+        def script(*args: Any) -> T:
+            keys, arguments, now_us = encode(*args)
+            return call(procedure_call(procedure, keys, arguments, now_us))
+
+        return script
 
     def submit_batch(self, requests: Sequence[SubmitRequest]) -> list[tuple[SubmitOutcome, ...]]:
         """Script ``submit`` with every request. Atomic as a whole; one round trip."""
@@ -417,6 +428,16 @@ class AsyncRedisBackend(_Shell):
         now_us: int | None = None,
     ) -> T:
         return await self._call(procedure_call(procedure, keys, args, now_us))
+
+    def bind(self, operation: Operation[T]) -> AsyncBound[T]:
+        """:meth:`RedisBackend.bind`, awaitable."""
+        procedure, encode, call = operation.procedure, operation.encode, self._call
+
+        async def script(*args: Any) -> T:
+            keys, arguments, now_us = encode(*args)
+            return await call(procedure_call(procedure, keys, arguments, now_us))
+
+        return script
 
     async def submit_batch(
         self, requests: Sequence[SubmitRequest]

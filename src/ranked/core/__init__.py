@@ -7,14 +7,6 @@ keys, encode scores, count ranks, cut windows and page the same way.
 from __future__ import annotations
 
 from .cursors import Cursor, Direction
-from .errors import (
-    InvalidCursorError,
-    InvalidNameError,
-    LayoutError,
-    OutOfRangeError,
-    UnknownRankStyleError,
-    WindowError,
-)
 from .keys import SLOT_COUNT, BoardKeys, crc16, hash_slot
 from .lex import LexLayout, LexMember
 from .models import Around, Entry, Member, MemberRank, Page, SubmitResult
@@ -32,23 +24,17 @@ __all__ = [
     "Direction",
     "Entry",
     "IndexWindow",
-    "InvalidCursorError",
-    "InvalidNameError",
-    "LayoutError",
     "LexLayout",
     "LexMember",
     "Member",
     "MemberRank",
-    "OutOfRangeError",
     "Page",
     "RankStyle",
     "ScoreAt",
     "Season",
     "SubmitResult",
     "TimeTiebreak",
-    "UnknownRankStyleError",
     "Window",
-    "WindowError",
     "WindowKind",
     "WindowPlan",
     "crc16",

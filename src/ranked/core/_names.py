@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Final
 
-from .errors import InvalidNameError
+from ..errors import InvalidNameError
 
 __all__ = ["MAX_NAME_BYTES", "check_name"]
 

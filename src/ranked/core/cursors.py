@@ -17,7 +17,7 @@ Wire format (then unpadded URL-safe base64)::
     checksum  8 bytes   BLAKE2b-64 of everything above (personalised "ranked-cursor")
 
 The checksum makes corrupted, truncated or hand-edited cursors fail with a clear
-:class:`~ranked.core.errors.InvalidCursorError`; it is *not* a signature (anyone can
+:class:`~ranked.errors.InvalidCursorError`; it is *not* a signature (anyone can
 compute it), so the reader must still check that the cursor's board and window
 are the ones being read (``decode(..., board=, window=)`` does).
 """
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from ..errors import InvalidCursorError, InvalidNameError
 from ._names import check_name
-from .errors import InvalidCursorError, InvalidNameError
 
 __all__ = ["MAX_CURSOR_LENGTH", "Cursor", "Direction"]
 
@@ -143,7 +143,7 @@ class Cursor:
     def decode(cls, token: str, *, board: str | None = None, window: str | None = None) -> Cursor:
         """The cursor ``token`` encodes; optionally require its board and window id.
 
-        Raises :class:`~ranked.core.errors.InvalidCursorError` for anything
+        Raises :class:`~ranked.errors.InvalidCursorError` for anything
         :meth:`encode` did not produce, and for a cursor of another board or window.
         """
         cursor = _parse(_unwrap(token))

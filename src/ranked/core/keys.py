@@ -76,7 +76,7 @@ class BoardKeys:
 
     ``namespace`` and ``board`` are validated names (non-empty, at most 200 UTF-8
     bytes, no ``{`` ``}`` or control characters); a bad one raises
-    :class:`~ranked.core.errors.InvalidNameError`. Window ids come from
+    :class:`~ranked.errors.InvalidNameError`. Window ids come from
     :mod:`ranked.core.windows`.
     """
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from .errors import LayoutError, OutOfRangeError
+from ..errors import LayoutError, OutOfRangeError
 
 __all__ = ["LEX_INT_MAX", "LEX_INT_MIN", "LexLayout", "LexMember"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
-from .errors import UnknownRankStyleError
+from ..errors import UnknownRankStyleError
 
 __all__ = ["RankStyle", "rank_from_counts", "ranks"]
 
@@ -37,7 +37,7 @@ class RankStyle(StrEnum):
     def parse(cls, value: str | RankStyle) -> RankStyle:
         """The style named ``value`` (case-insensitive; ``sparse`` means competition).
 
-        Raises :class:`~ranked.core.errors.UnknownRankStyleError` for any other name.
+        Raises :class:`~ranked.errors.UnknownRankStyleError` for any other name.
         """
         if isinstance(value, RankStyle):
             return value

@@ -15,7 +15,7 @@ earlier time still wins.
 Budget: a float64 holds every integer of magnitude up to 2**53 exactly, so
 ``score_bits + time_bits <= 53``. Nothing is ever rounded, clamped or wrapped: a
 score outside ``[score_min, score_max]`` or a time outside ``[epoch, time_end)``
-raises :class:`~ranked.core.errors.OutOfRangeError`, and the time is an offset from
+raises :class:`~ranked.errors.OutOfRangeError`, and the time is an offset from
 a configurable epoch, so there is no 2038 wrap.
 
 With ``signed=True`` scores may be negative: ``[-2**score_bits, 2**score_bits - 1]``;
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Final, NamedTuple
 
+from ..errors import LayoutError, OutOfRangeError
 from ._time import UNIX_EPOCH, Instant, micros, to_utc
-from .errors import LayoutError, OutOfRangeError
 
 __all__ = [
     "EXACT_BITS",
@@ -124,7 +124,7 @@ class TimeTiebreak:
     def offset(self, at: Instant) -> int:
         """Whole units from ``epoch`` to ``at`` (floored); outside the budget raises.
 
-        Raises :class:`~ranked.core.errors.OutOfRangeError` for a time before the
+        Raises :class:`~ranked.errors.OutOfRangeError` for a time before the
         epoch or at/after :attr:`time_end`, or a naive datetime.
         """
         when = to_utc(at, OutOfRangeError)
@@ -172,7 +172,7 @@ class TimeTiebreak:
     def decode(self, value: float) -> ScoreAt:
         """The (score, time) a stored float64 encodes; time is the start of its unit.
 
-        Raises :class:`~ranked.core.errors.OutOfRangeError` for a value that no
+        Raises :class:`~ranked.errors.OutOfRangeError` for a value that no
         :meth:`encode` call of this layout produces (not an integer, out of range).
         """
         if not math.isfinite(value) or value != math.floor(value):

@@ -25,9 +25,9 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from enum import StrEnum
 from typing import Final
 
+from ..errors import InvalidNameError, WindowError
 from ._names import check_name
 from ._time import Instant, micros, to_utc
-from .errors import InvalidNameError, WindowError
 
 __all__ = ["Season", "Window", "WindowKind", "WindowPlan"]
 
@@ -50,7 +50,7 @@ class WindowKind(StrEnum):
 
     @classmethod
     def parse(cls, value: str | WindowKind) -> WindowKind:
-        """The kind named ``value``; raises :class:`~ranked.core.errors.WindowError` otherwise."""
+        """The kind named ``value``; raises :class:`~ranked.errors.WindowError` otherwise."""
         try:
             return cls(value)
         except ValueError:
@@ -203,7 +203,7 @@ class WindowPlan:
     def window_for_id(self, window_id: str) -> Window:
         """The window a window id names (its bounds in this plan's timezone).
 
-        Raises :class:`~ranked.core.errors.WindowError` for an id that does not parse,
+        Raises :class:`~ranked.errors.WindowError` for an id that does not parse,
         names an impossible date, or an unknown season.
         """
         if window_id == ALL_TIME_ID:

@@ -7,9 +7,9 @@ share every line of logic (:mod:`ranked.leaderboard._plan`). See ``docs/leaderbo
 
 from __future__ import annotations
 
+from ..errors import BoardConfigError, MemberDataError, PageSizeError
 from .aio import AsyncLeaderboard, asubmit_to_boards_nonatomic
 from .config import BoardConfig, TieBreak, default_time_tiebreak
-from .errors import BoardConfigError, MemberDataError, PageSizeError
 from .results import MemberData, Submission, WindowResult
 from .sync import Leaderboard, submit_to_boards_nonatomic
 

@@ -30,14 +30,19 @@ from ..backends.base import (
 )
 from ..core._time import UNIX_EPOCH, Instant, micros, to_utc
 from ..core.cursors import Direction
-from ..core.errors import OutOfRangeError, WindowError
 from ..core.models import Entry, Member
 from ..core.ranks import RankStyle
 from ..core.scores import ScoreAt
 from ..core.windows import Season, Window, WindowKind
-from ..errors import InvalidScoreError
+from ..errors import (
+    BoardConfigError,
+    InvalidScoreError,
+    MemberDataError,
+    OutOfRangeError,
+    PageSizeError,
+    WindowError,
+)
 from .config import BoardConfig
-from .errors import BoardConfigError, MemberDataError, PageSizeError
 
 __all__ = [
     "Call",

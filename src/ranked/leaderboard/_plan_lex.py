@@ -39,10 +39,9 @@ from ..core._time import Instant
 from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
 from ..core.models import Member
 from ..core.ranks import RankStyle
-from ..errors import InvalidScoreError
+from ..errors import BoardConfigError, InvalidScoreError
 from ._plan_core import PlanCore, Steps, member_bytes, to_ms
 from ._plan_write import WritePlan
-from .errors import BoardConfigError
 from .results import Submission, WindowResult
 
 __all__ = ["LexReadPlan", "LexWritePlan"]

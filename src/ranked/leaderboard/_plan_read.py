@@ -7,12 +7,11 @@ from collections.abc import Sequence
 
 from ..backends.base import Row, Target
 from ..core.cursors import Cursor
-from ..core.errors import InvalidCursorError
 from ..core.models import Around, Entry, Member, MemberRank, Page
 from ..core.ranks import RankStyle
 from ..core.scores import ScoreAt
 from ..core.windows import Window
-from ..errors import InvalidScoreError
+from ..errors import BoardConfigError, InvalidCursorError, InvalidScoreError, PageSizeError
 from ._plan_core import (
     _INF,
     DEFAULT_PAGE_SIZE,
@@ -23,7 +22,6 @@ from ._plan_core import (
 )
 from ._plan_lex import LexReadPlan
 from ._plan_ties import TiesPlan
-from .errors import BoardConfigError, PageSizeError
 
 __all__ = [
     "AroundArgs",

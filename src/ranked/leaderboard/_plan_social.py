@@ -9,6 +9,7 @@ from typing import Any
 from ..core.models import Entry, Member
 from ..core.ranks import RankStyle, ranks
 from ..core.windows import Window
+from ..errors import MemberDataError, PageSizeError
 from ._plan_core import (
     Steps,
     _dumps,
@@ -16,7 +17,6 @@ from ._plan_core import (
     member_bytes,
 )
 from ._plan_ties import TiesPlan
-from .errors import MemberDataError, PageSizeError
 from .results import MemberData
 
 __all__ = ["SocialPlan"]

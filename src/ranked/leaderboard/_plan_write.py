@@ -13,9 +13,9 @@ from ..backends.base import (
     Target,
 )
 from ..core._time import Instant
-from ..core.errors import OutOfRangeError, WindowError
 from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
 from ..core.models import Member
+from ..errors import BoardConfigError, OutOfRangeError, WindowError
 from ._plan_core import (
     PlanCore,
     Steps,
@@ -27,7 +27,6 @@ from ._plan_core import (
 )
 from ._plan_ties import tie_value_bytes
 from .config import _OPERATORS
-from .errors import BoardConfigError
 from .results import Submission, WindowResult
 
 __all__ = ["Prepared", "WritePlan", "check_tie"]

@@ -19,7 +19,7 @@ from ..core.lex import LexLayout
 from ..core.ranks import RankStyle
 from ..core.scores import TimeTiebreak
 from ..core.windows import WindowKind, WindowPlan
-from .errors import BoardConfigError
+from ..errors import BoardConfigError
 
 __all__ = [
     "DEFAULT_MAX_PAGE_SIZE",

@@ -8,9 +8,9 @@ by popping the global minimum of their heads.
 
 from __future__ import annotations
 
+from ..errors import InvalidItemError, InvalidPriorityError, QueueArgumentError
 from ._plan import POLL_CAP
 from .aio import AsyncQueue
-from .errors import InvalidItemError, InvalidPriorityError, QueueArgumentError
 from .results import Counts, DeadLetter, Lease, NackOutcome
 from .sharded import AsyncShardedQueue, ShardedQueue
 from .sync import Queue

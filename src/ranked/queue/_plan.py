@@ -14,8 +14,8 @@ from typing import Any, Final, Generic
 
 from ..backends._scripts import Arg
 from ..backends.procedure import Procedure
+from ..errors import InvalidItemError, InvalidPriorityError, QueueArgumentError
 from ._procedures import ACK, CLEAR, COUNT, DEAD, EXTEND, NACK, POP, PUSH, TAKE, Taken
-from .errors import InvalidItemError, InvalidPriorityError, QueueArgumentError
 from .keys import QueueKeys, leased, split_leased
 from .results import Counts, DeadLetter, ItemT, Lease, NackOutcome
 

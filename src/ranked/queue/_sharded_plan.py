@@ -9,9 +9,9 @@ from collections.abc import Generator, Iterable
 from typing import Any, Final, Generic
 
 from ..core.keys import crc16
+from ..errors import QueueArgumentError
 from ._plan import Call, QueuePlan, item_bytes
 from ._procedures import Taken
-from .errors import QueueArgumentError
 from .results import Counts, ItemT
 
 __all__ = ["MAX_ROUNDS", "Head", "ShardedPlan", "Steps"]

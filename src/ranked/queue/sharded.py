@@ -26,9 +26,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Generic, Literal, overload
 
 from ..backends.base import AsyncBackend, Backend
+from ..errors import QueueArgumentError
 from ._plan import check_timeout, pauses, seconds_to_us
 from ._sharded_plan import Head, ShardedPlan, Steps
-from .errors import QueueArgumentError
 from .results import Counts, Item, Items, ItemT
 
 __all__ = ["AsyncShardedQueue", "ShardedQueue"]

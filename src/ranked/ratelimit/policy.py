@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
-from ..errors import RankedError
+from ..errors import RateLimitConfigError, RateLimitTypeError
 
 __all__ = ["ALGORITHMS", "Algorithm", "Policy", "RateLimitConfigError", "RateLimitTypeError"]
 
@@ -30,16 +30,6 @@ Algorithm = Literal["fixed_window", "sliding_log", "sliding_counter", "token_buc
 ALGORITHMS: Final[tuple[Algorithm, ...]] = get_args(Algorithm)
 
 _NAME_FORBIDDEN: Final = frozenset('"\\')
-
-
-class RateLimitConfigError(RankedError, ValueError):
-    """A policy or a hit asks for something impossible (a cost above the limit, a window
-    that is not positive, an unknown algorithm)."""
-
-
-class RateLimitTypeError(RankedError, TypeError):
-    """A hit's argument has the wrong type (a cost that is not an int, an identity that is
-    neither str nor bytes)."""
 
 
 @dataclass(frozen=True, slots=True)
