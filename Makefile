@@ -1,4 +1,5 @@
-# Developer targets for the C engine (src/ranked/engine/_zset.c + zsl_*.c).
+# Developer targets for the C engine (src/ranked/engine/_zset.c + zsl_*.c) and the memory
+# backend's native procedures (src/ranked/backends/native/*.c).
 #   make build      editable install, compiles the extension in place
 #   make test       the engine suite (C and pure-Python twins)
 #   make check-c    randomized self-tests of the C core (and of the board's
@@ -18,8 +19,9 @@ CC ?= gcc
 ENGINE := src/ranked/engine
 CORE := $(ENGINE)/zsl_list.c $(ENGINE)/zsl_dict.c $(ENGINE)/zsl_rand.c
 CORE_DEPS := $(CORE) $(ENGINE)/zsl.h
-BOARD := $(ENGINE)/zsl_board.c
-BOARD_DEPS := $(BOARD) $(ENGINE)/zsl_board.h
+NATIVE := src/ranked/backends/native
+BOARD := $(NATIVE)/zsl_board.c
+BOARD_DEPS := $(BOARD) $(NATIVE)/zsl_board.h
 OUT := build/c
 CFLAGS_C := -std=c11 -Wall -Wextra -Werror
 
@@ -38,7 +40,7 @@ $(OUT)/check_skiplist: benchmarks/c/check_skiplist.c $(CORE_DEPS) | $(OUT)
 	$(CC) $(CFLAGS_C) -O1 -g -o $@ benchmarks/c/check_skiplist.c $(CORE)
 
 $(OUT)/check_board: benchmarks/c/check_board.c $(CORE_DEPS) $(BOARD_DEPS) | $(OUT)
-	$(CC) $(CFLAGS_C) -O1 -g -o $@ benchmarks/c/check_board.c $(CORE) $(BOARD) -lm
+	$(CC) $(CFLAGS_C) -I$(ENGINE) -O1 -g -o $@ benchmarks/c/check_board.c $(CORE) $(BOARD) -lm
 
 $(OUT)/bench_skiplist: benchmarks/c/bench_skiplist.c $(CORE_DEPS) | $(OUT)
 	$(CC) $(CFLAGS_C) -O3 -o $@ benchmarks/c/bench_skiplist.c $(CORE)

@@ -12,24 +12,39 @@ if os.environ.get("RANKED_SANITIZE"):
     extra_compile_args = [*extra_compile_args[1:], *flags]
     extra_link_args = ["-fsanitize=address,undefined"]
 
+ENGINE = "src/ranked/engine"
+NATIVE = "src/ranked/backends/native"
+
 setup(
     ext_modules=[
+        # The engine: the sorted set and nothing feature-specific.
         Extension(
             "ranked.engine._zset",
             sources=[
-                "src/ranked/engine/_zset.c",
-                "src/ranked/engine/zsl_list.c",
-                "src/ranked/engine/zsl_dict.c",
-                "src/ranked/engine/zsl_rand.c",
-                "src/ranked/engine/rl_fast.c",
-                "src/ranked/engine/rl_cores.c",
-                "src/ranked/engine/zsl_board.c",
-                "src/ranked/engine/board_fast.c",
-                "src/ranked/engine/board_method.c",
-                "src/ranked/engine/queue_lane.c",
+                f"{ENGINE}/{name}" for name in ("_zset.c", "zsl_list.c", "zsl_dict.c", "zsl_rand.c")
             ],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,
-        )
+        ),
+        # The memory backend's native procedures, on the engine's C API (zset_capi.h).
+        Extension(
+            "ranked.backends.native._native",
+            sources=[
+                f"{NATIVE}/{name}"
+                for name in (
+                    "_native.c",
+                    "rl_fast.c",
+                    "rl_cores.c",
+                    "zsl_board.c",
+                    "board_fast.c",
+                    "board_method.c",
+                    "queue_lane.c",
+                )
+            ],
+            include_dirs=[ENGINE],
+            define_macros=[("RANKED_ZSET_CAPI", "1")],
+            extra_compile_args=extra_compile_args,
+            extra_link_args=extra_link_args,
+        ),
     ]
 )

@@ -5,7 +5,7 @@
  * style is compared with the model now and then.
  * Build and run: make check-c (also run by `make valgrind`). Exit status 0
  * when every comparison held. */
-#include "../../src/ranked/engine/zsl_board.h"
+#include "../../src/ranked/backends/native/zsl_board.h"
 
 #include <float.h>
 #include <math.h>

@@ -169,8 +169,8 @@ def test_the_writer_runs_the_backends_housekeeping() -> None:
 
 @pytest.mark.skipif(not C_ENGINE, reason="the C writer's rank core only exists in the C engine")
 def test_board_rank_matches_sorted_set_rank() -> None:
+    from ranked.backends.native._native import board_rank
     from ranked.engine._zset import SortedSet as CSortedSet
-    from ranked.engine._zset import board_rank
 
     rng = random.Random(7)
     for _ in range(30):

@@ -1,4 +1,4 @@
-"""The C memory path (``_zset.RateDecider``) against the Python path, side by side.
+"""The C memory path (``_native.RateDecider``) against the Python path, side by side.
 
 Two memory backends get the same random script of hits, peeks, clock steps (forward,
 zero, backward), resets, flushes, foreign values and bad arguments; one decides through

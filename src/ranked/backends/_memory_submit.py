@@ -274,7 +274,7 @@ def board_writer(
     """
     if IMPLEMENTATION != "c":
         return None
-    from ..engine._zset import BoardWriter
+    from .native._native import BoardWriter
 
     key, window, high_first, style, operator = board
     writer = BoardWriter(

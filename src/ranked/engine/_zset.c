@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "_zset_object.h"
+#include "zset_capi.h"
 
 static PyObject *InvalidScoreError;
 static PyObject *SnapshotError;
@@ -2407,13 +2408,19 @@ static struct PyModuleDef zset_module = {
     .m_size = -1,
 };
 
-/* Feature fast paths added to the module (see _zset_object.h), NULL-ended. */
-static const zset_extension zset_extensions[] = {
-    rl_fast_add_to_module,
-    board_fast_add_to_module,
-    board_method_add_to_module,
-    queue_lane_add_to_module,
-    NULL,
+/* The engine's C API (zset_capi.h), published as a capsule by PyInit__zset. */
+static zset_capi_t zset_capi = {
+    .version = ZSET_CAPI_VERSION,
+    .sorted_set_type = &SortedSetType,
+    .hash = zdict_hash,
+    .find = zset_find,
+    .lookup = zset_lookup,
+    .insert = zset_insert,
+    .remove = zset_delete,
+    .set_score = zset_set_score,
+    .move = zset_move,
+    .rank = zset_rank,
+    .count_below = zset_count_below,
 };
 
 /* Borrow-free lookup of module.attr; new reference or NULL. */
@@ -2427,7 +2434,7 @@ static PyObject *import_attr(const char *module, const char *attr) {
 }
 
 /* Module init: import the error classes, ready the types, add SortedSet
- * and every zset_extensions[] feature. NULL with an exception on failure. */
+ * and the C API capsule (_C_API). NULL with an exception on failure. */
 PyMODINIT_FUNC PyInit__zset(void) {
     zsl_rand_init();
     if (!InvalidScoreError && !(InvalidScoreError = import_attr("ranked.errors", "InvalidScoreError")))
@@ -2451,11 +2458,12 @@ PyMODINIT_FUNC PyInit__zset(void) {
         Py_DECREF(m);
         return NULL;
     }
-    for (const zset_extension *add = zset_extensions; *add; add++) {
-        if ((*add)(m) < 0) {
-            Py_DECREF(m);
-            return NULL;
-        }
+    PyObject *capi = PyCapsule_New(&zset_capi, ZSET_CAPI_NAME, NULL);
+    int added = capi ? PyModule_AddObjectRef(m, "_C_API", capi) : -1;
+    Py_XDECREF(capi);
+    if (added < 0) {
+        Py_DECREF(m);
+        return NULL;
     }
     return m;
 }

@@ -1,7 +1,6 @@
-/* _zset_object.h - the SortedSet object as other C files of the _zset
- * extension see it. Feature fast paths (queue lanes, leaderboard submits)
- * live in their own .c files, work on the core (zsl.h) directly, and are
- * added to the module by PyInit__zset through zset_extensions[].
+/* _zset_object.h - the SortedSet object as C code outside _zset.c sees it:
+ * the memory backend's native procedures (ranked.backends.native._native)
+ * read and write its zset through the engine's C API (zset_capi.h).
  */
 #ifndef RANKED_ZSET_OBJECT_H
 #define RANKED_ZSET_OBJECT_H
@@ -37,24 +36,10 @@ static inline PyObject *py_tuple2(PyObject *a, PyObject *b) {
     return t;
 }
 
-/* The SortedSet type; PyObject_TypeCheck(o, &SortedSetType) before casting. */
+/* The SortedSet type; PyObject_TypeCheck(o, &SortedSetType) before casting.
+ * Outside the engine's module it names the pointer of the C API (native.h). */
+#ifndef RANKED_ZSET_CAPI
 extern PyTypeObject SortedSetType;
-
-/* Adds one feature's types and functions to the module `m`; 0 on success,
- * -1 with an exception set. Called once, after SortedSetType is ready. */
-typedef int (*zset_extension)(PyObject *m);
-
-/* rl_fast.c: the memory rate limiter's decision, RateDecider. */
-int rl_fast_add_to_module(PyObject *m);
-
-/* board_fast.c: BoardWriter (the memory backend's one-call board submit)
- * and board_rank. */
-int board_fast_add_to_module(PyObject *m);
-
-/* board_method.c: BoardSubmit (a board's `submit` as one C call). */
-int board_method_add_to_module(PyObject *m);
-
-/* queue_lane.c: the QueueLane type (a memory queue's push and pop). */
-int queue_lane_add_to_module(PyObject *m);
+#endif
 
 #endif

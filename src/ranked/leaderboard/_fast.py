@@ -80,6 +80,6 @@ def method_shortcut(fallback: Callable[..., Any]) -> Any | None:
 
     if IMPLEMENTATION != "c":
         return None
-    from ..engine._zset import BoardSubmit
+    from ..backends.native._native import BoardSubmit
 
     return BoardSubmit(fallback)

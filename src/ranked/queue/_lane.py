@@ -18,7 +18,7 @@ of the bytes it stored: bytes are immutable and any other writer stores a new ob
 the same object means the same value.
 
 With the C engine, a ``MemoryQueue``'s ``push``, ``pop`` and ``pop_with_priority`` are
-the methods of a ``ranked.engine._zset.QueueLane`` bound on the object: the same direct
+the methods of a ``ranked.backends.native._native.QueueLane`` bound on the object: the same direct
 paths in one C call, handing every other call to the Python methods below (see
 ``queue_lane.c`` and docs/queue.md). The lane and the queue refer to each other; the
 lane takes part in garbage collection.
@@ -57,7 +57,7 @@ _pack_seq = struct.Struct(">Q").pack
 _floor = math.floor
 
 if IMPLEMENTATION == "c":
-    from ..engine._zset import QueueLane
+    from ..backends.native._native import QueueLane
 else:  # the pure-Python engine: the Python direct paths below do the work
     QueueLane = None  # type: ignore[assignment,misc]
 

@@ -1,4 +1,4 @@
-"""The C memory path: :class:`ranked.engine._zset.RateDecider`, one call per decision.
+"""The C memory path: :class:`ranked.backends.native._native.RateDecider`, one call per decision.
 
 It makes the decision the Python path of :func:`.limiter._memory_path` makes, with the same
 steps in the same order (identity -> keys, cost check, lock, housekeeping, clock, the core
@@ -48,7 +48,7 @@ _BOUND: Final = 1 << 52
 Decide = Callable[[str | bytes, int, int], Decision]
 
 try:
-    from ..engine._zset import RateDecider
+    from ..backends.native._native import RateDecider
 except ImportError:  # pragma: no cover - only on a machine without a C build
     RateDecider = None  # type: ignore[assignment, misc]
 

@@ -1,4 +1,4 @@
-/* queue_lane.c - ranked.engine._zset.QueueLane: a memory queue's push and
+/* queue_lane.c - ranked.backends.native._native.QueueLane: a memory queue's push and
  * pop done in C, straight on the ready set's core.
  *
  * ranked.queue._lane.MemoryQueue builds one lane per queue object and binds
@@ -21,7 +21,7 @@
  * number is cached keyed by the identity of the bytes object the lane
  * stored, which it keeps alive: any other writer stores another object.
  */
-#include "_zset_object.h" /* Python.h first: it sets the POSIX feature macros */
+#include "native.h" /* Python.h first: it sets the POSIX feature macros */
 
 #include <math.h>
 #include <string.h>
@@ -603,7 +603,7 @@ static PyMethodDef QueueLane_methods[] = {
 
 static PyTypeObject QueueLaneType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "ranked.engine._zset.QueueLane",
+    .tp_name = "ranked.backends.native._native.QueueLane",
     .tp_basicsize = sizeof(QueueLaneObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "A memory queue's push and pop in C (see ranked.queue._lane).",

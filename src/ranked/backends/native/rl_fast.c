@@ -1,5 +1,5 @@
 /* rl_fast.c - one whole memory:// rate-limiter decision per C call:
- * ranked.engine._zset.RateDecider.
+ * ranked.backends.native._native.RateDecider.
  *
  * The Python twin is ranked/ratelimit/_memory.py (each algorithm's core) plus
  * the `decide` closure of ranked/ratelimit/limiter.py (identity -> keys,
@@ -528,7 +528,7 @@ error:
 }
 
 static PyTypeObject RateDeciderType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.engine._zset.RateDecider",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.backends.native._native.RateDecider",
     .tp_doc = "One memory rate-limiter decision per call: decide(identity, cost, consume).",
     .tp_basicsize = sizeof(RateDeciderObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,

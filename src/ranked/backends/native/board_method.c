@@ -11,7 +11,7 @@
  * board, with the arguments exactly as received. The fallback is the
  * reference behaviour; this object only skips a Python frame.
  */
-#include "_zset_object.h"
+#include "native.h"
 
 typedef struct {
     PyObject_HEAD
@@ -141,7 +141,7 @@ static PyGetSetDef BoardSubmit_getset[] = {
 };
 
 static PyTypeObject BoardSubmitType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.engine._zset.BoardSubmit",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.backends.native._native.BoardSubmit",
     .tp_basicsize = sizeof(BoardSubmitObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_new = BoardSubmit_new,

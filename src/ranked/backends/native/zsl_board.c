@@ -5,6 +5,9 @@
  * lookup for the whole write, no rank descent after a write that leaves the
  * score (or its neighbourhood) as it was, and none at all for a move unless
  * a competition rank falls inside a tie run. */
+#ifdef RANKED_ZSET_CAPI
+#include "native.h" /* in the native module: the core through the engine's C API */
+#endif
 #include "zsl_board.h"
 
 #include <math.h>

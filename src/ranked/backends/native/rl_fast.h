@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "_zset_object.h"
+#include "native.h"
 
 #define ALG_FIXED 0
 #define ALG_LOG 1

@@ -19,7 +19,7 @@
  * writes it first runs the backend's housekeeping (active expiry), which
  * takes the lock itself. Results are allocated only after the write.
  */
-#include "_zset_object.h"
+#include "native.h"
 #include "zsl_board.h"
 
 #include <math.h>
@@ -381,7 +381,7 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
 }
 
 static PyTypeObject BoardWriterType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.engine._zset.BoardWriter",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.backends.native._native.BoardWriter",
     .tp_basicsize = sizeof(BoardWriterObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "One-call submit of a plain all-time board on a memory backend "

@@ -1,0 +1,128 @@
+"""The memory backend's native procedures (``ranked.backends.native._native``).
+
+Built from the C files beside this stub; they reach the engine's sorted sets through its
+C API (``src/ranked/engine/zset_capi.h``). Each type is built by the factory of its feature
+in this package from an :class:`~ranked.backends.procedure.Operation`'s ``native_args``.
+"""
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ...engine._zset import SortedSet
+
+class RateDecider:
+    """One memory rate-limiter decision per call (``src/ranked/backends/native/rl_fast.c``).
+
+    Built once per limiter by ``ranked.ratelimit._native.native_decider``, which passes
+    the policy's numbers and the Python pieces the decision uses: ``algorithm`` 0-4 in
+    ``ALGORITHMS`` order, ``clock_mode`` 0 (``time.time_ns``), 1 (the keyspace's clock)
+    or 2 (``clock``, the limiter's), ``numbers`` = (limit, window us, window ms,
+    capacity), ``floats`` = (rate, interval, tolerance) as ``_memory.py`` computes them,
+    the keyspace, its lock, the plan's identity -> keys cache and its ``keys`` / ``args``
+    (which raise the typed errors), the algorithm's Python core (it decides whatever the
+    C code does not take: values beyond +-2**52, fields of unusual types, a clock stepped
+    back under the log), the cell type with its ``__slots__`` names in the order the C
+    core reads them, and the WRONGTYPE error factory. Integers of 2**52 or more in
+    ``numbers``, or an unknown algorithm or clock mode, raise ``ValueError``.
+
+    ``decide(identity, cost, consume)`` returns exactly what the Python closure of
+    ``limiter._memory_path`` returns, raises the same errors, and leaves the same state.
+    """
+
+    def __init__(
+        self,
+        algorithm: int,
+        clock_mode: int,
+        numbers: tuple[int, int, int, int],
+        floats: tuple[float, float, float],
+        policy: object,
+        decision_type: type,
+        keyspace: object,
+        lock: object,
+        identities: dict[Any, Any],
+        plan_keys: Callable[[Any], Any],
+        plan_args: Callable[[Any, Any], Any],
+        clock: object,
+        core: Callable[..., Any],
+        cell_type: type,
+        slot_names: tuple[str, ...],
+        wrongtype: Callable[[], BaseException],
+        /,
+    ) -> None: ...
+    def __call__(self, identity: str | bytes, cost: int, consume: int, /) -> Any:
+        """The decision (a ``Decision``) of one hit (``consume`` 1) or peek (0)."""
+
+class BoardWriter:
+    """One-call submit of a plain all-time board on a memory backend (see
+    ``ranked.backends._memory_submit.board_writer``)."""
+
+    def __init__(
+        self,
+        keyspace_vars: dict[str, Any],
+        key: bytes,
+        window: str,
+        reverse: bool,
+        style: str,
+        operator: str,
+        lock: Any,
+        housekeeping: Callable[[], object],
+        every: int,
+        result_type: type[tuple[Any, ...]],
+        submission_type: type[tuple[Any, ...]],
+    ) -> None: ...
+    def __call__(
+        self, member: str | bytes, score: float, operator: str | None, /
+    ) -> tuple[Any, ...] | None: ...
+
+class BoardSubmit:
+    """A board's ``submit`` as one C call (``board_method.c``): runs ``writer`` for a
+    plain call, else (or when the writer answers None) ``fallback``, the bound
+    ``Leaderboard.submit``, with the arguments as given."""
+
+    def __init__(self, fallback: Callable[..., Any]) -> None: ...
+    writer: BoardWriter | None
+    @property
+    def __wrapped__(self) -> Callable[..., Any]: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+def board_rank(zset: SortedSet, member: bytes, style: str, reverse: bool, /) -> int | None:
+    """The fused write's rank of ``member`` in ``style`` (None if absent): the same
+    as ``zset.rank(member, style=style, reverse=reverse)``."""
+
+class QueueLane:
+    """A memory queue's push, pop and pop_with_priority in C, built by
+    ``ranked.queue._lane.MemoryQueue``: the Python direct paths' steps under the
+    backend's lock, straight on the ready set's core; any other call or key state goes
+    to ``slow`` (the Python methods, same arguments)."""
+
+    def __init__(
+        self,
+        keyspace: Any,
+        lock: threading.Lock,
+        wakeup: Any,
+        keys: tuple[bytes, bytes, bytes, bytes, bytes],
+        text: bool,
+        slow: tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]],
+    ) -> None:
+        """``keyspace``: a ``Keyspace`` (its ``_values`` and ``_deadlines`` tables are
+        read on every call); ``wakeup``: the queue's ``Wakeup``; ``keys``: ready, seq,
+        delayed, leases, attempts; ``slow``: push, pop, pop_with_priority, taking the
+        same arguments as the lane's methods."""
+
+    def push(
+        self,
+        item: bytes | str,
+        priority: float = 0.0,
+        *,
+        delay: float | None = None,
+        at: float | None = None,
+        now_us: int | None = None,
+    ) -> None:
+        """``Queue.push``."""
+
+    def pop(self, timeout: float | None = None, *, now_us: int | None = None) -> Any:
+        """``Queue.pop``."""
+
+    def pop_with_priority(self, timeout: float | None = None, *, now_us: int | None = None) -> Any:
+        """``Queue.pop_with_priority``."""

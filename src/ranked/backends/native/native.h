@@ -1,0 +1,32 @@
+/* native.h - what the memory backend's native procedures share.
+ *
+ * They are built into ranked.backends.native._native, a module apart from
+ * the engine, and reach the engine's sorted sets only through its C API
+ * (engine/zset_capi.h), imported once by the module's init: every zset_*
+ * call and SortedSetType below goes through that table.
+ */
+#ifndef RANKED_NATIVE_H
+#define RANKED_NATIVE_H
+
+#include "_zset_object.h" /* Python.h first: it sets the POSIX feature macros */
+#include "zset_api.h"
+
+/* Adds one procedure family's types and functions to the module `m`; 0 on
+ * success, -1 with an exception set. Called once by PyInit__native, after
+ * the engine's C API is imported. */
+typedef int (*native_extension)(PyObject *m);
+
+/* rl_fast.c: the memory rate limiter's decision, RateDecider. */
+int rl_fast_add_to_module(PyObject *m);
+
+/* board_fast.c: BoardWriter (the memory backend's one-call board submit)
+ * and board_rank. */
+int board_fast_add_to_module(PyObject *m);
+
+/* board_method.c: BoardSubmit (a board's `submit` as one C call). */
+int board_method_add_to_module(PyObject *m);
+
+/* queue_lane.c: the QueueLane type (a memory queue's push and pop). */
+int queue_lane_add_to_module(PyObject *m);
+
+#endif
