@@ -7,6 +7,7 @@ Run from the repository root (after ``pip install -e .[bench]``)::
     python benchmarks/leaderboard.py --size 100000 --repeats 7
     python benchmarks/leaderboard.py --markdown    # also write benchmarks/RESULTS-leaderboard.md
     python benchmarks/leaderboard.py --engine-only # section 3 only (memory://, no servers)
+    python benchmarks/leaderboard.py --memory-only # sections 1 and 3 on memory:// alone
 
 One run starts a private redis-server and a private 3-master Redis Cluster on free
 loopback ports, loads the same board (members ``player:N``, random integer scores up to
@@ -716,6 +717,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="run only section 3 (memory board against the engine; starts no server)",
     )
+    parser.add_argument(
+        "--memory-only",
+        action="store_true",
+        help="run sections 1 and 3 on memory:// alone (starts no server)",
+    )
     return parser.parse_args(argv)
 
 
@@ -746,7 +752,7 @@ def engine_rows_for(settings: Settings, loaded: Any = None) -> list[EngineRow]:
         if size == settings.size and loaded is not None:
             board = loaded
         else:
-            board = open_side("memory", "memory://", False, []).board
+            board = open_side("memory", f"memory://bench-{size}", False, []).board
             load_board(board, make_pairs(size))
         rows.append(run_engine(board, size, settings))
     return rows
@@ -765,16 +771,50 @@ def main_engine_only(settings: Settings) -> int:
     return 0
 
 
+def main_memory_only(settings: Settings) -> int:
+    """Sections 1 and 3 on ``memory://`` alone: the figures a change to the memory path is
+    judged by (run before and after it, alternating, and compare medians)."""
+    side = open_side("memory", f"memory://bench-{settings.size}", False, [])
+    print(f"loading {settings.size:,} members into memory ...", file=sys.stderr, flush=True)
+    load_board(side.board, make_pairs(settings.size))
+    inputs = make_inputs(settings.size, settings.ops_fast)
+    prepare_inputs([side], inputs, settings.ops_slow)
+    inputs.cursors = (inputs.cursors * (settings.ops_fast // len(inputs.cursors) + 1))[
+        : settings.ops_fast
+    ]
+    print(f"n = {settings.size:,}: every operation", file=sys.stderr, flush=True)
+    table = run_main([side], inputs, settings)
+    print("memory board against the engine", file=sys.stderr, flush=True)
+    engine_rows = engine_rows_for(settings, side.board)
+    lines = ["| operation | memory |", "|---|---|"]
+    lines += [f"| {op} | {_cell(table.seconds[op]['memory'])} |" for op in OP_NAMES]
+    report = "\n".join(
+        [
+            f"### 1. Every operation on memory://, n = {settings.size:,}",
+            "",
+            "\n".join(lines),
+            "",
+            "### 3. memory://: Leaderboard.submit against the engine's own update + rank",
+            "",
+            render_engine(engine_rows),
+        ]
+    )
+    print(report, flush=True)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     settings = settings_from(args)
     if args.engine_only:
         return main_engine_only(settings)
+    if args.memory_only:
+        return main_memory_only(settings)
     pairs = make_pairs(settings.size)
     with BenchRedis() as server, BenchCluster() as cluster:
         redis_url = f"redis://127.0.0.1:{server.port}/0"
         sides = [
-            open_side("memory", "memory://", False, []),
+            open_side("memory", f"memory://bench-{settings.size}", False, []),
             open_side("redis", redis_url, True, [server.port]),
             open_side("cluster", cluster.url, True, cluster.ports),
         ]
