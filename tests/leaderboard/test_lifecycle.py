@@ -140,3 +140,12 @@ def test_config_errors() -> None:
             Leaderboard(backend, "bad", **options)
     with pytest.raises(ValueError):
         Leaderboard(backend, "bad{name}")
+
+
+def test_keep_buffer_without_keep_is_refused() -> None:
+    backend = MemoryBackend()
+    with pytest.raises(BoardConfigError, match="keep_buffer=2 needs keep"):
+        Leaderboard(backend, "buffered", keep_buffer=2)
+    assert Leaderboard(backend, "kept", keep=2, keep_buffer=2).config.trim_to == 4
+    assert Leaderboard(backend, "plain", keep_buffer=0).config.trim_to is None
+    assert backend.keyspace.execute("KEYS", "*") == []  # building a board writes nothing

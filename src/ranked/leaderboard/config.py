@@ -91,7 +91,8 @@ class BoardConfig:
 
     ``keep``/``keep_buffer``: when ``keep`` is set each window keeps only its best
     ``keep + keep_buffer`` members (seed 004: show the top ``keep``, keep a buffer below
-    so members near the cut can climb back without a history lookup).
+    so members near the cut can climb back without a history lookup). A ``keep_buffer``
+    without ``keep`` is refused: it would trim nothing.
     """
 
     name: str
@@ -123,6 +124,11 @@ class BoardConfig:
             isinstance(self.keep, bool) or not isinstance(self.keep, int) or self.keep < 1
         ):
             raise BoardConfigError(f"keep must be None or an int >= 1, not {self.keep!r}")
+        if self.keep is None and self.keep_buffer:
+            raise BoardConfigError(
+                f"keep_buffer={self.keep_buffer} needs keep: the buffer is kept below the "
+                "top keep members, and a board without keep trims nothing"
+            )
         if self.tie_break == "time":
             object.__setattr__(self, "tie_break", default_time_tiebreak(self.higher_is_better))
         elif isinstance(self.tie_break, TimeTiebreak):
