@@ -76,6 +76,7 @@ static size_t model_rank(size_t i, int style, int reverse) {
 /* check_board [steps]: 0 when every step agrees with the model, else 1. */
 int main(int argc, char **argv) {
     long steps = argc > 1 ? atol(argv[1]) : 100000;
+    long refused[2] = {0, 0}; /* not finite, not exact */
     zset z;
     char msg[256];
     if (zset_init(&z) < 0)
@@ -94,6 +95,8 @@ int main(int argc, char **argv) {
             value = DBL_MAX; /* incr/decr of an existing member may overflow */
         else if (pick == 2)
             value = 0.5;
+        else if (pick == 3)
+            value = 0x1p53; /* at 2^53 an incr of 1 would round: it must be refused */
         long at = model_find(m, len);
         double old = at >= 0 ? model[at].score : 0.0;
         size_t before = at >= 0 ? model_rank((size_t)at, style, reverse) : 0;
@@ -106,12 +109,20 @@ int main(int argc, char **argv) {
             want = value + 0.0;
         else
             want = (op == ZBOARD_INCR ? old + value : old - value) + 0.0;
+        /* The model's exactness test (not the writer's two-sum): s = a + b rounded is
+         * exact iff s - a == b and s - b == a, as the subtraction by the larger
+         * operand is itself exact (the Fast2Sum lemma). */
+        double delta = op == ZBOARD_INCR ? value : -value;
+        int inexact = at >= 0 && op >= ZBOARD_INCR && isfinite(want) && fabs(want) >= 0x1p53 &&
+                      !(want - old == delta && want - delta == old);
         zboard_result out;
         uint64_t mod = z.modcount;
         int rc = zboard_submit(&z, m, len, zdict_hash(m, len), value, op, style, reverse, &out);
-        if (!isfinite(want)) {
-            EXPECT(rc == ZBOARD_NOT_FINITE, "overflow not reported (rc %d)", rc);
+        if (!isfinite(want) || inexact) {
+            EXPECT(rc == (inexact ? ZBOARD_INEXACT : ZBOARD_NOT_FINITE),
+                   "refusal not reported (rc %d)", rc);
             EXPECT(z.modcount == mod, "a refused write changed the set");
+            refused[inexact]++;
             continue;
         }
         EXPECT(rc == ZBOARD_OK, "rc %d", rc);
@@ -154,6 +165,7 @@ int main(int argc, char **argv) {
         }
     }
     zset_destroy(&z);
-    printf("check_board: %ld steps OK\n", steps);
+    printf("check_board: %ld steps OK (%ld refused as not finite, %ld as not exact)\n", steps,
+           refused[0], refused[1]);
     return 0;
 }

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from ranked.backends.base import Backend, Target
+from ranked.backends.base import Backend, Operator, Target
 from ranked.core.ranks import RankStyle
-from ranked.errors import InvalidScoreError
+from ranked.errors import InvalidScoreError, OutOfRangeError
 
 from .conftest import STYLES, fill, request, submit, target
 
@@ -64,16 +64,16 @@ def test_a_bad_request_in_a_batch_undoes_the_whole_batch(backend: Backend) -> No
 
 
 def test_a_batch_overflow_found_late_undoes_the_whole_batch(backend: Backend) -> None:
-    board = fill(backend, {b"a": 1e308})
+    board = fill(backend, {b"a": 2.0**1023})
     with pytest.raises(InvalidScoreError):
         backend.submit_batch(
             [
                 request(b"b", 1, "set", targets=(board, target(window="d:1", ttl_ms=60_000))),
-                request(b"a", 7e307, "incr"),  # 1.7e308: still finite
-                request(b"a", 7e307, "incr"),  # 2.4e308: overflows
+                request(b"a", 2.0**1022, "incr"),  # 1.5 * 2**1023: finite (and exact)
+                request(b"a", 2.0**1022, "incr"),  # 2**1024: overflows
             ]
         )
-    assert backend.scores(board, [b"a", b"b"]) == [1e308, None]
+    assert backend.scores(board, [b"a", b"b"]) == [2.0**1023, None]
     assert backend.count(target(window="d:1")) == 0
 
 
@@ -114,7 +114,59 @@ def test_negative_keep_raises_and_changes_nothing(backend: Backend) -> None:
 
 
 def test_an_integer_too_large_for_a_float_raises(backend: Backend) -> None:
-    with pytest.raises(InvalidScoreError):
+    with pytest.raises(OutOfRangeError, match="beyond the float64 range"):
         submit(backend, b"a", 10**400, "set")
     assert backend.count(target()) == 0
     assert submit(backend, b"a", 2**53, "set").score == 2.0**53
+
+
+@pytest.mark.parametrize("value", [2**53 + 1, -(2**53 + 3), 3**40])
+def test_an_int_a_float_would_round_is_refused(backend: Backend, value: int) -> None:
+    board = fill(backend, {b"a": 1})
+    with pytest.raises(OutOfRangeError, match="not exact"):
+        submit(backend, b"b", value, "set")
+    with pytest.raises(OutOfRangeError, match="not exact"):
+        backend.submit_batch([request(b"c", 2, "set"), request(b"d", value, "set")])
+    assert backend.count(board) == 1
+    assert submit(backend, b"e", 2**60, "set").score == 2.0**60  # exact beyond 2**53: kept
+
+
+@pytest.mark.parametrize("extra", [(), (target(window="d:1", ttl_ms=60_000),)])
+def test_an_incr_result_must_be_exact_from_2_53_on(
+    backend: Backend, extra: tuple[Target, ...]
+) -> None:
+    board = fill(backend, {b"a": 2.0**53, b"n": -(2.0**53), b"f": 0.1})
+    targets = (board, *extra)
+    for member, value, operator in [
+        (b"a", 1, "incr"),  # 2**53 + 1 does not exist: it was stored as 2**53, changed=False
+        (b"a", 0.5, "incr"),
+        (b"a", -1, "decr"),
+        (b"n", 1, "decr"),
+        (b"f", 2.0**60, "incr"),  # 2**60 + 0.1 would drop the fraction
+    ]:
+        with pytest.raises(OutOfRangeError, match="not exact"):
+            backend.submit(request(member, value, operator, targets=targets))  # type: ignore[arg-type]
+    assert backend.scores(board, [b"a", b"n", b"f"]) == [2.0**53, -(2.0**53), 0.1]
+    for window in extra:
+        assert backend.count(window) == 0
+
+    # Exact sums stand, and below 2**53 the float64 sum is the IEEE one.
+    def incr(member: bytes, value: float, operator: Operator) -> float:
+        return backend.submit(request(member, value, operator, targets=targets))[0].score
+
+    assert incr(b"a", 2, "incr") == 2.0**53 + 2
+    assert incr(b"a", 3, "decr") == 2.0**53 - 1
+    assert incr(b"f", 0.2, "incr") == 0.1 + 0.2
+
+
+def test_an_inexact_incr_found_late_undoes_the_whole_batch(backend: Backend) -> None:
+    board = fill(backend, {b"a": 2.0**53 - 2})
+    with pytest.raises(OutOfRangeError):
+        backend.submit_batch(
+            [
+                request(b"b", 1, "set"),
+                request(b"a", 1, "incr"),  # 2**53 - 1: exact
+                request(b"a", 2, "incr"),  # 2**53 + 1: not a float64
+            ]
+        )
+    assert backend.scores(board, [b"a", b"b"]) == [2.0**53 - 2, None]

@@ -35,9 +35,18 @@ def test_non_finite_values_are_refused_before_sending(value: float) -> None:
 
 
 def test_an_int_past_float_range_is_refused() -> None:
-    with pytest.raises(InvalidScoreError, match="too large"):
+    with pytest.raises(OutOfRangeError, match="beyond the float64 range"):
         ops.submit(request(10**400))
     assert ops.submit(request(2**53)).args[2] == b"9007199254740992"
+
+
+@pytest.mark.parametrize("value", [2**53 + 1, -(2**53) - 1, 2**64 + 1])
+def test_an_int_a_float_would_round_is_refused_before_sending(value: int) -> None:
+    with pytest.raises(OutOfRangeError, match="not exact"):
+        ops.submit(request(value))
+    with pytest.raises(OutOfRangeError, match="not exact"):
+        ops.submit_batch([request(1.0), request(value)])
+    assert float(ops.submit(request(2**64)).args[2]) == 2**64  # exact: accepted
 
 
 def test_the_value_is_sent_as_its_canonical_text() -> None:

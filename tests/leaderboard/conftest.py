@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, cast
 
 import pytest
 import redis
 
 from ranked.backends.base import AsyncBackend, Backend
 from ranked.backends.memory import MemoryBackend
+from ranked.engine.zset import SortedSet
 from servers import flushed_store
 
 BACKENDS = ["memory", "redis", "cluster"]
@@ -43,6 +45,9 @@ class Env:
     """Remaining TTL of a key in ms, None without expiry, -2 if it does not exist."""
     all_keys: Callable[[], set[bytes]]
     """Every key that exists (all nodes)."""
+    snapshot: Callable[[], dict[bytes, tuple[Any, ...]]]
+    """Every key with its whole content and absolute deadline: equal snapshots taken
+    before and after a call prove it changed nothing (a refused call must not)."""
 
     def open_async(self) -> AsyncBackend:
         """An async backend on the same data (memory: over the same engine)."""
@@ -78,8 +83,39 @@ def _redis_keys(clients: list[redis.Redis]) -> Callable[[], set[bytes]]:
     return keys
 
 
+def _redis_snapshot(clients: list[redis.Redis]) -> Callable[[], dict[bytes, tuple[Any, ...]]]:
+    def snapshot() -> dict[bytes, tuple[Any, ...]]:
+        found: dict[bytes, tuple[Any, ...]] = {}
+        for client in clients:
+            for key in client.keys("*"):
+                key = key if isinstance(key, bytes) else key.encode()
+                # DUMP: the value as Redis serialises it; PEXPIRETIME: the absolute deadline.
+                found[key] = (client.dump(key), cast(Any, client).pexpiretime(key))
+        return found
+
+    return snapshot
+
+
+def _memory_content(value: object) -> object:
+    if isinstance(value, SortedSet):
+        return ("zset", tuple(value.range_by_index(0, -1)))
+    if isinstance(value, set):
+        return ("set", frozenset(value))
+    if isinstance(value, dict):
+        return ("hash", tuple(sorted(value.items())))
+    return ("string", value)
+
+
 def _memory_env(backend: MemoryBackend) -> Env:
     keyspace = backend.keyspace
+
+    def snapshot() -> dict[bytes, tuple[Any, ...]]:
+        with backend.lock:
+            return {
+                key: (_memory_content(keyspace.get(key)), keyspace.deadline(key))
+                for key in keyspace.execute("KEYS", "*")  # type: ignore[union-attr]
+                if isinstance(key, bytes)
+            }
 
     def pttl(key: bytes) -> int | None:
         with backend.lock:
@@ -92,7 +128,7 @@ def _memory_env(backend: MemoryBackend) -> Env:
         with backend.lock:
             return set(keyspace.execute("KEYS", "*"))  # type: ignore[arg-type]
 
-    return Env("memory", backend.url, backend, pttl, keys)
+    return Env("memory", backend.url, backend, pttl, keys, snapshot)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -105,7 +141,14 @@ def env(request: pytest.FixtureRequest) -> Iterator[Env]:
         environment = _memory_env(backend)
     else:
         url, clients = flushed_store(kind, request)
-        environment = Env(kind, url, open_sync(url), _redis_pttl(clients), _redis_keys(clients))
+        environment = Env(
+            kind,
+            url,
+            open_sync(url),
+            _redis_pttl(clients),
+            _redis_keys(clients),
+            _redis_snapshot(clients),
+        )
     try:
         yield environment
     finally:
@@ -126,3 +169,13 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+def assert_refused(
+    env: Env, error: type[Exception], call: Callable[[], object], match: str | None = None
+) -> None:
+    """``call()`` raises ``error`` and leaves every key of the store exactly as it was."""
+    before = env.snapshot()
+    with pytest.raises(error, match=match):
+        call()
+    assert env.snapshot() == before

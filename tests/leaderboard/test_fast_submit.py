@@ -18,6 +18,7 @@ import pytest
 
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
 from ranked.engine.zset import IMPLEMENTATION
+from ranked.errors import OutOfRangeError
 from ranked.leaderboard import AsyncLeaderboard, Leaderboard
 
 C_ENGINE = IMPLEMENTATION == "c"
@@ -32,6 +33,8 @@ def _score(rng: random.Random) -> Any:
         return rng.choice([math.nan, math.inf, -math.inf, "7", True, None, 10**400])
     if pick == 1:
         return rng.choice([-0.0, 0.0, 0, 1e308, -1e308])
+    if pick == 2:  # around 2**53, where ints and incr results must stay exact
+        return rng.choice([2**53, 2**53 + 1, -(2**53), 2**53 - 1, 2.0**53, 2**60, 2**60 + 1])
     if pick < 8:
         return rng.randrange(-5, 6)  # ints, many ties
     return rng.randrange(-40, 41) / 4
@@ -294,3 +297,26 @@ def test_async_board_on_other_backends_or_configs_has_no_writer() -> None:
             assert board._fast is None and board._fast_backend is None
 
     asyncio.run(main())
+
+
+def test_the_writer_hands_inexact_scores_to_the_general_path() -> None:
+    fast, slow = _pair(operator="incr")
+    for board in (fast, slow):
+        board.submit("seed", 1.0)
+        board.submit("seed", 1.0)  # the writer is in use from here (C engine)
+        board.submit("a", 2**53 - 1)
+    assert (fast._fast is not None) == C_ENGINE
+    refused: list[tuple[float, Any]] = [
+        (2, None),
+        (2**53 + 1, "set"),
+        (0.5, "incr"),
+        (-(2**54), "decr"),
+    ]
+    for score, operator in refused:
+        for board in (fast, slow):
+            before = _stored(board)
+            with pytest.raises(OutOfRangeError):
+                board.submit("a", score, operator=operator)
+            assert _stored(board) == before
+    assert fast.submit("a", 1) == slow.submit("a", 1)  # 2**53: exact
+    assert fast.score("a") == 2.0**53

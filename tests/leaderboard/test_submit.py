@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from ranked.errors import InvalidScoreError
+from ranked.errors import InvalidScoreError, OutOfRangeError
 from ranked.leaderboard import Leaderboard, submit_to_boards_nonatomic
 
-from .conftest import Env
+from .conftest import Env, assert_refused
 
 
 def test_first_submission_reports_new_member(env: Env) -> None:
@@ -124,3 +124,31 @@ def test_every_window_of_one_submission_uses_one_instant(env: Env) -> None:
     assert result.window == board.window_id("daily")
     for window_id in result.windows:
         assert board.score("alice", window=window_id) == 10.0
+
+
+@pytest.mark.parametrize("value", [2**53 + 1, -(2**53) - 1, 10**17 + 1, 10**400])
+def test_an_int_a_float64_would_round_is_refused(env: Env, value: int) -> None:
+    board = Leaderboard(env.backend, "exact", windows=("daily", "all"))
+    board.submit("alice", 10)
+    assert_refused(env, OutOfRangeError, lambda: board.submit("x", value))
+    assert_refused(env, OutOfRangeError, lambda: board.submit("alice", value, operator="incr"))
+    assert_refused(env, OutOfRangeError, lambda: board.submit_many([("y", 1), ("z", value)]))
+    assert board.submit("big", 2**60).score == 2.0**60  # exact beyond 2**53: taken
+    assert board.submit("top", 2**53).score == 2.0**53
+
+
+def test_an_incr_board_at_2_53_refuses_what_it_would_lose(env: Env) -> None:
+    board = Leaderboard(env.backend, "counter", operator="incr", windows=("daily", "all"))
+    board.submit("a", 2**53)
+    board.submit("b", 2**53 - 1)
+    # Before: the +1 was lost, reported as changed=False.
+    assert_refused(env, OutOfRangeError, lambda: board.submit("a", 1), match="not exact")
+    assert_refused(env, OutOfRangeError, lambda: board.submit("a", 0.5))
+    assert_refused(env, OutOfRangeError, lambda: board.submit("b", 2))
+    assert_refused(env, OutOfRangeError, lambda: board.submit_many([("c", 1), ("b", 1), ("b", 1)]))
+    assert board.score("a") == 2.0**53 and board.score("c") is None
+    assert board.submit("b", 1).score == 2.0**53  # exact: counted
+    assert board.submit("a", 2).score == 2.0**53 + 2
+    assert board.submit("a", 4, operator="decr").score == 2.0**53 - 2
+    assert board.submit("f", 0.1).score == 0.1  # floats below 2**53 stay IEEE sums
+    assert board.submit("f", 0.2).score == 0.1 + 0.2

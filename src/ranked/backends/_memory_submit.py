@@ -10,7 +10,6 @@ recorded and undone in reverse when a later submission of the batch fails.
 from __future__ import annotations
 
 import math
-import sys
 import threading
 from collections.abc import Callable
 from math import isfinite
@@ -20,7 +19,15 @@ from ..engine.keyspace import Keyspace
 from ..engine.zset import IMPLEMENTATION, SortedSet
 from ..errors import InvalidScoreError, ResponseError
 from ._composite import check_layout, integer_score, pack, stored_score
-from .base import Composite, SubmitOutcome, SubmitRequest, Target
+from .base import (
+    EXACT_LIMIT,
+    Composite,
+    SubmitOutcome,
+    SubmitRequest,
+    Target,
+    exact_score,
+    incremented,
+)
 
 __all__ = [
     "STYLES",
@@ -43,7 +50,6 @@ WRONGTYPE: Final = "WRONGTYPE Operation against a key holding the wrong kind of 
 
 EngineStyle = Literal["unique", "competition", "dense"]
 STYLES: Final = frozenset(("unique", "competition", "dense"))
-_FLOAT_MAX: Final = sys.float_info.max
 _OPERATORS: Final = frozenset(("best", "set", "incr", "decr"))
 
 
@@ -106,8 +112,8 @@ def _check_request(request: SubmitRequest) -> None:
         raise InvalidScoreError(f"a score must be a number, not {type(value).__name__}")
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidScoreError(f"a score must be a finite number, not {value!r}")
-    if isinstance(value, int) and request.composite is None and abs(value) > _FLOAT_MAX:
-        raise InvalidScoreError(f"a score must fit a float64, not {value}")
+    if isinstance(value, int) and request.composite is None:
+        exact_score(value)  # OutOfRangeError for an int a float64 would round
     if request.operator not in _OPERATORS:
         raise ValueError(f"unknown operator {request.operator!r}")
     if request.style not in STYLES:
@@ -130,10 +136,7 @@ def _plain_score(request: SubmitRequest, old: float | None) -> float:
         return value + 0.0 if better else old
     if operator == "set":
         return value + 0.0
-    new = old + value if operator == "incr" else old - value
-    if not math.isfinite(new):
-        raise InvalidScoreError(f"{operator} {value!r} on {old!r} gives {new!r}, not finite")
-    return new + 0.0
+    return incremented(old, value if operator == "incr" else -value)
 
 
 def _composite_score(
@@ -187,8 +190,9 @@ def submit_single(keyspace: Keyspace, request: SubmitRequest) -> tuple[SubmitOut
     if value.__class__ is float:
         if not isfinite(value):
             raise InvalidScoreError(f"a score must be a finite number, not {value!r}")
-    elif value.__class__ is not int or not -_FLOAT_MAX <= value <= _FLOAT_MAX:
-        return apply_submit(keyspace, request, None)  # the general path raises the error
+    elif value.__class__ is not int or not -EXACT_LIMIT < value < EXACT_LIMIT:
+        # The general path raises the error, or takes an exact int beyond 2**53 as it is.
+        return apply_submit(keyspace, request, None)
     style: EngineStyle = request.style  # type: ignore[assignment]  # no cast() call: hot path
     operator = request.operator
     keep = request.keep

@@ -16,7 +16,10 @@ replies with a ``RANKED_...`` prefix, which :func:`translate_error` maps to the 
 Contract points resolved here (base.py leaves them open):
 
 - A result of ``incr``/``decr`` that is not finite (overflow to infinity) raises
-  ``InvalidScoreError`` and changes nothing, like a non-finite submitted value.
+  ``InvalidScoreError`` and changes nothing, like a non-finite submitted value; one of
+  magnitude 2**53 or more that is not the exact sum raises ``OutOfRangeError`` (the
+  script's two-sum test, as :func:`~ranked.backends.base.incremented`). An ``int`` value
+  a float64 would round raises ``OutOfRangeError`` before anything is sent.
 - Negative positions, counts, offsets and limits raise ``ValueError`` (as the memory
   backend); ``stop < start``, ``count == 0`` or ``limit == 0`` read nothing (no round
   trip). A TTL that is not positive raises ``ValueError``; so does an unknown rank style.
@@ -34,7 +37,16 @@ from ..core.ranks import RankStyle
 from ..errors import InvalidScoreError, OutOfRangeError, ResponseError
 from ._composite import check_layout, integer_score, score_bounds, time_field
 from ._scripts import Arg, Script
-from .base import Composite, LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
+from .base import (
+    Composite,
+    LexOperator,
+    LexOutcome,
+    Row,
+    SubmitOutcome,
+    SubmitRequest,
+    Target,
+    exact_score,
+)
 from .procedure import Procedure
 
 __all__ = [
@@ -217,10 +229,9 @@ def _range_bound(value: float) -> Arg:
 
 
 def _finite(value: float, what: str) -> float:
-    try:
-        number = float(value)  # ints too (an int past float range overflows here)
-    except OverflowError:
-        raise InvalidScoreError(f"{what} {value!r} is too large for a float64") from None
+    if isinstance(value, int):
+        return exact_score(value) + 0.0  # OutOfRangeError for an int a float64 would round
+    number = float(value)
     if not math.isfinite(number):
         raise InvalidScoreError(f"{what} {value!r} is not a finite number")
     return number + 0.0  # -0.0 + 0.0 == +0.0: never store -0

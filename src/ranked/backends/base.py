@@ -38,22 +38,35 @@ Conventions shared by every operation:
   changed, in the same atomic step; members that leave a target (``remove``, or trimmed
   by ``keep``) lose their field (HDEL) in the same step. The ties hash gets the target's
   TTL like the companions.
+- Exact scores (:func:`exact_score`, :func:`incremented`): an ``int`` value is stored only
+  when a float64 holds it exactly (every int up to 2**53 in magnitude; beyond, only some);
+  otherwise ``OutOfRangeError``. A float is taken as the float it is. An ``incr``/``decr``
+  result of magnitude 2**53 or more must be the exact sum of the stored score and the
+  value, else ``OutOfRangeError``: from there on neighbouring floats are 1 or more apart,
+  so a rounded sum would drop whole units (at 2**53, ``+ 1`` would change nothing).
+  Below 2**53 the float64 sum stands as IEEE arithmetic rounds it (only fractions round,
+  as in ``0.1 + 0.2``; whole numbers there are always exact).
 - Errors: a value that is not a finite number raises ``InvalidScoreError``; a composite score
-  outside its budget raises ``ranked.errors.OutOfRangeError``; a server that cannot be
-  reached raises :class:`BackendUnavailableError`. On error nothing changes.
+  outside its budget, or a score that is not exact as above, raises
+  ``ranked.errors.OutOfRangeError``; a server that cannot be reached raises
+  :class:`BackendUnavailableError`. On error nothing changes.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeVar
+from typing import Final, Literal, Protocol, TypeVar
 
 from ..core.ranks import RankStyle
+from ..errors import InvalidScoreError, OutOfRangeError
 from ._scripts import Arg
 from .procedure import AsyncBound, Bound, Operation, Procedure
 
 __all__ = [
+    "EXACT_LIMIT",
+    "MAX_POSITION",
     "AsyncBackend",
     "Backend",
     "Composite",
@@ -64,6 +77,8 @@ __all__ = [
     "SubmitOutcome",
     "SubmitRequest",
     "Target",
+    "exact_score",
+    "incremented",
 ]
 
 Operator = Literal["best", "set", "incr", "decr"]
@@ -73,6 +88,54 @@ T = TypeVar("T")
 
 Row = tuple[bytes, float, int]
 """(member, score, rank) as read from a board, rank in the requested style."""
+
+EXACT_LIMIT: Final = 2**53
+"""From this magnitude on, float64 values are 2 or more apart: not every integer exists."""
+
+MAX_POSITION: Final = 2**53 - 1
+"""The largest 0-based board position an operation reads: positions travel through Lua
+numbers (exact up to 2**53) and no board holds that many members, so a read starting
+beyond it is empty on every backend, with no round trip."""
+
+
+def exact_score(value: int) -> float:
+    """An ``int`` score as the float64 that holds it exactly, else ``OutOfRangeError``
+    (2**53 + 1 would be stored as 2**53; 10**400 fits no float64 at all). O(1)."""
+    try:
+        stored = float(value)
+    except OverflowError:
+        digits = len(str(abs(value)))
+        raise OutOfRangeError(
+            f"an integer score of {digits} digits is beyond the float64 range"
+        ) from None
+    if stored != value:  # int == float compares exactly in Python
+        raise OutOfRangeError(
+            f"score {value} is not exact in a float64 (it would be stored as {int(stored)}); "
+            f"integer scores are exact up to 2**53 = {EXACT_LIMIT}"
+        )
+    return stored
+
+
+def incremented(stored: float, delta: float) -> float:
+    """``stored + delta`` as an ``incr`` (``decr``: a negated ``delta``) leaves it: finite
+    (else ``InvalidScoreError``) and, from magnitude 2**53 on, exact (else
+    ``OutOfRangeError``); ``-0.0`` comes back as ``0.0``. The exactness test is Knuth's
+    two-sum: the rounding error of ``a + b`` in float64 arithmetic is exactly
+    ``(a - (s - b')) + (b - b')`` with ``s = a + b`` and ``b' = s - a``, and zero only
+    when ``s`` is the exact sum. The Lua ``submit`` script and the C board writer apply
+    the same test. O(1)."""
+    total = stored + delta
+    if not math.isfinite(total):
+        raise InvalidScoreError(f"{stored!r} + {delta!r} gives {total!r}, not a finite number")
+    if -EXACT_LIMIT < total < EXACT_LIMIT:
+        return total + 0.0
+    back = total - stored
+    if (stored - (total - back)) + (delta - back) != 0:
+        raise OutOfRangeError(
+            f"{stored!r} + {delta!r} is not exact in a float64 (it would give {total!r}); "
+            f"increments must stay exact from 2**53 = {EXACT_LIMIT} on"
+        )
+    return total + 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from ..backends.base import (
     Operator,
     Row,
     Target,
+    exact_score,
 )
 from ..core._time import UNIX_EPOCH, Instant, micros, to_utc
 from ..core.cursors import Direction
@@ -400,13 +401,11 @@ class PlanCore:
             raise InvalidScoreError(f"a score is an int or float, not {type(value).__name__}")
         layout = self.layout
         if layout is None:
-            try:
-                stored = float(value)
-            except OverflowError:
-                raise InvalidScoreError(f"score {value} does not fit a float64") from None
-            if not math.isfinite(stored):
+            if isinstance(value, int):
+                return exact_score(value)  # an int a float64 would round is refused
+            if not math.isfinite(value):
                 raise InvalidScoreError(f"score {value!r} is not a finite number")
-            return stored
+            return float(value)
         if not isinstance(value, int):
             raise OutOfRangeError(f"a time tie-break board takes int scores, not {value!r}")
         if operator in ("set", "best") and not layout.score_min <= value <= layout.score_max:

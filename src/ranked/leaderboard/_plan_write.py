@@ -11,6 +11,7 @@ from ..backends.base import (
     SubmitOutcome,
     SubmitRequest,
     Target,
+    incremented,
 )
 from ..core._time import Instant
 from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
@@ -331,9 +332,9 @@ class WritePlan(PlanCore):
             value = request.value
             operator: Operator
             if request.operator == "incr":
-                operator, value = "incr", start + value
+                operator, value = "incr", incremented(start, value)
             elif request.operator == "decr":
-                operator, value = "incr", start - value
+                operator, value = "incr", incremented(start, -value)
             else:  # best
                 better = value > start if self.high_first else value < start
                 operator, value = "best", value if better else start

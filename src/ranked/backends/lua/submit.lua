@@ -25,14 +25,35 @@ local function invalid(what, score)
   return 'RANKED_INVALID_SCORE ' .. what .. ' gives ' .. fmt(score) .. ', not a finite number'
 end
 
+local EXACT = 9007199254740992 -- 2^53: from here on, floats are 1 or more apart
+
+-- An incr/decr result (`base` + `delta` = `new`) of magnitude 2^53 or more must be the
+-- exact sum (ranked/backends/base.py `incremented`): Knuth's two-sum gives the rounding
+-- error of the float64 addition, zero only for an exact sum.
+local function inexact(base, delta, new)
+  if new > -EXACT and new < EXACT then
+    return false
+  end
+  local back = new - base
+  return (base - (new - back)) + (delta - back) ~= 0
+end
+
 -- The new stored score, or nil and an error text. `packing` is nil for plain scores.
 local function next_score(operator, old, value, high, packing)
   if packing == nil then
     local new = value
-    if operator == 'incr' then
-      new = (old or 0) + value
-    elseif operator == 'decr' then
-      new = (old or 0) - value
+    if operator == 'incr' or operator == 'decr' then
+      local base, delta = old or 0, value
+      if operator == 'decr' then
+        delta = -value
+      end
+      new = base + delta
+      if new == new and new ~= math.huge and new ~= -math.huge
+        and inexact(base, delta, new) then
+        return nil, 'RANKED_OUT_OF_RANGE ' .. fmt(base) .. ' + ' .. fmt(delta) ..
+          ' is not exact in a float64 (it would give ' .. fmt(new) ..
+          '); increments must stay exact from 2**53 = 9007199254740992 on'
+      end
     elseif operator == 'best' and old ~= nil then
       if (high and old >= value) or (not high and old <= value) then
         new = old

@@ -6,7 +6,8 @@
  * the whole submission and returns the Submission, built here exactly as
  * ranked.leaderboard._plan_write.WritePlan.finish_single builds it, or
  * returns None, having changed nothing, when anything is unusual (another
- * member or score type, an unknown operator, a non-finite result, the key
+ * member or score type, an int of magnitude 2^53 or more, an unknown
+ * operator, a non-finite or inexact incr/decr result, the key
  * missing, emptied, expiring or of another type, the backend's lock held):
  * the caller then runs the general path, which raises the usual errors or
  * does the usual work.
@@ -326,6 +327,10 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
             PyErr_Clear();
             Py_RETURN_NONE;
         }
+        /* Every int below 2^53 in magnitude is exact; the general path checks the
+         * others (it refuses those a float64 would round). */
+        if (!(value > -0x1p53 && value < 0x1p53))
+            Py_RETURN_NONE;
     } else {
         Py_RETURN_NONE;
     }
@@ -375,8 +380,8 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
     int rc = zboard_submit(&s->z, m, (size_t)len, h, value, op, w->style, w->reverse, &r);
     if (rc == ZBOARD_NOMEM)
         return PyErr_NoMemory();
-    if (rc != ZBOARD_OK)
-        Py_RETURN_NONE; /* not finite: the general path raises InvalidScoreError */
+    if (rc != ZBOARD_OK) /* not finite or not exact: the general path raises */
+        Py_RETURN_NONE;  /* InvalidScoreError or OutOfRangeError */
     return bw_submission(w, member, &r);
 }
 

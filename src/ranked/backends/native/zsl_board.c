@@ -44,6 +44,17 @@ static int zboard_stays(const zsl_node *x, double score) {
            (!q || (q->score > score && q->score != x->score));
 }
 
+/* Whether sum, the float64 result of a + b (all finite), is the exact sum
+ * where it has to be: always below 2^53 in magnitude, else when Knuth's
+ * two-sum finds no rounding error (six IEEE additions; the same test as
+ * ranked.backends.base.incremented and the Lua submit script). */
+static int zboard_exact_sum(double a, double b, double sum) {
+    if (sum > -0x1p53 && sum < 0x1p53)
+        return 1;
+    double back = sum - a;
+    return (a - (sum - back)) + (b - back) == 0.0;
+}
+
 int zboard_submit(zset *z, const char *m, size_t len, uint32_t h, double value, int op,
                   int style, int reverse, zboard_result *out) {
     zsl_node *x = zset_lookup(z, m, len, h);
@@ -70,14 +81,19 @@ int zboard_submit(zset *z, const char *m, size_t len, uint32_t h, double value, 
         fresh = value + 0.0;
         break;
     case ZBOARD_INCR:
-        fresh = old + value + 0.0;
+        fresh = old + value;
         break;
     default:
-        fresh = old - value + 0.0;
+        fresh = old - value;
         break;
     }
     if (!isfinite(fresh))
         return ZBOARD_NOT_FINITE;
+    if (op >= ZBOARD_INCR) {
+        if (!zboard_exact_sum(old, op == ZBOARD_INCR ? value : -value, fresh))
+            return ZBOARD_INEXACT;
+        fresh += 0.0;
+    }
     out->existed = 1;
     out->previous = old;
     out->score = fresh;

@@ -22,6 +22,7 @@ enum { ZBOARD_UNIQUE = 0, ZBOARD_COMPETITION = 1, ZBOARD_DENSE = 2 };
 #define ZBOARD_OK 0
 #define ZBOARD_NOMEM (-1)      /* out of memory: the zset is unchanged */
 #define ZBOARD_NOT_FINITE (-2) /* incr/decr would leave a non-finite score: unchanged */
+#define ZBOARD_INEXACT (-3)    /* incr/decr result of magnitude >= 2^53 not exact: unchanged */
 
 typedef struct zboard_result {
     double score;         /* the stored score after the write */
@@ -40,12 +41,14 @@ size_t zboard_rank(const zset *z, const zsl_node *x, int style, int reverse);
  * (h = zdict_hash(m, len)) under operator `op` (ZBOARD_*): a new member gets
  * value (decr: -value); an existing one gets best-of (higher wins when
  * `reverse`, else lower), value (set), old + value (incr) or old - value
- * (decr). Every new score is stored as `score + 0.0`, so no -0.0 is ever
- * written. *out gets both scores and both ranks; an unchanged score keeps
- * its rank without a second descent, and a score that moves the member reads
- * both ranks off the move's two descents (zset_move), except a competition
- * rank inside a tie run, which takes one more. Returns ZBOARD_OK, or ZBOARD_NOMEM /
- * ZBOARD_NOT_FINITE with z untouched. O(log n). */
+ * (decr). An incr/decr result of magnitude 2^53 or more must be the exact
+ * sum (zboard_exact_sum; ranked.backends.base.incremented). Every new score
+ * is stored as `score + 0.0`, so no -0.0 is ever written. *out gets both
+ * scores and both ranks; an unchanged score keeps its rank without a second
+ * descent, and a score that moves the member reads both ranks off the move's
+ * two descents (zset_move), except a competition rank inside a tie run,
+ * which takes one more. Returns ZBOARD_OK, or ZBOARD_NOMEM /
+ * ZBOARD_NOT_FINITE / ZBOARD_INEXACT with z untouched. O(log n). */
 int zboard_submit(zset *z, const char *m, size_t len, uint32_t h, double value, int op,
                   int style, int reverse, zboard_result *out);
 
