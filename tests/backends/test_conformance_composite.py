@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ranked.backends.base import Backend, Composite
+from ranked.backends.base import Backend, Composite, Operator
 from ranked.core.ranks import RankStyle
 from ranked.core.scores import seed004_layout
 from ranked.errors import OutOfRangeError
@@ -104,6 +104,26 @@ def test_incr_and_decr_unpack_add_and_restamp(backend: Backend) -> None:
     assert (zero.score, zero.changed) == (third.score, False)
     fresh = submit(backend, b"b", 4, "decr", composite=SIGNED, now_ms=SECOND)
     assert fresh.score == float(-4 * 2**10 + (2**10 - 1 - 1))
+
+
+@pytest.mark.parametrize("operator", ["incr", "decr"])
+def test_adding_zero_later_keeps_the_time(backend: Backend, operator: Operator) -> None:
+    daily = target(window="d:1", ttl_ms=60_000)
+    both = (target(), daily)
+    backend.submit(request(b"a", 7, "set", composite=SEED004, now_ms=100 * SECOND, targets=both))
+    backend.submit(request(b"b", 7, "set", composite=SEED004, now_ms=200 * SECOND, targets=both))
+    later = backend.submit(
+        request(b"a", 0, operator, composite=SEED004, now_ms=900 * SECOND, targets=both)
+    )
+    kept = float(seed004(7, 100))
+    for outcome in later:  # before: re-stamped at 900 s, behind b who reached 7 at 200 s
+        assert (outcome.score, outcome.previous_score, outcome.changed) == (kept, kept, False)
+        assert outcome.rank == outcome.previous_rank == 1
+    for board in both:
+        assert backend.scores(board, [b"a"]) == [kept]
+        assert [row[0] for row in backend.page(board, 0, 9, True, RankStyle.UNIQUE)] == [b"a", b"b"]
+    new = submit(backend, b"c", 0, operator, composite=SEED004, now_ms=300 * SECOND)
+    assert (new.score, new.changed) == (float(seed004(0, 300)), True)  # a first incr stamps
 
 
 SIGNED = Composite(score_bits=20, time_bits=10, epoch_ms=0, unit_ms=SECOND, signed=True)

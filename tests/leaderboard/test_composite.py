@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ranked.backends.base import Target
+from ranked.backends.base import Operator, Target
 from ranked.core.keys import BoardKeys
 from ranked.core.scores import TimeTiebreak, seed003_layout, seed004_layout
 from ranked.errors import OutOfRangeError
@@ -139,3 +139,16 @@ def test_layout_direction_must_match_the_board(env: Env) -> None:
         Leaderboard(env.backend, "x", tie_break=sub_ms)
     with pytest.raises(BoardConfigError):
         Leaderboard(env.backend, "x").score_at("a")
+
+
+@pytest.mark.parametrize("operator", ["incr", "decr"])
+def test_adding_zero_keeps_the_achieved_at_time(env: Env, operator: Operator) -> None:
+    board = Leaderboard(env.backend, "race", tie_break="time", operator="incr")
+    start = datetime(2026, 5, 1, 12, tzinfo=UTC)
+    board.submit("early", 50, at=start)
+    board.submit("late", 50, at=start + timedelta(minutes=5))
+    again = board.submit("early", 0, operator=operator, at=start + timedelta(minutes=9))
+    assert (again.score, again.changed, again.rank, again.previous_rank) == (50, False, 1, 1)
+    assert [e.member for e in board.top(2)] == ["early", "late"]  # before: demoted to 2nd
+    found = board.score_at("early")
+    assert found is not None and found.at == start

@@ -144,6 +144,8 @@ def _composite_score(
 ) -> float:
     operator = request.operator
     if operator in ("incr", "decr"):
+        if score == 0 and old is not None:
+            return old  # adding nothing changes nothing: no new achieved-at time
         base = 0 if old is None else stored_score(layout, old)
         return pack(layout, base + score if operator == "incr" else base - score, request.now_ms)
     packed = pack(layout, score, request.now_ms)

@@ -163,7 +163,10 @@ class Composite:
     else ``2**time_bits - 1 - offset``; ``packed = score * 2**time_bits + field``. A score
     outside ``[-2**score_bits if signed else 0, 2**score_bits - 1]`` or an offset outside
     ``[0, 2**time_bits)`` raises ``OutOfRangeError``. ``incr``/``decr`` unpack the stored
-    score (``packed // 2**time_bits``), add, and re-stamp with ``now_ms``.
+    score (``packed // 2**time_bits``), add, and re-stamp with ``now_ms``; an ``incr`` or
+    ``decr`` of 0 leaves a stored value as it is (no new time: the member keeps its place
+    among equal scores, ``changed`` is False). A member without a value gets score 0 at
+    ``now_ms``, as any first ``incr``.
     """
 
     score_bits: int

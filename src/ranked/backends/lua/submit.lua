@@ -67,6 +67,9 @@ local function next_score(operator, old, value, high, packing)
     end
     return new
   end
+  if (operator == 'incr' or operator == 'decr') and value == 0 and old ~= nil then
+    return old -- adding nothing changes nothing: no new achieved-at time
+  end
   local score = value
   if operator == 'incr' or operator == 'decr' then
     local base = 0
