@@ -12,6 +12,7 @@ import math
 import random
 import threading
 import time
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -77,7 +78,8 @@ def test_fast_and_general_paths_agree(
         assert got == want, (step, member, score, op)
         if not isinstance(got, tuple) or not isinstance(got[0], type):
             assert type(got) is type(want) and type(got.primary) is type(want.primary)
-            assert type(got.windows) is dict and got.windows == {"all": got.primary}
+            assert type(got.windows) is MappingProxyType
+            assert got.windows == {"all": got.primary}
             assert [type(x) for x in got.primary] == [type(x) for x in want.primary]
         assert _stored(fast) == _stored(slow), step
     assert (fast._fast is not None) == C_ENGINE
@@ -320,3 +322,22 @@ def test_the_writer_hands_inexact_scores_to_the_general_path() -> None:
             assert _stored(board) == before
     assert fast.submit("a", 1) == slow.submit("a", 1)  # 2**53: exact
     assert fast.score("a") == 2.0**53
+
+
+def test_a_dropped_result_cannot_leak_into_the_next() -> None:
+    fast, slow = _pair()
+    for board in (fast, slow):
+        board.submit("seed", 1.0)
+        first = board.submit("a", 1.0)
+        with pytest.raises(TypeError):  # before: a plain dict, shared with the next result
+            first.windows["stale"] = first.primary  # type: ignore[index]
+        with pytest.raises(AttributeError):
+            first.primary.score = 0.0  # type: ignore[misc]
+        del first
+        second = board.submit("b", 2.0)
+        assert dict(second.windows) == {"all": second.primary}
+        kept = board.submit("c", 3.0)
+        later = board.submit("d", 4.0)  # kept is still held: a new result
+        assert kept.windows is not later.windows and kept.member == "c"
+        assert dict(kept.windows) == {"all": kept.primary} and kept.primary.score == 3.0
+    assert (fast._fast is not None) == C_ENGINE

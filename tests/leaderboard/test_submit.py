@@ -152,3 +152,21 @@ def test_an_incr_board_at_2_53_refuses_what_it_would_lose(env: Env) -> None:
     assert board.submit("a", 4, operator="decr").score == 2.0**53 - 2
     assert board.submit("f", 0.1).score == 0.1  # floats below 2**53 stay IEEE sums
     assert board.submit("f", 0.2).score == 0.1 + 0.2
+
+
+def test_results_are_immutable(env: Env) -> None:
+    board = Leaderboard(env.backend, "frozen", windows=("all", "daily"))
+    board.set_member_data("alice", "Alice", {"tags": ["a"]})
+    result = board.submit("alice", 1)
+    with pytest.raises(TypeError):
+        result.windows["all"] = result.primary  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        result.primary.rank = 7  # type: ignore[misc]
+    many = board.submit_many([("bob", 2), ("carol", 3)])
+    with pytest.raises(TypeError):
+        del many[0].windows["all"]  # type: ignore[attr-defined]
+    data = board.member_data(["alice"])["alice"]
+    with pytest.raises(TypeError):
+        data.metadata["tags"] = []  # type: ignore[index]
+    assert dict(data.metadata) == {"tags": ["a"]}
+    assert set(board.submit("alice", 5).windows) == {"all", board.window_id("daily")}

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from types import MappingProxyType
 from typing import Final
 
 from ..backends.base import LexOutcome, Operator, Row, Target
@@ -210,7 +211,7 @@ class LexWritePlan(WritePlan, LexReadPlan):
                 )
                 found[window_id] = self._lex_result(window_id, outcome)
         return [
-            Submission(member, found[primary], found)
+            Submission(member, found[primary], MappingProxyType(found))
             for (member, _), found in zip(pairs, results, strict=True)
         ]
 

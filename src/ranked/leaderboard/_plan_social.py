@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from ..core.models import Entry, Member
@@ -136,7 +137,7 @@ class SocialPlan(TiesPlan):
         for member, blob in zip(members, blobs, strict=True):
             if blob is not None:
                 record = json.loads(blob)
-                found[member] = MemberData(member, record["name"], record["meta"])
+                found[member] = MemberData(member, record["name"], MappingProxyType(record["meta"]))
         return found
 
     def set_metadata(self, metadata: Mapping[str, Any]) -> Steps[None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from math import isfinite
+from types import MappingProxyType
 
 from ..backends.base import (
     Operator,
@@ -31,6 +32,10 @@ from .config import _OPERATORS
 from .results import Submission, WindowResult
 
 __all__ = ["Prepared", "WritePlan", "check_tie"]
+
+_frozen = MappingProxyType
+"""A submission's windows: a read-only view of a dict no one else holds (results are
+immutable; a caller's change cannot reach another result)."""
 
 
 def check_tie(value: int) -> int:
@@ -211,12 +216,12 @@ class WritePlan(PlanCore):
                     outcome.changed,
                 ),
             )  # :meth:`_result` inlined: plain scores need no decoding
-            return _new(Submission, (member, result, {window_id: result}))
+            return _new(Submission, (member, result, _frozen({window_id: result})))
         found = {
             window_id: self._result(window_id, outcome)
             for window_id, outcome in zip(ids, outcomes, strict=True)
         }
-        return _new(Submission, (member, found[windows.primary], found))
+        return _new(Submission, (member, found[windows.primary], _frozen(found)))
 
     def prepare(
         self,
@@ -310,7 +315,7 @@ class WritePlan(PlanCore):
                 found[window_id] = self._result(window_id, outcome)
         primary = prepared.primary
         return [
-            Submission(member, found[primary], found)
+            Submission(member, found[primary], _frozen(found))
             for member, found in zip(prepared.members, by_member, strict=True)
         ]
 

@@ -4,6 +4,10 @@ Reads return the shared types of :mod:`ranked.core.models` (Entry, Page, Around,
 MemberRank). A submission needs more than :class:`ranked.core.models.SubmitResult`
 says: it writes to several windows at once, and a member trimmed by ``keep`` has no
 rank, so it gets :class:`Submission`, whose ``rank`` may be ``None``.
+
+Every result is immutable: named tuples and frozen dataclasses, whose mappings are
+read-only views (:class:`types.MappingProxyType`) of dicts built for that result alone,
+so nothing a caller does to one result can reach another.
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ class Submission(NamedTuple):
 
     The primary window is the one reads use by default (the board's first window kind,
     at the submission's instant). ``score``, ``rank``... are those of the primary
-    window; ``windows`` maps every window id written to its :class:`WindowResult`.
+    window; ``windows`` maps every window id written to its :class:`WindowResult`
+    (a read-only mapping of this result's own).
     """
 
     member: Member
@@ -81,7 +86,7 @@ class Submission(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class MemberData:
     """What a board knows about a member besides its score: a display name and JSON
-    metadata (a dict of JSON values)."""
+    metadata (a read-only mapping of JSON values, parsed for this result alone)."""
 
     member: Member
     display_name: str | None

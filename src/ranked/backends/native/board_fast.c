@@ -36,6 +36,7 @@ typedef struct {
     PyTypeObject *result_type;     /* WindowResult: a 6-field tuple subclass */
     PyTypeObject *submission_type; /* Submission: a 3-field tuple subclass */
     PyObject *last;                /* the Submission returned last, or NULL (bw_reuse) */
+    PyObject *last_windows;        /* borrowed: the dict under last's read-only windows */
     Py_ssize_t every;
     Py_ssize_t writes;
     int reverse;
@@ -135,6 +136,7 @@ static PyObject *BoardWriter_new(PyTypeObject *type, PyObject *args, PyObject *k
     w->result_type = (PyTypeObject *)Py_NewRef(rtype);
     w->submission_type = (PyTypeObject *)Py_NewRef(stype);
     w->last = NULL;
+    w->last_windows = NULL;
     w->every = every;
     w->writes = 0;
     w->reverse = reverse;
@@ -164,6 +166,7 @@ static int BoardWriter_clear(BoardWriterObject *w) {
     Py_CLEAR(w->result_type);
     Py_CLEAR(w->submission_type);
     Py_CLEAR(w->last);
+    w->last_windows = NULL;
     return 0;
 }
 
@@ -237,17 +240,19 @@ static void bw_fields(BoardWriterObject *w, const zboard_result *r, PyObject **f
 }
 
 /* Refill the Submission this writer returned last time when nobody else
- * holds it, its WindowResult or its windows dict any more (the result is
- * then referenced only by the Submission and the dict): the zip() idiom of
- * reusing an unshared result. Takes the six fields (stolen, all non-NULL).
- * New reference, or NULL (no exception) when the last result is shared. */
+ * holds it, its WindowResult, its windows mapping proxy or the dict under
+ * that proxy any more (the result is then referenced only by the Submission
+ * and the dict): the zip() idiom of reusing an unshared result. Takes the
+ * six fields (stolen, all non-NULL). New reference, or NULL (no exception)
+ * when the last result is shared. */
 static PyObject *bw_reuse(BoardWriterObject *w, PyObject *member, PyObject **f) {
     PyObject *last = w->last;
     if (!last || Py_REFCNT(last) != 1)
         return NULL;
     PyObject *result = PyTuple_GET_ITEM(last, 1);
     PyObject *windows = PyTuple_GET_ITEM(last, 2);
-    if (Py_REFCNT(result) != 2 || Py_REFCNT(windows) != 1)
+    /* last_windows is alive: last holds the proxy, which holds it. */
+    if (Py_REFCNT(result) != 2 || Py_REFCNT(windows) != 1 || Py_REFCNT(w->last_windows) != 1)
         return NULL;
     PyObject *old[7];
     for (Py_ssize_t i = 0; i < 6; i++) {
@@ -265,8 +270,9 @@ static PyObject *bw_reuse(BoardWriterObject *w, PyObject *member, PyObject **f) 
     return Py_NewRef(last);
 }
 
-/* The Submission of one write: (member, WindowResult, {window: WindowResult}),
- * as WritePlan.finish_single builds it. New reference or NULL. */
+/* The Submission of one write: (member, WindowResult, a read-only
+ * MappingProxyType over a fresh {window: WindowResult}), as
+ * WritePlan.finish_single builds it. New reference or NULL. */
 static PyObject *bw_submission(BoardWriterObject *w, PyObject *member, const zboard_result *r) {
     PyObject *fields[6];
     bw_fields(w, r, fields);
@@ -289,10 +295,14 @@ static PyObject *bw_submission(BoardWriterObject *w, PyObject *member, const zbo
         Py_DECREF(result);
         return NULL;
     }
-    PyObject *items[3] = {Py_NewRef(member), result, windows};
+    PyObject *proxy = PyDictProxy_New(windows);
+    Py_DECREF(windows); /* the proxy holds it now (or it is freed with the result) */
+    PyObject *items[3] = {Py_NewRef(member), result, proxy};
     PyObject *submission = bw_tuple(w->submission_type, items, 3);
-    if (submission)
+    if (submission) {
         Py_XSETREF(w->last, Py_NewRef(submission));
+        w->last_windows = windows;
+    }
     return submission;
 }
 
