@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
+from ranked.core.cursors import Cursor, Direction
+from ranked.core.lex import LexLayout
+from ranked.core.models import Entry, Page
 from ranked.errors import InvalidCursorError, InvalidScoreError
 from ranked.leaderboard import Leaderboard, PageSizeError
 
@@ -157,3 +162,90 @@ def test_entry_and_score(env: Env) -> None:
     assert entry is not None and (entry.member, entry.score, entry.rank) == ("p03", 3.0, 2)
     assert board.entry("p03", style="unique") == entry
     assert board.score("p04") == 4.0
+
+
+BOARD_KINDS: list[dict[str, object]] = [
+    {},
+    {"higher_is_better": False},
+    {"tie_break": "time"},
+    {"tie_break": "time", "higher_is_better": False},
+    {"tie_break": "secondary"},
+    {"tie_break": LexLayout(descending=(True,))},
+]
+
+
+def kinds_board(env: Env, options: dict[str, object]) -> Leaderboard:
+    board = Leaderboard(env.backend, "kinds", operator="set", **options)  # type: ignore[arg-type]
+    for member, score in [("a", 1), ("b", 2), ("c", 2), ("d", 3)]:
+        if board.config.lex is not None:
+            board.submit_lex(member, score)
+        else:
+            board.submit(member, score)
+    return board
+
+
+@pytest.mark.parametrize("options", BOARD_KINDS)
+@pytest.mark.parametrize("offset", [2**53 - 1, 2**53, 10**17, 10**18, 10**30, 10**400])
+def test_far_offsets_read_an_empty_page(env: Env, options: dict[str, object], offset: int) -> None:
+    board = kinds_board(env, options)
+    # Before: Redis answered a ResponseError with the Lua script's error text.
+    assert board.page_at(offset, 10) == Page((), None)
+    assert board.between(0, 10, offset=offset) == []
+    assert len(board.page_at(3, 10).entries) == 1
+
+
+@pytest.mark.parametrize("options", BOARD_KINDS)
+def test_infinite_and_huge_bounds(env: Env, options: dict[str, object]) -> None:
+    board = kinds_board(env, options)
+    inf = math.inf
+    # inf means unbounded; an int past the float64 range is the infinity beyond it.
+    for low, high, count in [
+        (-inf, inf, 4),
+        (0, 10**400, 4),
+        (-(10**400), 10**400, 4),
+        (2, inf, 3),
+        (-inf, 2, 3),
+        (inf, inf, 0),
+        (-inf, -inf, 0),
+        (10**400, inf, 0),
+        (-(10**400), -1e300, 0),
+        (1e300, 10**400, 0),
+        (3, 2, 0),
+    ]:
+        assert board.count_between(low, high) == count, (low, high)
+        assert len(board.between(low, high)) == count, (low, high)
+    with pytest.raises(InvalidScoreError):
+        board.count_between(math.nan, 1)
+
+
+def test_int_bounds_are_exact_beyond_2_53(env: Env) -> None:
+    board = Leaderboard(env.backend, "wide", operator="set")
+    board.submit_many([("lo", 2**53), ("hi", 2**53 + 2)])
+    assert board.count_between(2**53 + 1, 2**53 + 1) == 0  # float(2**53 + 1) is 2**53
+    assert board.count_between(2**53 + 1, 2**53 + 3) == 1
+    assert board.count_between(2**53 - 1, 2**53 + 1) == 1
+    assert [e.member for e in board.between(2**53 + 1, 10**400)] == ["hi"]
+
+
+@pytest.mark.parametrize("options", BOARD_KINDS)
+@pytest.mark.parametrize("score", [1e300, -1e300, 2.0**60, 2.0**53 + 2, math.inf, -math.inf])
+def test_forged_cursors_far_away_answer_alike(
+    env: Env, options: dict[str, object], score: float
+) -> None:
+    board = kinds_board(env, options)
+    high_first = board._plan.high_first
+    direction = Direction.DESC if high_first else Direction.ASC
+    everyone = board.top(10)
+    for member in ("b", "zzz", ""):
+        cursor = Cursor(board.name, "all", direction, score, member, 2).encode()
+        page = board.page(cursor)
+        assert len(page.entries) <= 2
+        assert [e.rank for e in page.entries] == sorted(e.rank for e in page.entries)
+        if options in ({}, {"higher_is_better": False}):  # stored scores are the scores
+            point = (score, member.encode())
+
+            def after(entry: Entry, point: tuple[float, bytes] = point) -> bool:
+                key = (entry.score, str(entry.member).encode())
+                return key < point if high_first else key > point
+
+            assert list(page.entries) == [e for e in everyone if after(e)][:2]

@@ -22,7 +22,11 @@ Contract points resolved here (base.py leaves them open):
   a float64 would round raises ``OutOfRangeError`` before anything is sent.
 - Negative positions, counts, offsets and limits raise ``ValueError`` (as the memory
   backend); ``stop < start``, ``count == 0`` or ``limit == 0`` read nothing (no round
-  trip). A TTL that is not positive raises ``ValueError``; so does an unknown rank style.
+  trip). Positions and offsets past :data:`~.base.MAX_POSITION` read nothing (no round
+  trip), and counts, stops and limits past it are clamped to it: scripts hold positions
+  in Lua numbers, exact (and written as plain digits) only up to 2**53, and no board
+  holds that many members. A TTL that is not positive raises ``ValueError``; so does an
+  unknown rank style.
 - ``hash_set`` with no fields only sets the TTL (when given).
 """
 
@@ -38,6 +42,7 @@ from ..errors import InvalidScoreError, OutOfRangeError, ResponseError
 from ._composite import check_layout, integer_score, score_bounds, time_field
 from ._scripts import Arg, Script
 from .base import (
+    MAX_POSITION,
     Composite,
     LexOperator,
     LexOutcome,
@@ -387,6 +392,7 @@ def page(
     """Script ``page``: ZRANGE by index [REV] WITHSCORES + the first row's rank."""
     _not_negative(start=start, stop=stop)
     style_name = _style(style)
+    stop = min(stop, MAX_POSITION)  # Lua numbers are exact (and print as digits) up to it
     if stop < start:
         return _nothing([])
     args: list[Arg] = [start, stop, _flag(high_first), style_name]
@@ -408,7 +414,7 @@ def page_after(
     bound, style_name = _range_bound(score), _style(style)
     if count == 0:
         return _nothing([])
-    args: list[Arg] = [bound, member, count, _flag(high_first), style_name]
+    args: list[Arg] = [bound, member, min(count, MAX_POSITION), _flag(high_first), style_name]
     keys = (target.key, target.dense_key)
     return Call("page_after", keys, args, _ROWS[style])
 
@@ -424,6 +430,7 @@ def around(
     """Script ``around``: ZREVRANK/ZRANK, then the clamped window."""
     _not_negative(before=before, after=after)
     style_name = _style(style)
+    before, after = min(before, MAX_POSITION), min(after, MAX_POSITION)
     args: list[Arg] = [member, before, after, _flag(high_first), style_name]
     return Call("around", (target.key, target.dense_key), args, _WINDOWS[style])
 
@@ -440,8 +447,9 @@ def by_score(
     """Script ``by_score``: ZRANGE BYSCORE [REV] LIMIT + the first row's rank."""
     _not_negative(offset=offset, count=count)
     low_bound, high_bound, style_name = _range_bound(low), _range_bound(high), _style(style)
-    if count == 0 or low > high:
+    if count == 0 or low > high or offset > MAX_POSITION:
         return _nothing([])
+    count = min(count, MAX_POSITION)
     args: list[Arg] = [low_bound, high_bound, offset, count, _flag(high_first), style_name]
     return Call("by_score", (target.key, target.dense_key), args, _ROWS[style])
 
@@ -490,7 +498,7 @@ def range_all(key: bytes, high_first: bool, limit: int) -> Call[list[tuple[bytes
     _not_negative(limit=limit)
     if limit == 0:
         return _nothing([])
-    args: list[Arg] = ["ZRANGE", key, 0, limit - 1]
+    args: list[Arg] = ["ZRANGE", key, 0, min(limit, MAX_POSITION) - 1]
     if high_first:
         args.append("REV")
     args.append("WITHSCORES")
@@ -643,8 +651,9 @@ def lex_range(
 ) -> Call[list[bytes]]:
     """ZRANGE BYLEX [REV] LIMIT (REV takes the high bound first)."""
     _not_negative(offset=offset, count=count)
-    if count == 0:
+    if count == 0 or offset > MAX_POSITION:
         return _nothing([])
+    count = min(count, MAX_POSITION)
     first = _lex_bound(low, low_exclusive, b"-")
     last = _lex_bound(high, high_exclusive, b"+")
     args: list[Arg] = ["ZRANGE", target.key]

@@ -18,6 +18,8 @@ Choices the contract leaves open, made the least surprising way:
   with a non-positive unit) raises ``LayoutError``;
 - negative ``keep``, ``start``/``stop``, ``count``, ``offset``, ``limit``, and a
   non-positive ``ttl_ms`` raise ``ValueError``; an unknown rank style or operator too;
+- positions past :data:`~.base.MAX_POSITION` (any int) read nothing, and counts past it
+  read to the end, as on Redis (no board holds that many members);
 - TTLs count from the backend's clock at the moment of the write (like PEXPIRE), not
   from ``request.now_ms`` (which only stamps composite scores);
 - a target key given twice in one request is written twice, in order;
@@ -47,7 +49,15 @@ from ._memory_submit import (
     ties_hash,
 )
 from ._scripts import Arg
-from .base import LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
+from .base import (
+    MAX_POSITION,
+    LexOperator,
+    LexOutcome,
+    Row,
+    SubmitOutcome,
+    SubmitRequest,
+    Target,
+)
 from .native import native_factory
 from .procedure import AsyncBound, Bound, Operation, Procedure
 
@@ -234,6 +244,7 @@ class MemoryBackend:
         """Rows at positions start..stop (inclusive, clamped). O(log n + k)."""
         _not_negative(start=start, stop=stop)
         _check_style(style)
+        stop = min(stop, MAX_POSITION)  # positions past MAX_POSITION: on no board
         with self._lock:
             zset = self._zset(target.key)
             if zset is None or start > stop:
@@ -253,6 +264,7 @@ class MemoryBackend:
         """Up to ``count`` rows strictly after (score, member) in board order. O(log n + k)."""
         if count < 0:
             _not_negative(count=count)
+        count = min(count, MAX_POSITION)
         if style not in STYLES:
             _check_style(style)
         if score != score:  # NaN: the one float unequal to itself
@@ -276,6 +288,7 @@ class MemoryBackend:
         """The member's window (shifted at the edges) and its index in it. O(log n + k)."""
         _not_negative(before=before, after=after)
         _check_style(style)
+        before, after = min(before, MAX_POSITION), min(after, MAX_POSITION)
         with self._lock:
             zset = self._zset(target.key)
             if zset is None:
@@ -302,9 +315,10 @@ class MemoryBackend:
         _not_negative(offset=offset, count=count)
         _check_style(style)
         _check_bounds(low, high)
+        count = min(count, MAX_POSITION)
         with self._lock:
             zset = self._zset(target.key)
-            if zset is None or count == 0:
+            if zset is None or count == 0 or offset > MAX_POSITION:
                 return []
             pairs = zset.range_by_score(low, high, reverse=high_first, offset=offset, count=count)
             return rows(zset, pairs, None, high_first, style)
@@ -348,6 +362,7 @@ class MemoryBackend:
     def range_all(self, key: bytes, high_first: bool, limit: int) -> list[tuple[bytes, float]]:
         """Up to ``limit`` (member, score) pairs in board order. O(log n + limit)."""
         _not_negative(limit=limit)
+        limit = min(limit, MAX_POSITION)
         with self._lock:
             zset = self._zset(key)
             if zset is None or limit == 0:
@@ -544,9 +559,10 @@ class MemoryBackend:
     ) -> list[bytes]:
         """ZRANGE BYLEX [REV] LIMIT. O(log n + offset + count)."""
         _not_negative(offset=offset, count=count)
+        count = min(count, MAX_POSITION)
         with self._lock:
             zset = self._zset(target.key)
-            if zset is None or count == 0:
+            if zset is None or count == 0 or offset > MAX_POSITION:
                 return []
             pairs = zset.range_by_lex(
                 low,

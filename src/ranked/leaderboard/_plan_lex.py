@@ -119,11 +119,13 @@ class LexReadPlan(PlanCore):
 
     def lex_field_range(self, low: float, high: float) -> tuple[bytes, bytes] | None:
         """Byte bounds of the entries whose first field lies in ``[low, high]``, or None
-        when no integer does."""
+        when no integer does (any int or float but NaN; infinities are unbounded)."""
         assert self.lex is not None
         for bound in (low, high):
-            if isinstance(bound, bool) or not isinstance(bound, int | float) or math.isnan(bound):
+            if isinstance(bound, bool) or not isinstance(bound, int | float) or bound != bound:
                 raise InvalidScoreError(f"a bound is a number (not NaN), not {bound!r}")
+        if low > LEX_INT_MAX or high < LEX_INT_MIN:  # infinities and huge ints too
+            return None
         first = LEX_INT_MIN if low <= LEX_INT_MIN else math.ceil(low)
         last = LEX_INT_MAX if high >= LEX_INT_MAX else math.floor(high)
         if first > last:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..backends.base import Row, Target
+from ..backends.base import MAX_POSITION, Row, Target
 from ..core.cursors import Cursor
 from ..core.models import Around, Entry, Member, MemberRank, Page
 from ..core.ranks import RankStyle
@@ -45,6 +45,24 @@ PercentileAnswer = tuple[float, int, int] | None
 
 def _sort_key(item: tuple[tuple[int, float, bytes], MemberRank]) -> tuple[int, float, bytes]:
     return item[0]
+
+
+def _inward(bound: float, *, up: bool) -> float:
+    """The float64 nearest ``bound`` on its inner side: itself when it is a float or an
+    exact int; else the next float up (a low bound, ``up``) or down (a high bound).
+    An int past the float64 range becomes the infinity beyond it. Exact: Python
+    compares ints and floats exactly."""
+    if isinstance(bound, float):
+        return bound
+    try:
+        near = float(bound)
+    except OverflowError:
+        return _INF if bound > 0 else -_INF
+    if near == bound:
+        return near
+    if up:
+        return near if near > bound else math.nextafter(near, _INF)
+    return near if near < bound else math.nextafter(near, -_INF)
 
 
 class ReadPlan(TiesPlan, LexReadPlan):
@@ -363,7 +381,10 @@ class ReadPlan(TiesPlan, LexReadPlan):
         start = self.check_offset(offset)
         limit = self.check_size(size)
         window_id, target = self.read_target(window)
-        rows = yield from self._rows(window_id, target, start, limit + 1, self.style_of(style))
+        resolved = self.style_of(style)
+        if start > MAX_POSITION:  # past the end of every board: no round trip
+            return Page((), None)
+        rows = yield from self._rows(window_id, target, start, limit + 1, resolved)
         return self._page(rows, limit, window_id)
 
     def _secondary_after(
@@ -452,22 +473,30 @@ class ReadPlan(TiesPlan, LexReadPlan):
         position = next((i for i, row in enumerate(rows) if row[0] == own), index - start)
         return Around(entries, min(position, len(entries) - 1) if entries else None)
 
-    def _bounds(self, low: float, high: float) -> tuple[float, float]:
+    def _bounds(self, low: float, high: float) -> tuple[float, float] | None:
+        """Inclusive plain-score bounds as stored bounds, or None when no score can lie
+        between them. Any int or float but NaN: infinities are unbounded, and a bound no
+        float64 (or no packed value) holds is moved inward to the nearest one that lies
+        within it (an int past the float64 range becomes the infinity beyond it), so
+        the count is exact."""
         for bound in (low, high):
-            if isinstance(bound, bool) or not isinstance(bound, int | float) or math.isnan(bound):
+            if isinstance(bound, bool) or not isinstance(bound, int | float) or bound != bound:
                 raise InvalidScoreError(f"a score bound is a number (not NaN), not {bound!r}")
         layout = self.layout
         if layout is None:
-            return float(low), float(high)
+            stored_low, stored_high = _inward(low, up=True), _inward(high, up=False)
+            return None if stored_low > stored_high else (stored_low, stored_high)
         # Plain-score bounds -> packed bounds: every time of the lowest and highest score.
+        if low > layout.score_max or high < layout.score_min or low > high:
+            return None
         shift = layout.time_bits
-        packed_low = -_INF if low < layout.score_min else float(math.ceil(low) << shift)
+        packed_low = -_INF if low <= layout.score_min else float(math.ceil(low) << shift)
         packed_high = (
             _INF
-            if high > layout.score_max
+            if high >= layout.score_max
             else float((math.floor(high) << shift) + self._time_mask)
         )
-        return packed_low, packed_high
+        return None if packed_low > packed_high else (packed_low, packed_high)
 
     def count(self, window: str | Window | None) -> Steps[int]:
         """Members in the window."""
@@ -479,11 +508,11 @@ class ReadPlan(TiesPlan, LexReadPlan):
         """Members with ``low <= score <= high`` (plain scores, both inclusive)."""
         if self.lex is not None:
             return (yield from self.lex_count_between(self.read_target(window)[1], low, high))
-        packed_low, packed_high = self._bounds(low, high)
+        bounds = self._bounds(low, high)
         target = self.read_target(window)[1]
-        if packed_low > packed_high:
+        if bounds is None:
             return 0
-        total: int = yield ("count", (target, packed_low, packed_high))
+        total: int = yield ("count", (target, *bounds))
         return total
 
     def between(
@@ -498,23 +527,30 @@ class ReadPlan(TiesPlan, LexReadPlan):
         """Entries with ``low <= score <= high`` best first, after ``offset``, at most ``count``."""
         start = self.check_offset(offset)
         limit = self.check_size(self.config.max_page_size if count is None else count, "count")
+        resolved = self.style_of(style)
+        if start > MAX_POSITION:  # past the end of every board: no round trip
+            self.read_target(window)  # a window the board does not keep is still an error
+            if self.lex is None:
+                self._bounds(low, high)
+            else:
+                self.lex_field_range(low, high)
+            return []
         if self.lex is not None:
             target = self.read_target(window)[1]
-            lex_rows = yield from self.lex_between(
-                target, low, high, start, limit, self.style_of(style)
-            )
+            lex_rows = yield from self.lex_between(target, low, high, start, limit, resolved)
             return self.entries(lex_rows)
-        packed_low, packed_high = self._bounds(low, high)
+        bounds = self._bounds(low, high)
         window_id, target = self.read_target(window)
-        if packed_low > packed_high:
+        if bounds is None:
             return []
+        packed_low, packed_high = bounds
         if self.secondary:
             fetch: Call = ("by_score", (target, packed_low, packed_high, self.high_first))
-            rows = yield from self.resorted(window_id, fetch, start, limit, self.style_of(style))
+            rows = yield from self.resorted(window_id, fetch, start, limit, resolved)
             return self.entries(rows)
         rows = yield (
             "by_score",
-            (target, packed_low, packed_high, start, limit, self.high_first, self.style_of(style)),
+            (target, packed_low, packed_high, start, limit, self.high_first, resolved),
         )
         return self.entries(rows)
 
