@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from ranked.leaderboard import Leaderboard, MemberDataError
+from ranked.core.lex import LexLayout
+from ranked.core.models import Entry
+from ranked.errors import UnknownRankStyleError, WindowError
+from ranked.leaderboard import BoardConfigError, FriendsBoard, Leaderboard, MemberDataError
+from ranked.leaderboard.results import FriendsBoard as ResultType
 
-from .conftest import Env
+from .conftest import Env, assert_refused
 
 
 def social(env: Env) -> Leaderboard:
@@ -17,7 +21,6 @@ def social(env: Env) -> Leaderboard:
 
 def test_friends_board_ranks_among_friends(env: Env) -> None:
     board = social(env)
-    assert board.friends_board("me") == []  # no friend set yet
     assert board.add_friends("me", ["ann", "bob", "ghost"]) == 3
     got = board.friends_board("me")
     assert [(e.member, e.score, e.rank) for e in got] == [
@@ -81,3 +84,62 @@ def test_board_metadata_changes_later(env: Env) -> None:
     assert board.metadata() == {"title": "Renamed"}
     with pytest.raises(MemberDataError):
         board.set_metadata({"x": {1, 2}})
+
+
+def test_a_member_without_friends_is_ranked_alone(env: Env) -> None:
+    board = social(env)
+    alone = board.friends_board("me")  # before: [] (no friend set)
+    assert list(alone) == [Entry("me", 50.0, 1)]
+    assert (alone.rank, alone.member_index, alone.member) == (1, 0, Entry("me", 50.0, 1))
+    nobody = board.friends_board("ghost")  # not on the board, no friends: nothing
+    assert (list(nobody), nobody.rank, nobody.member) == ([], None, None)
+    board.add_friends("ghost", ["ann", "cy"])  # not on the board, friends who are
+    absent = board.friends_board("ghost")
+    assert [e.member for e in absent] == ["ann", "cy"] and absent.rank is None
+    assert isinstance(absent, FriendsBoard) and ResultType is FriendsBoard
+
+
+def test_the_member_knows_its_own_rank_among_friends(env: Env) -> None:
+    board = social(env)
+    board.add_friends("me", ["ann", "bob", "cy"])
+    got = board.friends_board("me")
+    assert [(e.member, e.rank) for e in got] == [("ann", 1), ("me", 2), ("bob", 2), ("cy", 4)]
+    assert (got.rank, got.member_index) == (2, 1)
+    unique = board.friends_board("me", style="unique")
+    assert (unique.rank, unique.member_index, unique[1].member) == (2, 1, "me")
+    assert len(unique) == 4 and unique[-1].member == "cy"
+    alone = Leaderboard(env.backend, "social", max_page_size=2).friends_board("cy")
+    assert list(alone) == [Entry("cy", 10.0, 1)] and alone.rank == 1
+    board.add_friends("cy", ["ann", "me", "bob"])
+    bounded = Leaderboard(env.backend, "social", max_page_size=2).friends_board("cy")
+    assert [e.member for e in bounded] == ["ann", "me"]
+    assert (bounded.rank, bounded.member_index, bounded.member) == (4, None, None)
+
+
+def test_friend_boards_show_current_scores(env: Env) -> None:
+    board = social(env)
+    board.add_friends("me", ["ann"])
+    assert [(e.member, e.score) for e in board.friends_board("me")] == [
+        ("ann", 80.0),
+        ("me", 50.0),
+    ]
+    board.submit("me", 90)  # before: the cached view kept 50 for friends_cache_ms
+    board.remove("ann")
+    assert [(e.member, e.score) for e in board.friends_board("me")] == [("me", 90.0)]
+    board.submit("ann", 100)
+    assert [e.member for e in board.friends_board("me")] == ["ann", "me"]
+
+
+def test_friend_boards_write_nothing_and_refuse_before_reading(env: Env) -> None:
+    board = social(env)
+    board.add_friends("me", ["ann"])
+    before = env.snapshot()
+    board.friends_board("me")
+    board.friends_board("me", style="dense")
+    assert env.snapshot() == before  # before: a cached view key per member and window
+    # Before: the view key was written, then the style refused.
+    assert_refused(env, UnknownRankStyleError, lambda: board.friends_board("me", style="bogus"))
+    assert_refused(env, WindowError, lambda: board.friends_board("me", window="monthly"))
+    assert_refused(env, TypeError, lambda: board.friends_board(7))  # type: ignore[arg-type]
+    lex = Leaderboard(env.backend, "lexf", tie_break=LexLayout(descending=(True,)))
+    assert_refused(env, BoardConfigError, lambda: lex.friends_board("me"))

@@ -10,13 +10,14 @@ from __future__ import annotations
 from ..errors import BoardConfigError, MemberDataError, PageSizeError
 from .aio import AsyncLeaderboard, asubmit_to_boards_nonatomic
 from .config import BoardConfig, TieBreak, default_time_tiebreak
-from .results import MemberData, Submission, WindowResult
+from .results import FriendsBoard, MemberData, Submission, WindowResult
 from .sync import Leaderboard, submit_to_boards_nonatomic
 
 __all__ = [
     "AsyncLeaderboard",
     "BoardConfig",
     "BoardConfigError",
+    "FriendsBoard",
     "Leaderboard",
     "MemberData",
     "MemberDataError",

@@ -440,15 +440,3 @@ class PlanCore:
             f"{what} is not available on board {self.config.name!r} with tie_break="
             f"{self.config.tie_break!r}: it needs {needs}, which the backend contract lacks"
         )
-
-    # -- friend views (read by friends and lifecycle) --------------------------------
-
-    def view_key(self, member: bytes, window_id: str) -> bytes:
-        """The cached friends view of ``member`` in one window (length-prefixed window id,
-        so no two (member, window) pairs share a key)."""
-        encoded = window_id.encode()
-        return b"%s:fview:%d:%s:%s" % (self.keys.prefix, len(encoded), encoded, member)
-
-    def _views(self, members: Iterable[bytes], window_ids: Iterable[bytes]) -> list[bytes]:
-        ids = {window.decode() for window in window_ids} | {"all", self._default_id(self.now_ms())}
-        return [self.view_key(member, window_id) for member in members for window_id in ids]

@@ -40,7 +40,6 @@ class LifePlan(PlanCore):
         keys = [self.keys.meta, self.keys.data, self.registry_key, self.friended_key]
         keys += self._window_keys(window_ids)
         keys += [self.keys.friends(member) for member in friended]
-        keys += self._views(friended, window_ids)
         return keys
 
     def remove(self, member: Member) -> Steps[bool]:
@@ -66,10 +65,7 @@ class LifePlan(PlanCore):
             for window_id in ordered:
                 yield ("hash_delete", (self.ties_key(window_id.decode()), [own]))
         data: int = yield ("hash_delete", (self.keys.data, [own]))
-        friends: int = yield (
-            "delete",
-            ([self.keys.friends(own), *self._views([own], window_ids)],),
-        )
+        friends: int = yield ("delete", ([self.keys.friends(own)],))
         yield ("set_remove", (self.friended_key, [own]))
         return bool(removed or data or friends)
 

@@ -15,12 +15,18 @@ from ._plan_core import (
     Steps,
     _dumps,
     _json_object,
+    _new,
     member_bytes,
 )
 from ._plan_ties import TiesPlan
-from .results import MemberData
+from ._procedures import FRIEND_SCORES
+from .results import FriendsBoard, MemberData
 
 __all__ = ["SocialPlan"]
+
+
+def _score_then_member(pair: tuple[bytes, float]) -> tuple[float, bytes]:
+    return pair[1], pair[0]
 
 
 class SocialPlan(TiesPlan):
@@ -42,8 +48,6 @@ class SocialPlan(TiesPlan):
             added = yield ("set_add", (self.keys.friends(own), others))
         yield ("set_add", (self.keys.friends(own), [own]))
         yield ("set_add", (self.friended_key, [own]))
-        window_ids: set[bytes] = yield ("set_members", (self.registry_key,))
-        yield ("delete", (self._views([own], window_ids),))
         return added
 
     def remove_friends(self, member: Member, friends: Iterable[Member]) -> Steps[int]:
@@ -53,8 +57,6 @@ class SocialPlan(TiesPlan):
         if not others:
             return 0
         removed: int = yield ("set_remove", (self.keys.friends(own), others))
-        window_ids: set[bytes] = yield ("set_members", (self.registry_key,))
-        yield ("delete", (self._views([own], window_ids),))
         return removed
 
     def friends_of(self, member: Member) -> Steps[set[Member]]:
@@ -65,44 +67,34 @@ class SocialPlan(TiesPlan):
 
     def friends_board(
         self, member: Member, style: RankStyle | str | None, window: str | Window | None
-    ) -> Steps[list[Entry]]:
+    ) -> Steps[FriendsBoard]:
         """The member and its friends ranked among themselves, best first (at most
-        ``max_page_size``)."""
+        ``max_page_size``), with the member's own rank. Reads only: one atomic step
+        (the friend set and the current scores), plus the tie values on a secondary
+        board."""
         if self.lex is not None:
             raise self.unsupported("friends_board", "friend sets of encoded members")
+        resolved = self.style_of(style)  # every argument is checked before any call
         own = member_bytes(member)
         window_id, target = self.read_target(window)
-        limit = self.config.max_page_size
-        pairs: list[tuple[bytes, float]]
-        if self.cross_slot:
-            view = self.view_key(own, window_id)
-            pairs = yield ("range_all", (view, self.high_first, limit))
-            if not pairs:
-                size = yield (
-                    "intersect_store",
-                    (view, target.key, self.keys.friends(own), self.config.friends_cache_ms),
-                )
-                if size:
-                    pairs = yield ("range_all", (view, self.high_first, limit))
-        else:
-            friends: set[bytes] = yield ("set_members", (self.keys.friends(own),))
-            members = sorted(friends)
-            scores: list[float | None] = []
-            if members:
-                scores = yield ("scores", (target, members))
-            pairs = [(m, s) for m, s in zip(members, scores, strict=True) if s is not None]
-            # Board order: by score, ties by member bytes (descending on high-first boards).
-            pairs.sort(key=lambda pair: (pair[1], pair[0]), reverse=self.high_first)
-            del pairs[limit:]
+        keys = (target.key, self.keys.friends(own))
+        pairs: list[tuple[bytes, float]] = yield ("run", (FRIEND_SCORES, keys, (own,)))
+        # Board order: by score, ties by member bytes (descending on high-first boards).
+        pairs.sort(key=_score_then_member, reverse=self.high_first)
         if self.secondary and pairs:  # ties by the tie-break values (one HMGET)
-            keys = yield from self._tie_keys(window_id, [m for m, _ in pairs])
+            tie_keys = yield from self._tie_keys(window_id, [m for m, _ in pairs])
             sign = -1.0 if self.high_first else 1.0
-            pairs.sort(key=lambda pair: (sign * pair[1], keys[pair[0]]))
-        numbers = ranks([score for _, score in pairs], self.style_of(style))
-        return [
-            Entry(self.member_out(m), self.score_out(s), rank)
-            for (m, s), rank in zip(pairs, numbers, strict=True)
-        ]
+            pairs.sort(key=lambda pair: (sign * pair[1], tie_keys[pair[0]]))
+        numbers = ranks([score for _, score in pairs], resolved)
+        at = next((i for i, (name, _) in enumerate(pairs) if name == own), None)
+        limit = self.config.max_page_size
+        entries = tuple(
+            _new(Entry, (self.member_out(m), self.score_out(s), rank))
+            for (m, s), rank in zip(pairs[:limit], numbers, strict=False)
+        )
+        if at is None:
+            return FriendsBoard(entries, None, None)
+        return FriendsBoard(entries, at if at < limit else None, numbers[at])
 
     # -- member data and metadata ------------------------------------------------------------
 

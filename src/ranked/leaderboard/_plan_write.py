@@ -360,10 +360,13 @@ class WritePlan(PlanCore):
         prepared.requests, prepared.owners = requests, owners
 
     def submit_steps(self, prepared: Prepared) -> Steps[list[Submission]]:
-        """The general submission: window registration, rehydration lookup, then one
-        atomic backend call for every request."""
-        if prepared.register:
-            yield ("set_add", (self.registry_key, [w.encode() for w in prepared.register]))
+        """The general submission: rehydration lookup, one atomic backend call for every
+        request, then the registration of new windows.
+
+        The registry is written after the submission succeeded, so a refused submission
+        (a bad ``incr`` result, a key of another type) changes nothing at all. A window
+        whose registration is then lost (the connection drops in between) is still
+        cleared by its TTL; the all-time and current windows are always cleared."""
         if prepared.lookup:
             primary = self.target(prepared.primary)
             members = [request.member for request in prepared.requests]
@@ -374,4 +377,6 @@ class WritePlan(PlanCore):
             outcomes = [outcome]
         else:
             outcomes = yield ("submit_batch", (prepared.requests,))
+        if prepared.register:
+            yield ("set_add", (self.registry_key, [w.encode() for w in prepared.register]))
         return self.finish(prepared, outcomes)

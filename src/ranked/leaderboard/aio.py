@@ -28,7 +28,7 @@ from ._fast import FastSubmit, fast_eligible, memory_writer
 from ._plan import BoardPlan, TrimmedLookup, from_ms, run_async, to_ms
 from ._plan_lex import LexFields
 from .config import DEFAULT_MAX_PAGE_SIZE, BoardConfig, TieBreak, window_plan
-from .results import MemberData, Submission
+from .results import FriendsBoard, MemberData, Submission
 
 __all__ = ["AsyncLeaderboard", "asubmit_to_boards_nonatomic"]
 
@@ -61,7 +61,7 @@ class AsyncLeaderboard:
         keep_buffer: int = 0,
         max_page_size: int = DEFAULT_MAX_PAGE_SIZE,
         namespace: str = "rk",
-        friends_cache_ms: int = 2000,
+        friends_cache_ms: int = 2000,  # ignored: friend boards are read fresh (no cache)
         clock: Callable[[], int] | None = None,
         on_trimmed_lookup: TrimmedLookup | None = None,
         bytes_members: bool = False,
@@ -387,13 +387,14 @@ class AsyncLeaderboard:
 
     async def friends_board(
         self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
-    ) -> list[Entry]:
-        """The member and its friends ranked among themselves, best first.
-
-        One node (memory, Redis): the intersection board ∩ friends is stored in a view
-        key cached ``friends_cache_ms`` (ZINTERSTORE + PEXPIRE, then ZRANGE); Redis
-        Cluster: SMEMBERS then ZMSCORE, ranked here. O(f log n).
-        """
+    ) -> FriendsBoard:
+        """The member and its friends ranked among themselves, best first, as a
+        :class:`FriendsBoard` (a sequence of entries, at most ``max_page_size``, with
+        ``rank``: the member's own rank among them, and ``member_index``); a member with
+        no friends gets itself alone. Current scores on every call: one atomic read of
+        the friend set and the scores (Redis: one script, SMEMBERS + ZMSCORE), ranked
+        here; a secondary tie-break board reads its tie values too (HMGET). Writes
+        nothing. O(f log n) for f friends."""
         return await run_async(self.backend, self._plan.friends_board(member, style, window))
 
     # -- member data and metadata ---------------------------------------------------------
@@ -450,18 +451,23 @@ async def asubmit_to_boards_nonatomic(
     """Submit one score to many async boards concurrently: atomic per board, NOT across.
 
     One instant is used for every board (``at``, else the first board's now), so the
-    windows agree. The boards are written concurrently; if one fails, the others keep
-    their writes.
+    windows agree. Every board checks the arguments first, so bad input changes no board;
+    the boards are then written concurrently, and if one fails, the others keep their
+    writes.
     """
     board_list = list(boards)
     if not board_list:
         return []
     when: Instant = at if at is not None else from_ms(board_list[0]._plan.now_ms())
-    return list(
-        await asyncio.gather(
-            *(board.submit(member, score, operator=operator, at=when) for board in board_list)
+    # Every board checks the arguments before any board writes (see the sync twin).
+    prepared = [board._plan.prepare(((member, score),), operator, when) for board in board_list]
+    done = await asyncio.gather(
+        *(
+            run_async(board.backend, board._plan.submit_steps(ready))
+            for board, ready in zip(board_list, prepared, strict=True)
         )
     )
+    return [submissions[0] for submissions in done]
 
 
 def _open(url: str) -> AsyncBackend:

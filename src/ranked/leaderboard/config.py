@@ -106,6 +106,8 @@ class BoardConfig:
     max_page_size: int = DEFAULT_MAX_PAGE_SIZE
     namespace: str = "rk"
     friends_cache_ms: int = 2000
+    """Ignored (still validated, so configurations that set it keep working): friend
+    boards read current scores on every call; they were cached this long once."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rank_style", RankStyle.parse(self.rank_style))

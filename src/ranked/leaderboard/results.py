@@ -12,14 +12,14 @@ so nothing a caller does to one result can reach another.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
-from ..core.models import Member
+from ..core.models import Entry, Member
 
-__all__ = ["MemberData", "Submission", "WindowResult"]
+__all__ = ["FriendsBoard", "MemberData", "Submission", "WindowResult"]
 
 
 class WindowResult(NamedTuple):
@@ -91,3 +91,40 @@ class MemberData:
     member: Member
     display_name: str | None
     metadata: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class FriendsBoard(Sequence[Entry]):
+    """A member and its friends ranked among themselves, best first: a sequence of
+    :class:`~ranked.core.models.Entry` (iterate it, index it, ``len`` it) that also says
+    where the member itself stands.
+
+    ``rank`` is the member's own rank among its friends, in the style asked for, ``None``
+    when the member is not on the board. ``member_index`` is the index of its entry in
+    ``entries``, ``None`` when it is not there (not on the board, or past
+    ``max_page_size``, which bounds ``entries``).
+    """
+
+    entries: tuple[Entry, ...]
+    member_index: int | None
+    rank: int | None
+
+    @property
+    def member(self) -> Entry | None:
+        """The member's own entry, if it is among ``entries``."""
+        return None if self.member_index is None else self.entries[self.member_index]
+
+    @overload
+    def __getitem__(self, index: int) -> Entry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Entry, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Entry | tuple[Entry, ...]:
+        return self.entries[index]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.entries)

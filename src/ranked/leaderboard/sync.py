@@ -25,7 +25,7 @@ from ._fast import FastSubmit, fast_eligible, memory_writer, method_shortcut
 from ._plan import BoardPlan, TrimmedLookup, from_ms, run_sync, to_ms
 from ._plan_lex import LexFields
 from .config import DEFAULT_MAX_PAGE_SIZE, BoardConfig, TieBreak, window_plan
-from .results import MemberData, Submission
+from .results import FriendsBoard, MemberData, Submission
 
 __all__ = ["Leaderboard", "submit_to_boards_nonatomic"]
 
@@ -58,7 +58,7 @@ class Leaderboard:
         keep_buffer: int = 0,
         max_page_size: int = DEFAULT_MAX_PAGE_SIZE,
         namespace: str = "rk",
-        friends_cache_ms: int = 2000,
+        friends_cache_ms: int = 2000,  # ignored: friend boards are read fresh (no cache)
         clock: Callable[[], int] | None = None,
         on_trimmed_lookup: TrimmedLookup | None = None,
         bytes_members: bool = False,
@@ -389,13 +389,14 @@ class Leaderboard:
 
     def friends_board(
         self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
-    ) -> list[Entry]:
-        """The member and its friends ranked among themselves, best first.
-
-        One node (memory, Redis): the intersection board ∩ friends is stored in a view
-        key cached ``friends_cache_ms`` (ZINTERSTORE + PEXPIRE, then ZRANGE); Redis
-        Cluster: SMEMBERS then ZMSCORE, ranked here. O(f log n).
-        """
+    ) -> FriendsBoard:
+        """The member and its friends ranked among themselves, best first, as a
+        :class:`FriendsBoard` (a sequence of entries, at most ``max_page_size``, with
+        ``rank``: the member's own rank among them, and ``member_index``); a member with
+        no friends gets itself alone. Current scores on every call: one atomic read of
+        the friend set and the scores (Redis: one script, SMEMBERS + ZMSCORE), ranked
+        here; a secondary tie-break board reads its tie values too (HMGET). Writes
+        nothing. O(f log n) for f friends."""
         return run_sync(self.backend, self._plan.friends_board(member, style, window))
 
     # -- member data and metadata ---------------------------------------------------------
@@ -452,13 +453,20 @@ def submit_to_boards_nonatomic(
     """Submit one score to many boards (fan-out): atomic per board, NOT across boards.
 
     One instant is used for every board (``at``, else the first board's now), so the
-    windows agree. If a board fails, the boards before it keep their writes.
+    windows agree. Every board checks the arguments first, so bad input changes no board;
+    if a board's backend then fails, the boards before it keep their writes.
     """
     board_list = list(boards)
     if not board_list:
         return []
     when: Instant = at if at is not None else from_ms(board_list[0]._plan.now_ms())
-    return [board.submit(member, score, operator=operator, at=when) for board in board_list]
+    # Every board checks the arguments before any board writes: a value one board refuses
+    # (a bad operator, a score outside its time tie-break budget) changes no board.
+    prepared = [board._plan.prepare(((member, score),), operator, when) for board in board_list]
+    return [
+        run_sync(board.backend, board._plan.submit_steps(ready))[0]
+        for board, ready in zip(board_list, prepared, strict=True)
+    ]
 
 
 def _open(url: str) -> Backend:

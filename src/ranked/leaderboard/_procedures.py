@@ -1,0 +1,61 @@
+"""A board's own atomic steps, as :class:`~ranked.backends.procedure.Procedure` objects:
+each a Lua script in ``lua/`` (Redis, Redis Cluster: one round trip) and its Python twin
+(memory: run under the backend's lock), with one decoder for both replies.
+
+- :data:`FRIEND_SCORES`: a member and its friends with their current scores (SMEMBERS,
+  then ZMSCORE), so a friends board is read fresh, whole, in one step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ..backends._scripts import Arg
+from ..backends.procedure import Procedure
+from ..engine.commands.common import WRONGTYPE
+from ..engine.keyspace import Keyspace
+from ..errors import ResponseError
+
+__all__ = ["FRIEND_SCORES"]
+
+_PACKAGE: Final = "ranked.leaderboard"
+
+
+def _set(keyspace: Keyspace, key: bytes) -> set[bytes]:
+    value = keyspace.get(key)
+    if value is None:
+        return set()
+    if not isinstance(value, set):
+        raise ResponseError(WRONGTYPE)
+    return value
+
+
+def _friend_scores(
+    keyspace: Keyspace, now_us: int, keys: Sequence[bytes], args: Sequence[Arg]
+) -> list[Any]:
+    """The twin of ``lua/friend_scores.lua``: flat [member, score, ...] of the member and
+    its friends that are on the board."""
+    board, friends_key = keys
+    member = args[0]
+    assert isinstance(member, bytes)
+    members = list(_set(keyspace, friends_key))
+    if member not in members:
+        members.append(member)
+    zset = keyspace.zset(board)
+    if zset is None:
+        return []
+    reply: list[Any] = []
+    for name, score in zip(members, zset.scores(members), strict=True):
+        if score is not None:
+            reply += (name, score)
+    return reply
+
+
+def _pairs(reply: Any) -> list[tuple[bytes, float]]:
+    return [(reply[i], float(reply[i + 1])) for i in range(0, len(reply), 2)]
+
+
+FRIEND_SCORES: Final = Procedure(_PACKAGE, "friend_scores", _friend_scores, _pairs)
+"""KEYS (board, friend set), ARGS (member,) -> [(member, stored score)] of those on the
+board, in no particular order. O(f) for f friends (+ log n each on memory)."""
