@@ -409,8 +409,12 @@ class RedisCluster:
 
 def flushed_store(kind: str, request: pytest.FixtureRequest) -> tuple[str, list[redis.Redis]]:
     """The URL of the session's ``redis`` server or ``cluster``, flushed, with one plain
-    client per node (the caller closes them); ``memory`` gives ``memory://`` and none."""
+    client per node (the caller closes them); ``memory`` gives ``memory://``, the
+    process's default store (every URL-opened handle shares it), flushed, and none."""
     if kind == "memory":
+        from ranked.backends.memory import MemoryBackend
+
+        MemoryBackend.from_url("memory://").flushall()
         return "memory://", []
     if kind == "redis":
         server: RedisServer = request.getfixturevalue("redis_server")

@@ -137,13 +137,13 @@ def test_batch_rollback_restores_ttls_and_trimmed_members(
     assert len(memory.keyspace) == 1
 
 
-def test_from_url_and_the_async_twin_share_nothing_but_the_url() -> None:
+def test_from_url_and_the_async_twin() -> None:
     assert MemoryBackend.from_url("memory://").url == "memory://"
     with pytest.raises(ValueError):
         MemoryBackend.from_url("redis://localhost")
     twin = AsyncMemoryBackend.from_url()
     assert twin.cross_slot is True
-    assert twin.keyspace is twin.sync.keyspace
+    assert twin.keyspace is twin.sync.keyspace is MemoryBackend.from_url().keyspace
     assert MemoryBackend().cross_slot is True
 
 

@@ -136,7 +136,7 @@ def env(request: pytest.FixtureRequest) -> Iterator[Env]:
     """A flushed backend of each kind."""
     kind: str = request.param
     if kind == "memory":
-        backend = open_sync("memory://")
+        backend = open_sync(flushed_store(kind, request)[0])  # the default store, flushed
         assert isinstance(backend, MemoryBackend)
         environment = _memory_env(backend)
     else:

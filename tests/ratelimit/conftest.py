@@ -97,7 +97,7 @@ def _server_env(kind: str, url: str, clients: list[redis.Redis]) -> Env:
 def build_env(kind: str, request: pytest.FixtureRequest) -> Env:
     """A flushed backend of ``kind`` (its redis clients must be closed by the caller)."""
     if kind == "memory":
-        backend = open_backend("memory://")
+        backend = open_backend(flushed_store(kind, request)[0])  # the shared store, flushed
         assert isinstance(backend, MemoryBackend)
         return _memory_env(backend)
     url, clients = flushed_store(kind, request)

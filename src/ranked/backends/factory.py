@@ -3,7 +3,7 @@
 =================================================  ==========================================
 URL                                                backend
 =================================================  ==========================================
-``memory://``                                      :class:`ranked.backends.memory.MemoryBackend`
+``memory://[name]``                                :class:`ranked.backends.memory.MemoryBackend`
 ``redis://[user:pass@]host[:port][/db]``           :class:`ranked.backends.redis.RedisBackend`
 ``rediss://...`` (TLS)                             :class:`~ranked.backends.redis.RedisBackend`
 ``unix:///path/to/redis.sock[?db=0]``              :class:`~ranked.backends.redis.RedisBackend`
@@ -12,7 +12,10 @@ URL                                                backend
 =================================================  ==========================================
 
 Backends are imported when first asked for, so ``memory://`` works without redis-py.
-Keyword options go to the backend: ``clock`` (a ``time.time``-like function) for memory;
+``memory://`` is the process's default store and ``memory://<name>`` a named one: every
+backend opened on one URL in one process sees the same data, as clients of one server do.
+Keyword options go to the backend: ``clock`` (a ``time.time``-like function) for memory
+(it sets the clock of a store the call creates);
 for Redis, redis-py client options plus ``clock`` (the local clock the server offset is
 added to).
 """
@@ -47,7 +50,7 @@ def open_backend(url: str, **options: Any) -> Backend:
     if scheme in _MEMORY:
         from .memory import MemoryBackend
 
-        return MemoryBackend(url, **options)
+        return MemoryBackend.from_url(url, **options)
     if scheme in _REDIS:
         from .redis import RedisBackend
 
@@ -64,7 +67,7 @@ def open_async_backend(url: str, **options: Any) -> AsyncBackend:
     if scheme in _MEMORY:
         from .memory import AsyncMemoryBackend
 
-        return AsyncMemoryBackend(url, **options)
+        return AsyncMemoryBackend.from_url(url, **options)
     if scheme in _REDIS:
         from .redis import AsyncRedisBackend
 

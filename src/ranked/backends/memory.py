@@ -5,6 +5,16 @@ Boards are :class:`~ranked.engine.zset.SortedSet` values of a :class:`ranked.Key
 them, so Redis-syntax commands see the same data). One ``threading.Lock`` guards the
 keyspace: every operation runs whole under it, so every operation is atomic.
 
+Stores: a URL names a process-wide store, as a Redis URL names a server. Every
+:meth:`MemoryBackend.from_url` (and ``open_backend``, ``Leaderboard("memory://", ...)``)
+of one URL in one process shares one keyspace and one lock, like two clients of one
+server: ``memory://`` is the default store, ``memory://<name>`` a store of its own
+(``memory://a`` and ``memory://b`` are separate; the same name is the same store). A
+store lives as long as the process, as a server's data outlives its clients:
+:meth:`MemoryBackend.close` releases nothing, and :meth:`MemoryBackend.flushall` empties
+it. ``MemoryBackend()`` built directly has a private store no URL reaches (tests, and
+anything that must be isolated).
+
 Operations call the engine directly (no command strings): a submission to one target is
 a score lookup, one ``add`` and a rank or two, each O(log n). The dense-rank companion
 keys of a :class:`~ranked.backends.base.Target` are ignored (the engine answers dense
@@ -64,7 +74,7 @@ from .procedure import AsyncBound, Bound, Operation, Procedure
 T = TypeVar("T")
 S = TypeVar("S", bound=tuple[Any, ...])
 
-__all__ = ["AsyncMemoryBackend", "MemoryBackend"]
+__all__ = ["AsyncMemoryBackend", "MemoryBackend", "store_name"]
 
 _WRONGTYPE = WRONGTYPE
 # Every this many writes, delete a few expired keys (the keyspace's active expiry).
@@ -93,27 +103,78 @@ def _check_bounds(low: float, high: float) -> None:
         raise InvalidScoreError("a score bound must not be NaN")
 
 
+class _Store:
+    """One named store: the keyspace and the lock every handle on it shares."""
+
+    __slots__ = ("clock", "keyspace", "lock")
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.keyspace = Keyspace(clock=clock)
+        self.lock = threading.Lock()
+
+
+_STORES: dict[str, _Store] = {}
+"""Store name -> store, for the life of the process (see the module docstring)."""
+_STORES_LOCK = threading.Lock()
+
+
+def store_name(url: str) -> str:
+    """The store a ``memory://`` URL names: what follows ``memory://`` (``""``: the
+    default store). ``ValueError`` for another scheme."""
+    scheme, separator, name = url.partition("://") if isinstance(url, str) else ("", "", "")
+    if not separator or scheme.lower() != "memory":
+        raise ValueError(f"not a memory:// URL: {url!r}")
+    return name
+
+
+def _shared_store(url: str, clock: Callable[[], float] | None) -> _Store:
+    name = store_name(url)
+    with _STORES_LOCK:
+        store = _STORES.get(name)
+        if store is None:
+            store = _STORES[name] = _Store(time.time if clock is None else clock)
+        elif clock is not None and clock is not store.clock:
+            raise ValueError(
+                f"memory store {name!r} is already open with another clock: a store has "
+                "one clock (its TTLs count on it); open it without clock=, or use another "
+                "store name"
+            )
+        return store
+
+
 class MemoryBackend:
     """Backend on an in-process :class:`~ranked.Keyspace`; every operation atomic.
 
-    ``clock`` returns Unix time in seconds (``time.time`` by default); tests inject a
-    fake one. Thread safe: one lock serialises every operation.
+    ``MemoryBackend()`` has a private store; :meth:`from_url` opens the process-wide
+    store a URL names (see the module docstring). ``clock`` returns Unix time in seconds
+    (``time.time`` by default); tests inject a fake one. Thread safe: one lock (the
+    store's) serialises every operation of every handle on the store.
     """
 
     cross_slot = True
 
     def __init__(self, url: str = "memory://", clock: Callable[[], float] | None = None) -> None:
+        self._attach(url, Keyspace(clock=time.time if clock is None else clock), threading.Lock())
+
+    def _attach(self, url: str, keyspace: Keyspace, lock: threading.Lock) -> None:
         self.url = url
-        self._keyspace = Keyspace(clock=time.time if clock is None else clock)
-        self._lock = threading.Lock()
+        self._keyspace = keyspace
+        self._lock = lock
         self._writes = 0
 
     @classmethod
-    def from_url(cls, url: str = "memory://") -> MemoryBackend:
-        """A fresh, empty backend for a ``memory://`` URL."""
-        if not url.startswith("memory://"):
-            raise ValueError(f"not a memory:// URL: {url!r}")
-        return cls(url)
+    def from_url(
+        cls, url: str = "memory://", clock: Callable[[], float] | None = None
+    ) -> MemoryBackend:
+        """A handle on the process-wide store ``url`` names (created empty on first use):
+        ``memory://`` is the default store, ``memory://<name>`` another. ``clock`` sets
+        the clock of a store this call creates; a store already open keeps its own, and
+        another ``clock`` for it is a ``ValueError``. O(1)."""
+        store = _shared_store(url, clock)
+        backend = cls.__new__(cls)
+        backend._attach(url, store.keyspace, store.lock)
+        return backend
 
     @property
     def keyspace(self) -> Keyspace:
@@ -614,8 +675,15 @@ class MemoryBackend:
 
         return reference
 
+    def flushall(self) -> None:
+        """FLUSHALL: delete every key of this backend's store, for every handle on it.
+        O(keys)."""
+        with self._lock:
+            self._keyspace.flush()
+
     def close(self) -> None:
-        """Nothing to release; the data stays until the object is dropped. Idempotent."""
+        """Nothing to release: the store's data stays, for every other handle on it (and
+        for the next ``from_url`` of its URL). Idempotent."""
 
 
 class AsyncMemoryBackend:
@@ -634,9 +702,12 @@ class AsyncMemoryBackend:
         self.url = self.sync.url
 
     @classmethod
-    def from_url(cls, url: str = "memory://") -> AsyncMemoryBackend:
-        """A fresh, empty backend for a ``memory://`` URL."""
-        return cls(sync=MemoryBackend.from_url(url))
+    def from_url(
+        cls, url: str = "memory://", clock: Callable[[], float] | None = None
+    ) -> AsyncMemoryBackend:
+        """A handle on the process-wide store ``url`` names (see
+        :meth:`MemoryBackend.from_url`): the same data as every sync handle on it."""
+        return cls(sync=MemoryBackend.from_url(url, clock))
 
     @property
     def keyspace(self) -> Keyspace:
