@@ -56,6 +56,8 @@ CASES: list[Case] = [
     ("display name not a str", MemberDataError, lambda b: b.set_member_data("a", 7)),  # type: ignore[arg-type]
     ("metadata with a set", MemberDataError, lambda b: b.set_metadata({"x": {1}})),
     ("metadata with NaN", MemberDataError, lambda b: b.set_metadata({"x": math.nan})),
+    ("merged metadata with a set", MemberDataError, lambda b: b.merge_metadata({"x": {1}})),
+    ("merged metadata not a dict", MemberDataError, lambda b: b.merge_metadata(["x"])),  # type: ignore[arg-type]
     ("bogus rank style", UnknownRankStyleError, lambda b: b.rank("a", style="bogus")),
     ("top 0", PageSizeError, lambda b: b.top(0)),
     ("bad cursor", InvalidCursorError, lambda b: b.page("not-a-cursor")),

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from ranked.core.lex import LexLayout
 from ranked.core.models import Entry
 from ranked.errors import UnknownRankStyleError, WindowError
 from ranked.leaderboard import BoardConfigError, FriendsBoard, Leaderboard, MemberDataError
+from ranked.leaderboard._procedures import SWAP_FIELD
 from ranked.leaderboard.results import FriendsBoard as ResultType
 
 from .conftest import Env, assert_refused
@@ -143,3 +147,62 @@ def test_friend_boards_write_nothing_and_refuse_before_reading(env: Env) -> None
     assert_refused(env, TypeError, lambda: board.friends_board(7))  # type: ignore[arg-type]
     lex = Leaderboard(env.backend, "lexf", tie_break=LexLayout(descending=(True,)))
     assert_refused(env, BoardConfigError, lambda: lex.friends_board("me"))
+
+
+def test_merge_metadata_is_a_shallow_merge(env: Env) -> None:
+    board = social(env)
+    assert board.merge_metadata({"title": "Cup"}) == {"title": "Cup"}  # none stored yet
+    board.set_metadata({"title": "Weekly cup", "prize": 100, "rules": {"max": 3}})
+    merged = board.merge_metadata({"prize": 250, "sponsor": None, "rules": {"min": 1}})
+    assert merged == {"title": "Weekly cup", "prize": 250, "sponsor": None, "rules": {"min": 1}}
+    assert board.metadata() == merged
+    assert board.merge_metadata({}) == merged
+    other = Leaderboard(env.backend, "social")  # another process's view: the same data
+    assert other.merge_metadata({"title": "Renamed"})["prize"] == 250
+    assert board.metadata()["title"] == "Renamed"
+    assert_refused(env, MemberDataError, lambda: board.merge_metadata({"x": {1, 2}}))
+    assert_refused(env, MemberDataError, lambda: board.merge_metadata(["x"]))  # type: ignore[arg-type]
+
+
+def test_concurrent_merges_lose_nothing(env: Env) -> None:
+    board = social(env)
+    board.set_metadata({"base": 0})
+    errors: list[BaseException] = []
+
+    def merge(worker: int) -> None:
+        try:
+            for step in range(15):
+                board.merge_metadata({f"w{worker}-{step}": step})
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=merge, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    found = board.metadata()
+    assert len(found) == 1 + 6 * 15  # a plain read-modify-write would lose some
+    assert found["w5-14"] == 14 and found["base"] == 0
+
+
+def test_merged_metadata_keeps_the_board_deadline(env: Env) -> None:
+    board = social(env)
+    board.expire_at(time.time() + 3600)
+    board.merge_metadata({"title": "Timed"})
+    ttl = env.pttl(board.config.keys.meta)
+    assert ttl is not None and 0 < ttl <= 3_600_000
+
+
+def test_swap_field_writes_only_over_the_value_read(env: Env) -> None:
+    key = b"rk:{swap}:meta"
+    run = env.backend.run
+    assert run(SWAP_FIELD, [key], [b"f", b"", 0, b"one", b""]) is True
+    assert run(SWAP_FIELD, [key], [b"f", b"", 0, b"two", b""]) is False  # no longer absent
+    assert run(SWAP_FIELD, [key], [b"f", b"stale", 1, b"two", b""]) is False
+    assert env.backend.hash_get(key, [b"f"]) == [b"one"] and env.pttl(key) is None
+    assert run(SWAP_FIELD, [key], [b"f", b"one", 1, b"two", 5_000]) is True
+    assert env.backend.hash_get(key, [b"f"]) == [b"two"]
+    ttl = env.pttl(key)
+    assert ttl is not None and 0 < ttl <= 5_000

@@ -19,7 +19,7 @@ from ._plan_core import (
     member_bytes,
 )
 from ._plan_ties import TiesPlan
-from ._procedures import FRIEND_SCORES
+from ._procedures import FRIEND_SCORES, SWAP_FIELD
 from .results import FriendsBoard, MemberData
 
 __all__ = ["SocialPlan"]
@@ -136,6 +136,32 @@ class SocialPlan(TiesPlan):
         """Replace the board's metadata."""
         blob = _dumps(_json_object(metadata, "board metadata"), "board metadata")
         yield ("hash_set", (self.keys.meta, {b"metadata": blob}, self._hash_ttl()))
+
+    def merge_metadata(self, changes: Mapping[str, Any]) -> Steps[dict[str, Any]]:
+        """Shallow-merge ``changes`` into the board's metadata; the merged metadata.
+
+        Atomic on every backend without a lock: read the stored JSON, merge, and write it
+        back only if nobody changed it in between (:data:`SWAP_FIELD`, one step), else
+        read again. Each retry means another write succeeded (lock-free), so concurrent
+        merges all land, none lost. Two calls when nobody races."""
+        patch = _json_object(changes, "board metadata")
+        _dumps(patch, "board metadata")  # every value serialisable before any call
+        ttl = self._hash_ttl()
+        while True:
+            found: list[bytes | None] = yield ("hash_get", (self.keys.meta, [b"metadata"]))
+            current = found[0]
+            merged: dict[str, Any] = {} if current is None else json.loads(current)
+            merged.update(patch)
+            args = (
+                b"metadata",
+                b"" if current is None else current,
+                0 if current is None else 1,
+                _dumps(merged, "board metadata"),
+                b"" if ttl is None else ttl,
+            )
+            swapped: bool = yield ("run", (SWAP_FIELD, (self.keys.meta,), args))
+            if swapped:
+                return merged
 
     def metadata(self) -> Steps[dict[str, Any]]:
         """The board's metadata ({} if never set)."""

@@ -4,6 +4,8 @@ each a Lua script in ``lua/`` (Redis, Redis Cluster: one round trip) and its Pyt
 
 - :data:`FRIEND_SCORES`: a member and its friends with their current scores (SMEMBERS,
   then ZMSCORE), so a friends board is read fresh, whole, in one step.
+- :data:`SWAP_FIELD`: compare-and-set of one hash field, the step an atomic
+  read-modify-write (merging board metadata) retries on.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ..engine.commands.common import WRONGTYPE
 from ..engine.keyspace import Keyspace
 from ..errors import ResponseError
 
-__all__ = ["FRIEND_SCORES"]
+__all__ = ["FRIEND_SCORES", "SWAP_FIELD"]
 
 _PACKAGE: Final = "ranked.leaderboard"
 
@@ -59,3 +61,34 @@ def _pairs(reply: Any) -> list[tuple[bytes, float]]:
 FRIEND_SCORES: Final = Procedure(_PACKAGE, "friend_scores", _friend_scores, _pairs)
 """KEYS (board, friend set), ARGS (member,) -> [(member, stored score)] of those on the
 board, in no particular order. O(f) for f friends (+ log n each on memory)."""
+
+
+def _hash(keyspace: Keyspace, key: bytes) -> dict[bytes, bytes] | None:
+    value = keyspace.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise ResponseError(WRONGTYPE)
+    return value
+
+
+def _swap_field(keyspace: Keyspace, now_us: int, keys: Sequence[bytes], args: Sequence[Arg]) -> int:
+    """The twin of ``lua/swap_field.lua``: 1 when the field held the expected value (or
+    was absent, as expected) and now holds the new one, else 0 with nothing written."""
+    field, expected, has_expected, new, ttl_ms = args
+    assert isinstance(field, bytes) and isinstance(new, bytes)
+    stored = _hash(keyspace, keys[0])
+    current = None if stored is None else stored.get(field)
+    if current != (expected if has_expected == 1 else None):
+        return 0
+    if stored is None:
+        stored = {}
+        keyspace.store(keys[0], stored)
+    stored[field] = new
+    if ttl_ms != b"":
+        assert isinstance(ttl_ms, int)
+        keyspace.put_deadline(keys[0], keyspace.now_ms() + ttl_ms)
+    return 1
+
+
+SWAP_FIELD: Final = Procedure(_PACKAGE, "swap_field", _swap_field, bool)
+"""KEYS (hash,), ARGS (field, expected, 1 if expected else 0, new value, ttl_ms or b"")
+-> whether the field was swapped. O(1)."""

@@ -417,6 +417,13 @@ class AsyncLeaderboard:
         """Replace the board's JSON metadata (shared by every process). Redis: HSET."""
         await run_async(self.backend, self._plan.set_metadata(metadata))
 
+    async def merge_metadata(self, changes: Mapping[str, Any]) -> dict[str, Any]:
+        """Shallow-merge ``changes`` into the board's JSON metadata (their keys replace
+        those stored, the others stay) and return the merged metadata. Atomic on every
+        backend: concurrent merges all land. Redis: HMGET, then a compare-and-set script
+        (HGET, HSET, PEXPIRE), again from the read if another write came in between."""
+        return await run_async(self.backend, self._plan.merge_metadata(changes))
+
     async def metadata(self) -> dict[str, Any]:
         """The board's metadata ({} if never set). Redis: HMGET."""
         return await run_async(self.backend, self._plan.metadata())

@@ -419,6 +419,13 @@ class Leaderboard:
         """Replace the board's JSON metadata (shared by every process). Redis: HSET."""
         run_sync(self.backend, self._plan.set_metadata(metadata))
 
+    def merge_metadata(self, changes: Mapping[str, Any]) -> dict[str, Any]:
+        """Shallow-merge ``changes`` into the board's JSON metadata (their keys replace
+        those stored, the others stay) and return the merged metadata. Atomic on every
+        backend: concurrent merges all land. Redis: HMGET, then a compare-and-set script
+        (HGET, HSET, PEXPIRE), again from the read if another write came in between."""
+        return run_sync(self.backend, self._plan.merge_metadata(changes))
+
     def metadata(self) -> dict[str, Any]:
         """The board's metadata ({} if never set). Redis: HMGET."""
         return run_sync(self.backend, self._plan.metadata())
