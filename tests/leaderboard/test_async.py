@@ -8,6 +8,10 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
+
+from ranked.core.models import Entry
+from ranked.errors import OutOfRangeError
 from ranked.leaderboard import AsyncLeaderboard, Leaderboard, asubmit_to_boards_nonatomic
 
 from .conftest import Env
@@ -114,3 +118,47 @@ def test_boards_opened_from_urls_own_their_backend(env: Env) -> None:
         assert first == 7.0
         # Every URL reaches the same data: the server, or the process's memory:// store.
         assert second == 8.0
+
+
+def test_async_reads_with_data_and_merged_metadata(env: Env) -> None:
+    async def main() -> None:
+        backend = env.open_async()
+        board = AsyncLeaderboard(backend, "adata", operator="set")
+        await board.submit_many([("a", 3), ("b", 2), ("c", 1)])
+        await board.set_member_data("b", "Bee", {"x": 1})
+        await board.add_friends("a", ["b"])
+        top = await board.top(3, with_data=True)
+        assert [e.data.display_name if e.data else None for e in top] == [None, "Bee", None]
+        page = await board.page(size=1, with_data=True)
+        assert page.next_cursor is not None
+        second = await board.page(page.next_cursor, with_data=True)
+        assert second.entries[0].data is not None
+        assert (await board.page_at(1, 1, with_data=True)).entries[0].data is not None
+        assert (await board.around("c", 1, 0, with_data=True)).entries[0].data is not None
+        assert [e.member for e in await board.between(2, 2, with_data=True) if e.data] == ["b"]
+        friends = await board.friends_board("a", with_data=True)
+        assert (friends.rank, [e.data is not None for e in friends]) == (1, [False, True])
+        assert await board.merge_metadata({"k": 1}) == {"k": 1}
+        assert await board.merge_metadata({"j": 2}) == {"k": 1, "j": 2}
+        lonely = await board.friends_board("c")
+        assert (list(lonely), lonely.rank) == ([Entry("c", 1.0, 1)], 1)
+        await backend.close()
+
+    asyncio.run(main())
+
+
+def test_async_fan_out_checks_every_board_before_writing(env: Env) -> None:
+    async def main() -> None:
+        backend = env.open_async()
+        plain = AsyncLeaderboard(backend, "plain")
+        timed = AsyncLeaderboard(backend, "timed", tie_break="time")
+        await plain.submit("seed", 1)
+        before = env.snapshot()
+        with pytest.raises(OutOfRangeError):
+            await asubmit_to_boards_nonatomic([plain, timed], "a", 5_000_000)
+        assert env.snapshot() == before  # before: the plain board took the score
+        done = await asubmit_to_boards_nonatomic([plain, timed], "a", 7)
+        assert [r.score for r in done] == [7.0, 7]
+        await backend.close()
+
+    asyncio.run(main())

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -206,3 +208,66 @@ def test_swap_field_writes_only_over_the_value_read(env: Env) -> None:
     assert env.backend.hash_get(key, [b"f"]) == [b"two"]
     ttl = env.pttl(key)
     assert ttl is not None and 0 < ttl <= 5_000
+
+
+class Counting:
+    """A backend that counts the calls a board makes (each is one round trip on Redis)."""
+
+    def __init__(self, backend: Any) -> None:
+        self.inner = backend
+        self.calls: list[str] = []
+        self.url, self.cross_slot, self.now_ms = backend.url, backend.cross_slot, backend.now_ms
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.inner, name)
+
+        def counted(*args: Any) -> Any:
+            self.calls.append(name)
+            return method(*args)
+
+        return counted
+
+
+def test_pages_carry_member_data_in_one_more_call(env: Env) -> None:
+    board = social(env)
+    board.set_member_data("ann", "Ann", {"level": 3})
+    board.set_member_data("me", "Me")
+    counting = Counting(env.backend)
+    view = Leaderboard(counting, "social", operator="set")
+
+    def calls(read: Callable[[], object]) -> int:
+        counting.calls.clear()
+        read()
+        return len(counting.calls)
+
+    top = view.top(3, with_data=True)
+    assert [(e.member, e.data and e.data.display_name) for e in top] == [
+        ("stranger", None),
+        ("ann", "Ann"),
+        ("me", "Me"),
+    ]
+    ann = top[1].data
+    assert ann is not None and ann.member == "ann" and dict(ann.metadata) == {"level": 3}
+    assert view.top(3)[1].data is None  # opt-in
+    assert calls(lambda: view.top(5, with_data=True)) == calls(lambda: view.top(5)) + 1
+    page = view.page(size=2, with_data=True)
+    assert [e.data is not None for e in page.entries] == [False, True]
+    assert page.next_cursor is not None
+    after = view.page(page.next_cursor, with_data=True)
+    assert [e.member for e in after.entries if e.data] == ["me"]
+    assert calls(lambda: view.page(page.next_cursor, with_data=True)) == 2
+    assert [e.member for e in view.page_at(1, 2, with_data=True).entries if e.data] == [
+        "ann",
+        "me",
+    ]
+    around = view.around("bob", 1, 1, with_data=True)
+    assert [e.data.display_name if e.data else None for e in around.entries] == ["Me", None, None]
+    assert calls(lambda: view.around("bob", 1, 1, with_data=True)) == 2
+    assert [e.member for e in view.between(50, 80, with_data=True) if e.data] == ["ann", "me"]
+    assert calls(lambda: view.between(50, 80, with_data=True)) == 2
+    board.add_friends("me", ["ann", "cy"])
+    friends = view.friends_board("me", with_data=True)
+    assert [e.data is not None for e in friends] == [True, True, False]
+    assert calls(lambda: view.friends_board("me", with_data=True)) == 2
+    assert calls(lambda: view.top(5, with_data=True)) == 2  # never one call per entry
+    assert Leaderboard(env.backend, "nobody").top(3, with_data=True) == []

@@ -12,21 +12,35 @@ with its :class:`~ranked.core.scores.TimeTiebreak`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-__all__ = ["Around", "Entry", "Member", "MemberRank", "Page", "SubmitResult"]
+__all__ = ["Around", "Entry", "Member", "MemberData", "MemberRank", "Page", "SubmitResult"]
 
 Member = str | bytes
 """A member id: ``str`` (stored as UTF-8) or raw ``bytes``; binary safe."""
 
 
+@dataclass(frozen=True, slots=True)
+class MemberData:
+    """What a board knows about a member besides its score: a display name and JSON
+    metadata (a read-only mapping of JSON values, parsed for this result alone)."""
+
+    member: Member
+    display_name: str | None
+    metadata: Mapping[str, Any]
+
+
 class Entry(NamedTuple):
-    """One member on a board: its score and its 1-based rank."""
+    """One member on a board: its score, its 1-based rank and, when the read asked for
+    it (``with_data=True``), its :class:`MemberData` (``None``: none stored, or not
+    asked for)."""
 
     member: Member
     score: float
     rank: int
+    data: MemberData | None = None
 
 
 @dataclass(frozen=True, slots=True)

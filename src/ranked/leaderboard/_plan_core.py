@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
 from ..backends.base import (
@@ -31,7 +32,7 @@ from ..backends.base import (
 )
 from ..core._time import UNIX_EPOCH, Instant, micros, to_utc
 from ..core.cursors import Direction
-from ..core.models import Entry, Member
+from ..core.models import Entry, Member, MemberData
 from ..core.ranks import RankStyle
 from ..core.scores import ScoreAt
 from ..core.windows import Season, Window, WindowKind
@@ -53,6 +54,7 @@ __all__ = [
     "WriteWindows",
     "from_ms",
     "member_bytes",
+    "member_record",
     "run_async",
     "run_sync",
     "to_ms",
@@ -127,6 +129,15 @@ def _json_object(value: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
     if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
         raise MemberDataError(f"{what} must be a dict with str keys, not {value!r}")
     return dict(value)
+
+
+def member_record(member: Member, blob: bytes | None) -> MemberData | None:
+    """A member's stored data blob (``{"name": ..., "meta": {...}}``) as
+    :class:`MemberData`, with read-only metadata of its own; None without a blob."""
+    if blob is None:
+        return None
+    record = json.loads(blob)
+    return MemberData(member, record["name"], MappingProxyType(record["meta"]))
 
 
 def _dumps(value: object, what: str) -> bytes:
@@ -357,15 +368,29 @@ class PlanCore:
         append = found.append
         if self.bytes_members:
             for member, score, rank in rows:
-                append(_new(Entry, (member, score, rank)))
+                append(_new(Entry, (member, score, rank, None)))
             return found
         for member, score, rank in rows:
             try:
                 name: Member = member.decode("utf-8")
             except UnicodeDecodeError:
                 name = member
-            append(_new(Entry, (name, score, rank)))
+            append(_new(Entry, (name, score, rank, None)))
         return found
+
+    def with_data(self, entries: Sequence[Entry], wanted: bool) -> Steps[tuple[Entry, ...]]:
+        """``entries`` with their member data when ``wanted``: one HMGET of the data hash
+        for the whole list (never one call per entry); else as they are, no call."""
+        if not wanted or not entries:
+            return tuple(entries)
+        blobs: list[bytes | None] = yield (
+            "hash_get",
+            (self.keys.data, [member_bytes(entry.member) for entry in entries]),
+        )
+        return tuple(
+            entry._replace(data=member_record(entry.member, blob))
+            for entry, blob in zip(entries, blobs, strict=True)
+        )
 
     def style_of(self, style: RankStyle | str | None) -> RankStyle:
         """The rank style of a read: the given one, or the board's default."""

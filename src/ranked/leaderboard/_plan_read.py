@@ -118,7 +118,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         hit = found[0]
         if hit is None:
             return None
-        return _new(Entry, (member, self.score_out(hit[0]), hit[1]))
+        return _new(Entry, (member, self.score_out(hit[0]), hit[1], None))
 
     @staticmethod
     def rank_from(found: list[tuple[float, int] | None]) -> int | None:
@@ -299,8 +299,26 @@ class ReadPlan(TiesPlan, LexReadPlan):
         size: int | None,
         style: RankStyle | str | None,
         window: str | Window | None,
+        with_data: bool = False,
     ) -> Steps[Page]:
-        """A page best first; with a cursor, the page after the one that produced it."""
+        """A page best first; with a cursor, the page after the one that produced it.
+        ``with_data``: each entry carries its member data (one HMGET more)."""
+        found = yield from self._page_rows(cursor, size, style, window)
+        return (yield from self._page_data(found, with_data))
+
+    def _page_data(self, page: Page, with_data: bool) -> Steps[Page]:
+        if not with_data or not page.entries:
+            return page
+        entries = yield from self.with_data(page.entries, True)
+        return Page(entries, page.next_cursor)
+
+    def _page_rows(
+        self,
+        cursor: str | None,
+        size: int | None,
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> Steps[Page]:
         resolved_style = self.style_of(style)
         if cursor is None:
             limit = self.check_size(DEFAULT_PAGE_SIZE if size is None else size)
@@ -376,6 +394,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         size: int,
         style: RankStyle | str | None,
         window: str | Window | None,
+        with_data: bool = False,
     ) -> Steps[Page]:
         """The page starting at 0-based position ``offset``."""
         start = self.check_offset(offset)
@@ -385,7 +404,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         if start > MAX_POSITION:  # past the end of every board: no round trip
             return Page((), None)
         rows = yield from self._rows(window_id, target, start, limit + 1, resolved)
-        return self._page(rows, limit, window_id)
+        return (yield from self._page_data(self._page(rows, limit, window_id), with_data))
 
     def _secondary_after(
         self,
@@ -418,13 +437,17 @@ class ReadPlan(TiesPlan, LexReadPlan):
         return Page(entries, token.encode())
 
     def top(
-        self, n: int, style: RankStyle | str | None, window: str | Window | None
+        self,
+        n: int,
+        style: RankStyle | str | None,
+        window: str | Window | None,
+        with_data: bool = False,
     ) -> Steps[list[Entry]]:
-        """The best ``n`` entries."""
+        """The best ``n`` entries (``with_data``: with their member data, one HMGET)."""
         limit = self.check_size(n, "n")
         window_id, target = self.read_target(window)
         rows = yield from self._rows(window_id, target, 0, limit, self.style_of(style))
-        return self.entries(rows)
+        return list((yield from self.with_data(self.entries(rows), with_data)))
 
     def around(
         self,
@@ -433,8 +456,24 @@ class ReadPlan(TiesPlan, LexReadPlan):
         after: int,
         style: RankStyle | str | None,
         window: str | Window | None,
+        with_data: bool = False,
     ) -> Steps[Around]:
-        """Up to before + 1 + after entries containing the member, shifted at the edges."""
+        """Up to before + 1 + after entries containing the member, shifted at the edges
+        (``with_data``: with their member data, one HMGET)."""
+        found = yield from self._around_rows(member, before, after, style, window)
+        if not with_data or not found.entries:
+            return found
+        entries = yield from self.with_data(found.entries, True)
+        return Around(entries, found.member_index)
+
+    def _around_rows(
+        self,
+        member: Member,
+        before: int,
+        after: int,
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> Steps[Around]:
         self.check_offset(before)
         self.check_offset(after)
         size = self.check_size(before + after + 1, "before + after + 1")
@@ -523,8 +562,22 @@ class ReadPlan(TiesPlan, LexReadPlan):
         count: int | None,
         style: RankStyle | str | None,
         window: str | Window | None,
+        with_data: bool = False,
     ) -> Steps[list[Entry]]:
-        """Entries with ``low <= score <= high`` best first, after ``offset``, at most ``count``."""
+        """Entries with ``low <= score <= high`` best first, after ``offset``, at most
+        ``count`` (``with_data``: with their member data, one HMGET)."""
+        found = yield from self._between_rows(low, high, offset, count, style, window)
+        return list((yield from self.with_data(found, with_data)))
+
+    def _between_rows(
+        self,
+        low: float,
+        high: float,
+        offset: int,
+        count: int | None,
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> Steps[list[Entry]]:
         start = self.check_offset(offset)
         limit = self.check_size(self.config.max_page_size if count is None else count, "count")
         resolved = self.style_of(style)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from types import MappingProxyType
 from typing import Any
 
 from ..core.models import Entry, Member
@@ -17,6 +16,7 @@ from ._plan_core import (
     _json_object,
     _new,
     member_bytes,
+    member_record,
 )
 from ._plan_ties import TiesPlan
 from ._procedures import FRIEND_SCORES, SWAP_FIELD
@@ -66,7 +66,11 @@ class SocialPlan(TiesPlan):
         return {self.member_out(friend) for friend in found if friend != own}
 
     def friends_board(
-        self, member: Member, style: RankStyle | str | None, window: str | Window | None
+        self,
+        member: Member,
+        style: RankStyle | str | None,
+        window: str | Window | None,
+        with_data: bool = False,
     ) -> Steps[FriendsBoard]:
         """The member and its friends ranked among themselves, best first (at most
         ``max_page_size``), with the member's own rank. Reads only: one atomic step
@@ -88,9 +92,12 @@ class SocialPlan(TiesPlan):
         numbers = ranks([score for _, score in pairs], resolved)
         at = next((i for i, (name, _) in enumerate(pairs) if name == own), None)
         limit = self.config.max_page_size
-        entries = tuple(
-            _new(Entry, (self.member_out(m), self.score_out(s), rank))
-            for (m, s), rank in zip(pairs[:limit], numbers, strict=False)
+        entries = yield from self.with_data(
+            [
+                _new(Entry, (self.member_out(m), self.score_out(s), rank, None))
+                for (m, s), rank in zip(pairs[:limit], numbers, strict=False)
+            ],
+            with_data,
         )
         if at is None:
             return FriendsBoard(entries, None, None)
@@ -127,9 +134,9 @@ class SocialPlan(TiesPlan):
         )
         found: dict[Member, MemberData] = {}
         for member, blob in zip(members, blobs, strict=True):
-            if blob is not None:
-                record = json.loads(blob)
-                found[member] = MemberData(member, record["name"], MappingProxyType(record["meta"]))
+            data = member_record(member, blob)
+            if data is not None:
+                found[member] = data
         return found
 
     def set_metadata(self, metadata: Mapping[str, Any]) -> Steps[None]:

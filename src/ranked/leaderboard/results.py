@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, NamedTuple, overload
+from typing import NamedTuple, overload
 
-from ..core.models import Entry, Member
+from ..core.models import Entry, Member, MemberData
 
 __all__ = ["FriendsBoard", "MemberData", "Submission", "WindowResult"]
 
@@ -81,16 +81,6 @@ class Submission(NamedTuple):
     def changed(self) -> bool:
         """Whether the stored score changed (a worse ``best`` submission changes nothing)."""
         return self.primary.changed
-
-
-@dataclass(frozen=True, slots=True)
-class MemberData:
-    """What a board knows about a member besides its score: a display name and JSON
-    metadata (a read-only mapping of JSON values, parsed for this result alone)."""
-
-    member: Member
-    display_name: str | None
-    metadata: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

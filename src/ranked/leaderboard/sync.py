@@ -273,14 +273,20 @@ class Leaderboard:
         return plan.ranks_of_from(listed, args[1], self.backend.ranks(*args))
 
     def top(
-        self, n: int = 10, *, style: RankStyle | str | None = None, window: WindowArg = None
+        self,
+        n: int = 10,
+        *,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+        with_data: bool = False,
     ) -> list[Entry]:
         """The best ``n`` entries (n <= max_page_size). O(log n + n).
-        Redis: one script (ZRANGE REV + first rank). Atomic."""
+        Redis: one script (ZRANGE REV + first rank). Atomic. ``with_data``: each entry
+        carries its member data (``Entry.data``), read by one HMGET for the whole list."""
         plan = self._plan
-        args = plan.plain_top(n, style, window)
+        args = None if with_data else plan.plain_top(n, style, window)
         if args is None:
-            return run_sync(self.backend, plan.top(n, style, window))
+            return run_sync(self.backend, plan.top(n, style, window, with_data))
         return plan.entries(self.backend.page(*args))
 
     def page(
@@ -290,17 +296,21 @@ class Leaderboard:
         size: int | None = None,
         style: RankStyle | str | None = None,
         window: WindowArg = None,
+        with_data: bool = False,
     ) -> Page:
         """A page best first and an opaque cursor to the next (None: no more).
 
         Keyset paging: the next page starts strictly after the last (score, member), so
         writes between pages neither repeat nor skip members. The cursor remembers its
-        window and size. O(log n + size). Redis: one script. Atomic.
+        window and size. O(log n + size). Redis: one script. Atomic. ``with_data``: each
+        entry carries its member data, read by one HMGET for the whole page.
         """
         plan = self._plan
-        direct = None if cursor is None else plan.plain_page_after(cursor, size, style, window)
+        direct = None
+        if cursor is not None and not with_data:
+            direct = plan.plain_page_after(cursor, size, style, window)
         if direct is None:
-            return run_sync(self.backend, plan.page(cursor, size, style, window))
+            return run_sync(self.backend, plan.page(cursor, size, style, window, with_data))
         args, limit, window_id = direct
         return plan.page_from(self.backend.page_after(*args), limit, window_id)
 
@@ -311,10 +321,12 @@ class Leaderboard:
         *,
         style: RankStyle | str | None = None,
         window: WindowArg = None,
+        with_data: bool = False,
     ) -> Page:
-        """The page at 0-based position ``offset`` (and a cursor to the next).
-        O(log n + size). Redis: one script. Atomic."""
-        return run_sync(self.backend, self._plan.page_at(offset, size, style, window))
+        """The page at 0-based position ``offset`` (and a cursor to the next); an offset
+        past the end reads an empty page, however large. O(log n + size). Redis: one
+        script. Atomic. ``with_data``: as :meth:`page`."""
+        return run_sync(self.backend, self._plan.page_at(offset, size, style, window, with_data))
 
     def around(
         self,
@@ -324,14 +336,17 @@ class Leaderboard:
         *,
         style: RankStyle | str | None = None,
         window: WindowArg = None,
+        with_data: bool = False,
     ) -> Around:
         """Up to before + 1 + after entries containing the member; shifted (not shrunk)
         at the edges: near the top it fills from below, near the bottom from above.
-        O(log n + size). Redis: one script (ZREVRANK + ZREVRANGE). Atomic."""
+        O(log n + size). Redis: one script (ZREVRANK + ZREVRANGE). Atomic.
+        ``with_data``: as :meth:`page`."""
         plan = self._plan
-        args = plan.plain_around(member, before, after, style, window)
+        args = None if with_data else plan.plain_around(member, before, after, style, window)
         if args is None:
-            return run_sync(self.backend, plan.around(member, before, after, style, window))
+            steps = plan.around(member, before, after, style, window, with_data)
+            return run_sync(self.backend, steps)
         return plan.around_from(self.backend.around(*args))
 
     def count(self, *, window: WindowArg = None) -> int:
@@ -339,7 +354,9 @@ class Leaderboard:
         return self.backend.count(self._plan.read_target(window)[1])
 
     def count_between(self, low: float, high: float, *, window: WindowArg = None) -> int:
-        """Members with low <= score <= high. O(log n). Redis: ZCOUNT."""
+        """Members with low <= score <= high. O(log n). Redis: ZCOUNT. Any int or float
+        but NaN: an infinity is unbounded, and an int no float64 holds (10**400 too)
+        counts exactly (the bound moves inward to the nearest float64 within it)."""
         return run_sync(self.backend, self._plan.count_between(low, high, window))
 
     def between(
@@ -351,11 +368,16 @@ class Leaderboard:
         count: int | None = None,
         style: RankStyle | str | None = None,
         window: WindowArg = None,
+        with_data: bool = False,
     ) -> list[Entry]:
         """Entries with low <= score <= high, best first, skipping ``offset``, at most
         ``count`` (default and cap: max_page_size). O(log n + offset + count).
-        Redis: one script (ZRANGE BYSCORE [REV] LIMIT + first rank). Atomic."""
-        return run_sync(self.backend, self._plan.between(low, high, offset, count, style, window))
+        Redis: one script (ZRANGE BYSCORE [REV] LIMIT + first rank). Atomic. Bounds: an
+        infinity is unbounded, an int no float64 holds counts exactly. ``with_data``: as
+        :meth:`page`."""
+        return run_sync(
+            self.backend, self._plan.between(low, high, offset, count, style, window, with_data)
+        )
 
     def percentile(self, member: Member, *, window: WindowArg = None) -> float | None:
         """Percentage (0 <= p < 100) of the window's members with a strictly worse score
@@ -388,7 +410,12 @@ class Leaderboard:
         return run_sync(self.backend, self._plan.friends_of(member))
 
     def friends_board(
-        self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
+        self,
+        member: Member,
+        *,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+        with_data: bool = False,
     ) -> FriendsBoard:
         """The member and its friends ranked among themselves, best first, as a
         :class:`FriendsBoard` (a sequence of entries, at most ``max_page_size``, with
@@ -396,8 +423,8 @@ class Leaderboard:
         no friends gets itself alone. Current scores on every call: one atomic read of
         the friend set and the scores (Redis: one script, SMEMBERS + ZMSCORE), ranked
         here; a secondary tie-break board reads its tie values too (HMGET). Writes
-        nothing. O(f log n) for f friends."""
-        return run_sync(self.backend, self._plan.friends_board(member, style, window))
+        nothing. O(f log n) for f friends. ``with_data``: as :meth:`page`."""
+        return run_sync(self.backend, self._plan.friends_board(member, style, window, with_data))
 
     # -- member data and metadata ---------------------------------------------------------
 
