@@ -305,7 +305,8 @@ class MemoryBackend:
         """Rows at positions start..stop (inclusive, clamped). O(log n + k)."""
         _not_negative(start=start, stop=stop)
         _check_style(style)
-        stop = min(stop, MAX_POSITION)  # positions past MAX_POSITION: on no board
+        if stop > MAX_POSITION:  # positions past MAX_POSITION: on no board
+            stop = MAX_POSITION
         with self._lock:
             zset = self._zset(target.key)
             if zset is None or start > stop:
@@ -325,7 +326,8 @@ class MemoryBackend:
         """Up to ``count`` rows strictly after (score, member) in board order. O(log n + k)."""
         if count < 0:
             _not_negative(count=count)
-        count = min(count, MAX_POSITION)
+        if count > MAX_POSITION:
+            count = MAX_POSITION
         if style not in STYLES:
             _check_style(style)
         if score != score:  # NaN: the one float unequal to itself
@@ -349,7 +351,8 @@ class MemoryBackend:
         """The member's window (shifted at the edges) and its index in it. O(log n + k)."""
         _not_negative(before=before, after=after)
         _check_style(style)
-        before, after = min(before, MAX_POSITION), min(after, MAX_POSITION)
+        if before > MAX_POSITION or after > MAX_POSITION:
+            before, after = min(before, MAX_POSITION), min(after, MAX_POSITION)
         with self._lock:
             zset = self._zset(target.key)
             if zset is None:
@@ -376,7 +379,8 @@ class MemoryBackend:
         _not_negative(offset=offset, count=count)
         _check_style(style)
         _check_bounds(low, high)
-        count = min(count, MAX_POSITION)
+        if count > MAX_POSITION:
+            count = MAX_POSITION
         with self._lock:
             zset = self._zset(target.key)
             if zset is None or count == 0 or offset > MAX_POSITION:
@@ -423,7 +427,8 @@ class MemoryBackend:
     def range_all(self, key: bytes, high_first: bool, limit: int) -> list[tuple[bytes, float]]:
         """Up to ``limit`` (member, score) pairs in board order. O(log n + limit)."""
         _not_negative(limit=limit)
-        limit = min(limit, MAX_POSITION)
+        if limit > MAX_POSITION:
+            limit = MAX_POSITION
         with self._lock:
             zset = self._zset(key)
             if zset is None or limit == 0:
@@ -620,7 +625,8 @@ class MemoryBackend:
     ) -> list[bytes]:
         """ZRANGE BYLEX [REV] LIMIT. O(log n + offset + count)."""
         _not_negative(offset=offset, count=count)
-        count = min(count, MAX_POSITION)
+        if count > MAX_POSITION:
+            count = MAX_POSITION
         with self._lock:
             zset = self._zset(target.key)
             if zset is None or count == 0 or offset > MAX_POSITION:

@@ -302,12 +302,14 @@ class ReadPlan(TiesPlan, LexReadPlan):
         with_data: bool = False,
     ) -> Steps[Page]:
         """A page best first; with a cursor, the page after the one that produced it.
-        ``with_data``: each entry carries its member data (one HMGET more)."""
-        found = yield from self._page_rows(cursor, size, style, window)
-        return (yield from self._page_data(found, with_data))
+        ``with_data``: each entry carries its member data (one HMGET more). Without it,
+        the steps themselves (no generator in between)."""
+        steps = self._page_rows(cursor, size, style, window)
+        return self._page_data(steps) if with_data else steps
 
-    def _page_data(self, page: Page, with_data: bool) -> Steps[Page]:
-        if not with_data or not page.entries:
+    def _page_data(self, steps: Steps[Page]) -> Steps[Page]:
+        page = yield from steps
+        if not page.entries:
             return page
         entries = yield from self.with_data(page.entries, True)
         return Page(entries, page.next_cursor)
@@ -396,7 +398,17 @@ class ReadPlan(TiesPlan, LexReadPlan):
         window: str | Window | None,
         with_data: bool = False,
     ) -> Steps[Page]:
-        """The page starting at 0-based position ``offset``."""
+        """The page starting at 0-based position ``offset`` (``with_data``: as :meth:`page`)."""
+        steps = self._page_at_rows(offset, size, style, window)
+        return self._page_data(steps) if with_data else steps
+
+    def _page_at_rows(
+        self,
+        offset: int,
+        size: int,
+        style: RankStyle | str | None,
+        window: str | Window | None,
+    ) -> Steps[Page]:
         start = self.check_offset(offset)
         limit = self.check_size(size)
         window_id, target = self.read_target(window)
@@ -404,7 +416,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         if start > MAX_POSITION:  # past the end of every board: no round trip
             return Page((), None)
         rows = yield from self._rows(window_id, target, start, limit + 1, resolved)
-        return (yield from self._page_data(self._page(rows, limit, window_id), with_data))
+        return self._page(rows, limit, window_id)
 
     def _secondary_after(
         self,
@@ -444,10 +456,16 @@ class ReadPlan(TiesPlan, LexReadPlan):
         with_data: bool = False,
     ) -> Steps[list[Entry]]:
         """The best ``n`` entries (``with_data``: with their member data, one HMGET)."""
+        steps = self._top_rows(n, style, window)
+        return self._list_data(steps) if with_data else steps
+
+    def _top_rows(
+        self, n: int, style: RankStyle | str | None, window: str | Window | None
+    ) -> Steps[list[Entry]]:
         limit = self.check_size(n, "n")
         window_id, target = self.read_target(window)
         rows = yield from self._rows(window_id, target, 0, limit, self.style_of(style))
-        return list((yield from self.with_data(self.entries(rows), with_data)))
+        return self.entries(rows)
 
     def around(
         self,
@@ -460,8 +478,12 @@ class ReadPlan(TiesPlan, LexReadPlan):
     ) -> Steps[Around]:
         """Up to before + 1 + after entries containing the member, shifted at the edges
         (``with_data``: with their member data, one HMGET)."""
-        found = yield from self._around_rows(member, before, after, style, window)
-        if not with_data or not found.entries:
+        steps = self._around_rows(member, before, after, style, window)
+        return self._around_data(steps) if with_data else steps
+
+    def _around_data(self, steps: Steps[Around]) -> Steps[Around]:
+        found = yield from steps
+        if not found.entries:
             return found
         entries = yield from self.with_data(found.entries, True)
         return Around(entries, found.member_index)
@@ -523,6 +545,8 @@ class ReadPlan(TiesPlan, LexReadPlan):
                 raise InvalidScoreError(f"a score bound is a number (not NaN), not {bound!r}")
         layout = self.layout
         if layout is None:
+            if low.__class__ is float and high.__class__ is float:  # taken as they are
+                return None if low > high else (low, high)
             stored_low, stored_high = _inward(low, up=True), _inward(high, up=False)
             return None if stored_low > stored_high else (stored_low, stored_high)
         # Plain-score bounds -> packed bounds: every time of the lowest and highest score.
@@ -566,8 +590,12 @@ class ReadPlan(TiesPlan, LexReadPlan):
     ) -> Steps[list[Entry]]:
         """Entries with ``low <= score <= high`` best first, after ``offset``, at most
         ``count`` (``with_data``: with their member data, one HMGET)."""
-        found = yield from self._between_rows(low, high, offset, count, style, window)
-        return list((yield from self.with_data(found, with_data)))
+        steps = self._between_rows(low, high, offset, count, style, window)
+        return self._list_data(steps) if with_data else steps
+
+    def _list_data(self, steps: Steps[list[Entry]]) -> Steps[list[Entry]]:
+        found = yield from steps
+        return list((yield from self.with_data(found, True)))
 
     def _between_rows(
         self,
