@@ -271,9 +271,10 @@ def board_writer(
     tie value, plus the caller's result building, in one C call: validation, the
     write (atomic: it runs only while nobody holds ``lock``, and runs no Python code in
     the middle), the ranks before and after, and the ``submission_type(member,
-    result_type(window, score, previous_score, rank, previous_rank, changed), {window:
-    result})``. It returns None having changed nothing for anything else (a member or
-    score of another type, an unknown operator, a non-finite result, a key that is
+    result_type(window, score, previous_score, rank, previous_rank, changed),
+    MappingProxyType({window: result}))``. It returns None having changed nothing for
+    anything else (a member or score of another type, an int of magnitude 2**53 or more,
+    an unknown operator, a non-finite or inexact ``incr``/``decr`` result, a key that is
     missing, empty, expiring or of another type, a held lock), so the general path
     raises the same errors as always. Every ``every`` writes it first calls
     ``housekeeping`` (the backend's active expiry).
