@@ -1825,8 +1825,11 @@ static void nodevec_discard(SortedSetObject *s, nodevec *nv) {
     PyMem_Free(nv->v);
 }
 
-/* Validated inputs of union/inter: sets (borrowed, kept alive by `seq`) in
- * ascending size order (stable), each with its weight. */
+/* Validated inputs of union/inter/diff: `seq` is a private tuple of the
+ * input sets (a strong reference to each, for the whole call: Python code
+ * run while the other arguments convert may drop every other reference);
+ * `sets` points at those sets, in argument order until algebra_order sorts
+ * them (with their weights) by size. */
 typedef struct {
     PyObject *seq;
     Py_ssize_t n;
@@ -1835,7 +1838,8 @@ typedef struct {
     int aggregate; /* 0 sum, 1 min, 2 max */
 } algebra_args;
 
-/* Release what py_algebra_args filled in g. */
+/* Release what py_sets / py_algebra_args filled in g (zeroed first); safe on
+ * a partly filled g. */
 static void algebra_release(algebra_args *g) {
     Py_XDECREF(g->seq);
     PyMem_Free(g->sets);
@@ -1863,8 +1867,12 @@ static PyObject *algebra_finish(SortedSetObject *out, nodevec *nv, int failed, i
     return (PyObject *)out;
 }
 
-/* Check `sets` (a Sequence of SortedSet, not a SortedSet); fills g->seq,
- * g->n, g->sets in argument order. 0 or -1 with TypeError/ValueError. */
+/* Check `sets` (a Sequence of SortedSet, not a SortedSet) and fill g->seq
+ * (a new tuple of its items, never the caller's list, which Python code may
+ * empty later), g->n and g->sets (borrowed from g->seq) in argument order.
+ * g is zeroed by the caller. Runs Python code (the ABC check, iterating a
+ * sequence that is not a list or tuple) before anything is kept. 0, or -1
+ * with TypeError / ValueError / MemoryError. */
 static int py_sets(PyObject *sets, algebra_args *g) {
     int is_seq = PyObject_TypeCheck(sets, &SortedSetType) ? 0 : PyObject_IsInstance(sets, SequenceABC);
     if (is_seq < 0)
@@ -1873,17 +1881,21 @@ static int py_sets(PyObject *sets, algebra_args *g) {
         PyErr_SetString(PyExc_TypeError, "sets must be a sequence of SortedSet");
         return -1;
     }
-    g->seq = PySequence_Fast(sets, "sets must be a sequence of SortedSet");
+    PyObject *fast = PySequence_Fast(sets, "sets must be a sequence of SortedSet");
+    if (!fast)
+        return -1;
+    g->seq = PySequence_Tuple(fast); /* a list or a tuple: no Python code runs */
+    Py_DECREF(fast);
     if (!g->seq)
         return -1;
-    g->n = PySequence_Fast_GET_SIZE(g->seq);
+    g->n = PyTuple_GET_SIZE(g->seq);
     g->sets = PyMem_Malloc(sizeof(SortedSetObject *) * (size_t)(g->n ? g->n : 1));
     if (!g->sets) {
         PyErr_NoMemory();
         return -1;
     }
     for (Py_ssize_t i = 0; i < g->n; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(g->seq, i);
+        PyObject *item = PyTuple_GET_ITEM(g->seq, i);
         if (!PyObject_TypeCheck(item, &SortedSetType)) {
             PyErr_Format(PyExc_TypeError, "sets must hold SortedSet objects, not %.200s",
                          Py_TYPE(item)->tp_name);
@@ -1898,8 +1910,13 @@ static int py_sets(PyObject *sets, algebra_args *g) {
     return 0;
 }
 
-/* Convert union/inter/diff arguments into *g (zeroed first): 0, or -1
- * with an exception; algebra_release(g) is safe either way. */
+/* Convert union/inter arguments into *g (zeroed here), in argument order:
+ * the sets (held by g->seq from then on), the weights (their __len__,
+ * __iter__ / __getitem__ and each weight's __float__ or __index__ may run
+ * any Python code, even empty the caller's list of sets or write to a set:
+ * nothing read from a set is kept across them), then the aggregate. The
+ * sets are read only later, after algebra_order. 0, or -1 with an
+ * exception; algebra_release(g) is safe either way. */
 static int py_algebra_args(PyObject *sets, PyObject *weights, PyObject *aggregate,
                            algebra_args *g) {
     memset(g, 0, sizeof *g);
@@ -1947,7 +1964,13 @@ static int py_algebra_args(PyObject *sets, PyObject *weights, PyObject *aggregat
                      aggregate);
         return -1;
     }
-    /* Stable insertion sort by size: Redis visits the smallest input first. */
+    return 0;
+}
+
+/* Sort g's sets (with their weights) by size, stably: Redis visits the
+ * smallest input first. Called once every argument is converted, so the
+ * sizes are the ones the walk sees. Runs no Python code. */
+static void algebra_order(algebra_args *g) {
     for (Py_ssize_t i = 1; i < g->n; i++) {
         SortedSetObject *s = g->sets[i];
         double w = g->weights[i];
@@ -1960,7 +1983,6 @@ static int py_algebra_args(PyObject *sets, PyObject *weights, PyObject *aggregat
         g->sets[j] = s;
         g->weights[j] = w;
     }
-    return 0;
 }
 
 /* SUM (a NaN total becomes 0), MIN or MAX (a NaN value never wins). */
@@ -1978,20 +2000,22 @@ static const char *const kw_algebra[] = {"sets", "weights", "aggregate", "raw"};
 static argspec spec_union = {"union", 3, 1, 4, kw_algebra, {NULL}};
 static argspec spec_inter = {"inter", 3, 1, 4, kw_algebra, {NULL}};
 
-/* union (is_union) or inter of validated inputs into a new set. */
+/* union (is_union) or inter: the arguments are converted in order (sets,
+ * weights, aggregate, raw; each may run Python code), then the inputs are
+ * ordered and walked with no Python code running until the result is
+ * linked: the walk reads the sets through g.seq's strong references. */
 static PyObject *ss_algebra(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                             int is_union) {
     PyObject *a[4];
     if (py_parse(is_union ? &spec_union : &spec_inter, args, nargs, kwnames, a) < 0)
         return NULL;
-    int raw = py_truth(a[3]);
-    if (raw < 0)
-        return NULL;
     algebra_args g;
-    if (py_algebra_args(a[0], a[1], a[2], &g) < 0) {
+    int raw = -1;
+    if (py_algebra_args(a[0], a[1], a[2], &g) < 0 || (raw = py_truth(a[3])) < 0) {
         algebra_release(&g);
         return NULL;
     }
+    algebra_order(&g);
     SortedSetObject *out = ss_new(raw);
     nodevec nv = {NULL, 0, 0};
     int failed = !out;
@@ -2066,17 +2090,18 @@ static PyObject *SortedSet_inter(PyObject *cls, PyObject *const *args, Py_ssize_
 static const char *const kw_diff[] = {"sets", "raw"};
 static argspec spec_diff = {"diff", 1, 1, 2, kw_diff, {NULL}};
 
+/* diff: the sets, then raw, are converted (each may run Python code); then
+ * the first set is walked against the others with no Python code running,
+ * through g.seq's strong references. */
 static PyObject *SortedSet_diff(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames) {
     PyObject *a[2];
     if (py_parse(&spec_diff, args, nargs, kwnames, a) < 0)
         return NULL;
-    int raw = py_truth(a[1]);
-    if (raw < 0)
-        return NULL;
     algebra_args g;
     memset(&g, 0, sizeof g);
-    if (py_sets(a[0], &g) < 0) {
+    int raw = -1;
+    if (py_sets(a[0], &g) < 0 || (raw = py_truth(a[1])) < 0) {
         algebra_release(&g);
         return NULL;
     }
