@@ -520,13 +520,20 @@ static int bound_holds(const bound *b, const zsl_node *x) {
 
 /* List of up to `limit` (< 0: no limit) pairs walking from the node of
  * 1-based rank `rank` (forward, or backward when reverse) while `b` holds.
- * rank may be out of range (empty list). New reference. O(log n + k). */
+ * rank may be out of range (empty list). The caller computed rank (and b's
+ * member bytes stay alive) with no Python code run since; every allocation
+ * here may run a collection, hence finalisers that change the set, so the
+ * modcount is taken before the first one and a change raises RuntimeError
+ * before any rank or node found earlier is used. New reference, or NULL.
+ * O(log n + k). */
 static PyObject *ss_collect(SortedSetObject *s, size_t rank, int reverse, long long limit,
                             const bound *b) {
+    uint64_t mc = s->z.modcount;
     PyObject *list = PyList_New(0);
     if (!list)
         return NULL;
-    uint64_t mc = s->z.modcount;
+    if (s->z.modcount != mc)
+        return py_changed_error(list);
     zsl_node *x = zset_by_rank(&s->z, rank);
     while (x && limit != 0 && bound_holds(b, x)) {
         PyObject *t = py_pair(s, x);
@@ -545,12 +552,18 @@ static PyObject *ss_collect(SortedSetObject *s, size_t rank, int reverse, long l
 }
 
 /* Exactly k pairs starting at 1-based rank `rank` (1 <= rank, and k nodes
- * exist in that direction: the caller clamped). New reference. */
+ * exist in that direction: the caller clamped, with no Python code run
+ * since). The list allocation may run finalisers that change the set: the
+ * modcount is taken before it, and a change raises RuntimeError before the
+ * clamped rank is used (else the walk would stop early and leave NULL slots
+ * in the list). New reference, or NULL. */
 static PyObject *ss_collect_exact(SortedSetObject *s, size_t rank, int reverse, size_t k) {
+    uint64_t mc = s->z.modcount;
     PyObject *list = PyList_New((Py_ssize_t)k);
     if (!list)
         return NULL;
-    uint64_t mc = s->z.modcount;
+    if (s->z.modcount != mc)
+        return py_changed_error(list);
     zsl_node *x = zset_by_rank(&s->z, rank);
     for (size_t i = 0; i < k && x; i++) {
         PyObject *t = ss_edge_pair(s, x, reverse ? rank - i : rank + i);
@@ -1724,6 +1737,10 @@ static int ss_sample(size_t n, size_t k, size_t *out) {
 
 static argspec spec_random_members = {"random_members", 1, 1, 1, kw_count, {NULL}};
 
+/* random_members(count): the positions are drawn below the current length,
+ * then read with no Python code run in between except by the allocations,
+ * which are checked against the modcount (RuntimeError on a change). */
+
 static PyObject *SortedSet_random_members(PyObject *self, PyObject *const *args,
                                           Py_ssize_t nargs, PyObject *kwnames) {
     PyObject *a[1];
@@ -1752,8 +1769,10 @@ static PyObject *SortedSet_random_members(PyObject *self, PyObject *const *args,
         for (size_t i = 0; i < k; i++)
             pos[i] = (size_t)zsl_rand_below(n);
     }
+    uint64_t mc = s->z.modcount; /* the positions are below n: the set as it is now */
     PyObject *out = PyList_New((Py_ssize_t)k);
-    uint64_t mc = s->z.modcount;
+    if (out && s->z.modcount != mc)
+        out = py_changed_error(out); /* a finaliser run by the allocation changed it */
     for (size_t i = 0; out && i < k; i++) {
         PyObject *t = py_pair(s, zset_by_rank(&s->z, pos[i] + 1));
         if (!t) {
