@@ -16,12 +16,14 @@ use them, with a plain :class:`Keyspace` whose tables the hostile code changes.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
 from ranked.engine import _zset
+from ranked.engine.keyspace import Keyspace
 
 SortedSet = _zset.SortedSet
 
@@ -107,3 +109,138 @@ def test_a_collection_that_empties_the_set_in_a_pop() -> None:
     assert popped == top  # the finaliser's pop_min ran between two rows: no harm
     assert len(removed) == 1
     zs._check()
+
+
+# -- the board's fused write ---------------------------------------------------------
+
+
+class Result(NamedTuple):
+    window: str
+    score: float
+    previous: float | None
+    rank: int
+    previous_rank: int | None
+    changed: bool
+
+
+class Submission(NamedTuple):
+    member: Any
+    result: Result
+    windows: dict[str, Result]
+
+
+def board_keyspace() -> tuple[Keyspace, Any]:
+    """A keyspace whose b"board" is a C set (whichever engine the keyspace uses)."""
+    keyspace = Keyspace()
+    board = SortedSet({b"ann": 10.0, b"bob": 20.0}, raw=True)
+    values: dict[bytes, Any] = keyspace._values
+    values[b"board"] = board
+    return keyspace, board
+
+
+def board_writer(
+    keyspace: Keyspace, key: bytes, housekeeping: Callable[[], object], every: int
+) -> Any:
+    """A BoardWriter of a best-score, higher-first board at ``key``."""
+    lock = threading.Lock()
+    return _zset.BoardWriter(
+        vars(keyspace), key, "all", True, "competition", "best", lock, housekeeping, every,
+        Result, Submission,
+    )  # fmt: skip
+
+
+def test_board_submit_keeps_its_writer_while_the_writer_runs() -> None:
+    """The writer's housekeeping unsets ``submit.writer``, dropping the last reference
+    to the writer that is running."""
+    keyspace, board = board_keyspace()
+    keyspace._heap.append((2**60, b"elsewhere"))  # so the housekeeping step runs
+
+    def fallback(*args: Any, **kwargs: Any) -> str:
+        return "fallback"
+
+    submit = _zset.BoardSubmit(fallback)
+
+    def housekeeping() -> None:
+        submit.writer = None
+        churn()
+
+    submit.writer = board_writer(keyspace, b"board", housekeeping, 1)
+    done = submit("cat", 30.0)
+    assert submit.writer is None
+    assert isinstance(done, Submission)
+    assert done.member == "cat"
+    assert done.result.rank == 1
+    assert board.score(b"cat") == 30.0
+    assert submit("dan", 5.0) == "fallback"
+
+
+def test_board_writer_key_is_its_own_bytes() -> None:
+    """A bytes-subclass key whose ``__hash__`` drops the board (the second time it
+    runs: while the writer checks the deadline table): the writer keeps a plain copy of
+    the key, so no key code runs during a write."""
+    keyspace, _ = board_keyspace()
+    del _
+    keyspace._deadlines[b"elsewhere"] = 2**60  # a deadline table to look the key up in
+    calls: list[int] = []
+
+    class HookedKey(bytes):
+        def __hash__(self) -> int:
+            calls.append(1)
+            if len(calls) == 2:
+                keyspace._values.pop(b"board", None)
+                churn()
+            return bytes.__hash__(self)
+
+        def __eq__(self, other: object) -> bool:
+            return bytes.__eq__(self, other)
+
+    writer = board_writer(keyspace, HookedKey(b"board"), lambda: None, 1000)
+    calls.clear()
+    done = writer(b"cat", 30.0, None)
+    assert calls == []
+    assert isinstance(done, Submission)
+    assert keyspace._values[b"board"].score(b"cat") == 30.0  # type: ignore[union-attr]
+
+
+class Colliding(bytes):
+    """A key object stored in a keyspace table, hashing like ``target``: every lookup
+    of ``target`` in that table compares with it, running ``hook`` (when armed)."""
+
+    def __new__(cls, target: bytes, hook: Callable[[], object]) -> Colliding:
+        self = super().__new__(cls, b"colliding:" + target)
+        self.target = target
+        self.hook = hook
+        self.armed = True
+        return self
+
+    target: bytes
+    hook: Callable[[], object]
+    armed: bool
+
+    def __hash__(self) -> int:
+        return hash(self.target)
+
+    def __eq__(self, other: object) -> bool:
+        if self.armed:
+            self.armed = False  # no re-entry from the hook's own lookups
+            try:
+                self.hook()
+            finally:
+                self.armed = True
+        return bytes.__eq__(self, other)
+
+
+def test_board_writer_survives_a_key_comparison_that_drops_the_board() -> None:
+    """A key in the deadline table whose ``__eq__`` drops the board while the writer
+    checks the board's deadline: the writer must not write into the freed set."""
+    keyspace, _ = board_keyspace()
+
+    def drop() -> None:
+        keyspace._values.pop(b"board", None)
+        churn()
+
+    keyspace._deadlines[Colliding(b"board", drop)] = 2**60
+    writer = board_writer(keyspace, b"board", lambda: None, 1000)
+    del _
+    assert writer(b"cat", 30.0, None) is None  # the board is gone: the general path decides
+    assert b"board" not in keyspace._values
