@@ -244,3 +244,79 @@ def test_board_writer_survives_a_key_comparison_that_drops_the_board() -> None:
     del _
     assert writer(b"cat", 30.0, None) is None  # the board is gone: the general path decides
     assert b"board" not in keyspace._values
+
+
+# -- the rate limiter's decision -----------------------------------------------------
+
+
+class Decision(NamedTuple):
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_after: float
+    retry_after: float | None
+    policy: object
+
+
+class WindowCell(dict[bytes, bytes]):
+    __slots__ = ("count", "start")
+
+    def __init__(self) -> None:
+        super().__init__({b"ranked": b"fixed_window state"})
+
+
+def fixed_window_decider(keyspace: Keyspace) -> Any:
+    """A RateDecider of a fixed window of 10 per second on ``keyspace``, at a fixed
+    instant; its Python core must not be needed."""
+
+    def core(*args: object) -> object:
+        raise AssertionError("the C core declined")
+
+    def wrongtype() -> BaseException:
+        return TypeError("WRONGTYPE")
+
+    return _zset.RateDecider(
+        0, 2, (10, 1_000_000, 1000, 10), (1e-5, 1e5, 1e6), "policy", Decision, keyspace,
+        threading.Lock(), {}, lambda identity: (b"rl:" + identity.encode(),),
+        lambda cost, consume: (cost, consume), lambda: 1000.0, core, WindowCell,
+        ("start", "count"), wrongtype,
+    )  # fmt: skip
+
+
+def test_rate_decider_survives_a_key_comparison_that_drops_the_cell() -> None:
+    keyspace = Keyspace(clock=lambda: 1000.0)
+
+    def drop() -> None:
+        keyspace._values.pop(b"rl:u", None)
+        churn()
+        colliding.hook = lambda: None  # once
+
+    colliding = Colliding(b"rl:u", drop)
+    colliding.armed = False
+    keyspace._deadlines[colliding] = 2**60  # first in the table: every lookup meets it
+    decide = fixed_window_decider(keyspace)
+    assert decide("u", 1, 1).remaining == 9
+    colliding.armed = True
+    second = decide("u", 1, 1)  # the cell is dropped while its deadline is read
+    assert second.allowed
+    assert second.remaining == 9  # a new window: the old cell is gone
+    assert b"rl:u" in keyspace._values
+
+
+def test_rate_decider_survives_key_comparisons_that_replace_the_tables() -> None:
+    """Each comparison replaces every keyspace table with a copy, freeing the one the
+    decision is reading or writing (as FLUSHALL replaces them)."""
+    keyspace = Keyspace(clock=lambda: 1000.0)
+
+    def replace() -> None:
+        keyspace._values = dict(keyspace._values)
+        keyspace._deadlines = dict(keyspace._deadlines)
+        keyspace._heap = list(keyspace._heap)
+        keyspace._listpack = set(keyspace._listpack)
+        keyspace._late = set(keyspace._late)
+        churn()
+
+    keyspace._deadlines[Colliding(b"rl:u", replace)] = 2**60
+    decide = fixed_window_decider(keyspace)
+    for _ in range(12):
+        assert isinstance(decide("u", 1, 1), Decision)
