@@ -320,3 +320,92 @@ def test_rate_decider_survives_key_comparisons_that_replace_the_tables() -> None
     decide = fixed_window_decider(keyspace)
     for _ in range(12):
         assert isinstance(decide("u", 1, 1), Decision)
+
+
+# -- the queue lane ------------------------------------------------------------------
+
+
+class Wakeup:
+    waiting = False
+
+    def notify(self) -> None:
+        raise AssertionError("nobody waits")
+
+
+QUEUE_KEYS = (b"q:ready", b"q:seq", b"q:delayed", b"q:leases", b"q:attempts")
+
+
+def slow(name: str) -> Callable[..., str]:
+    return lambda *args, **kwargs: f"slow {name}"
+
+
+def queue_lane(keyspace: Keyspace, keys: Any = QUEUE_KEYS) -> Any:
+    return _zset.QueueLane(
+        keyspace, threading.Lock(), Wakeup(), keys, False,
+        (slow("push"), slow("pop"), slow("pop_with_priority")),
+    )  # fmt: skip
+
+
+def queue_keyspace() -> Keyspace:
+    keyspace = Keyspace()
+    ready = SortedSet(raw=True)
+    ready.add(b"\x00" * 7 + b"\x01" + b"job", 1.0)
+    values: dict[bytes, Any] = keyspace._values
+    values[b"q:ready"] = ready
+    values[b"q:seq"] = b"1"
+    return keyspace
+
+
+def test_an_uninitialised_queue_lane_refuses_calls() -> None:
+    lane = _zset.QueueLane.__new__(_zset.QueueLane)
+    with pytest.raises(TypeError, match="not initialised"):
+        lane.push(b"x")
+    with pytest.raises(TypeError, match="not initialised"):
+        lane.pop()
+    with pytest.raises(TypeError, match="not initialised"):
+        lane.pop_with_priority()
+
+
+def test_a_queue_lane_is_initialised_once() -> None:
+    keyspace = queue_keyspace()
+    lane = queue_lane(keyspace)
+    with pytest.raises(TypeError, match="already initialised"):
+        lane.__init__(Keyspace(), threading.Lock(), Wakeup(), QUEUE_KEYS, True, (slow("x"),) * 3)
+    assert lane.pop() == b"job"
+
+
+def test_queue_lane_pop_survives_a_key_comparison_that_drops_the_ready_set() -> None:
+    keyspace = queue_keyspace()
+
+    def drop() -> None:
+        keyspace._values.pop(b"q:ready", None)
+        churn()
+
+    keyspace._deadlines[Colliding(b"q:ready", drop)] = 2**60
+    lane = queue_lane(keyspace)
+    assert lane.pop() == "slow pop"  # the ready set is gone: the Python path answers
+    assert b"q:ready" not in keyspace._values
+
+
+def test_queue_lane_keys_outlive_a_comparison_that_reinitialises_the_lane() -> None:
+    """A key compared while the lane looks up its ready set calls ``lane.__init__``
+    with other keys: the lane's own key objects must stay alive meanwhile."""
+    keyspace = queue_keyspace()
+    lanes: list[Any] = []
+
+    def reinitialise() -> None:
+        other = tuple(b"other:" + key for key in QUEUE_KEYS)
+        lanes[0].__init__(keyspace, threading.Lock(), Wakeup(), other, False, (slow("x"),) * 3)
+        churn()
+
+    ready = keyspace._values.pop(b"q:ready")
+    colliding = Colliding(b"q:ready", reinitialise)
+    colliding.armed = False
+    keyspace._values[colliding] = b"unrelated"  # first in the table: every lookup meets it
+    keyspace._values[b"q:ready"] = ready
+    keys = tuple(bytes(bytearray(key)) for key in QUEUE_KEYS)  # the lane's own objects
+    lanes.append(queue_lane(keyspace, keys))
+    del keys
+    colliding.armed = True
+    with pytest.raises(TypeError, match="already initialised"):
+        lanes[0].pop()
