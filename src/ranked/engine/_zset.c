@@ -195,9 +195,15 @@ static int py_member_or_none(PyObject *o, mbuf *b, int *given) {
     return *given ? py_member(o, b) : 0;
 }
 
-/* Convert a score-like number (float, int, anything with __float__ or
- * __index__; never str/bytes). `what` names it in errors. Returns 0, or -1
- * with TypeError, OverflowError or InvalidScoreError (NaN). */
+/* Convert a score-like number as Python's float(x) converts it: an exact
+ * float or int by its value; anything else whose type has __float__ or
+ * __index__ (float and int subclasses included) through PyNumber_Float, so
+ * a subclass's own __float__ is honoured, as float(x) honours it (the pure
+ * twin calls float(x)). Never text: str, bytes, bytearray and other objects
+ * float() would parse (buffers) are refused. May run Python code (__float__,
+ * __index__): the caller holds nothing borrowed from a set across it.
+ * `what` names the argument in errors. Returns 0, or -1 with TypeError,
+ * OverflowError or InvalidScoreError (NaN). */
 static int py_score(PyObject *o, const char *what, double *out) {
     double d;
     if (PyFloat_CheckExact(o)) {
@@ -206,17 +212,21 @@ static int py_score(PyObject *o, const char *what, double *out) {
         d = PyLong_AsDouble(o);
         if (d == -1.0 && PyErr_Occurred())
             return -1;
-    } else if (PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o)) {
-        goto type_error;
     } else {
-        d = PyFloat_AsDouble(o);
-        if (d == -1.0 && PyErr_Occurred()) {
+        PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+        if (PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o) || !nb ||
+            (!nb->nb_float && !nb->nb_index))
+            goto type_error;
+        PyObject *f = PyNumber_Float(o);
+        if (!f) {
             if (PyErr_ExceptionMatches(PyExc_TypeError)) {
                 PyErr_Clear();
                 goto type_error;
             }
             return -1;
         }
+        d = PyFloat_AS_DOUBLE(f);
+        Py_DECREF(f);
     }
     if (isnan(d)) {
         PyErr_Format(InvalidScoreError, "%s is not a number (NaN)", what);
