@@ -2324,6 +2324,56 @@ static PyObject *SortedSet_restore(PyObject *cls, PyObject *const *args, Py_ssiz
     return out;
 }
 
+/* copy.copy(s) and copy.deepcopy(s, memo): both are s.copy(), as members
+ * and scores are immutable (the memo needs nothing from a set). */
+static PyObject *SortedSet_deepcopy(PyObject *self, PyObject *memo) {
+    return SortedSet_copy(self, NULL);
+}
+
+/* __reduce__: (SortedSet, (), (snapshot bytes, raw)), so pickle (any
+ * protocol) makes an empty set and hands the state to __setstate__. New
+ * reference, or NULL. Runs no Python code. */
+static PyObject *SortedSet_reduce(PyObject *self, PyObject *unused) {
+    PyObject *data = SortedSet_snapshot(self, NULL);
+    if (!data)
+        return NULL;
+    return Py_BuildValue("(O()(NO))", (PyObject *)Py_TYPE(self), data,
+                         ((SortedSetObject *)self)->raw ? Py_True : Py_False);
+}
+
+/* __setstate__((snapshot bytes, raw)): the set's contents become the
+ * snapshot's and its raw flag `raw`. The state is converted (raw's __bool__
+ * is the only Python code run) and the snapshot parsed into a new set
+ * before this one changes, so a bad state (TypeError, SnapshotError) leaves
+ * it as it was. The two zsets are then swapped by value (a zset holds no
+ * pointer to itself) and the old contents freed with the new set; the
+ * modcount moves past both sets' counts, so every cursor on this set
+ * re-seeks from its point. None, or NULL with an exception. */
+static PyObject *SortedSet_setstate(PyObject *self, PyObject *state) {
+    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 2 ||
+        !PyBytes_Check(PyTuple_GET_ITEM(state, 0))) {
+        PyErr_SetString(PyExc_TypeError, "SortedSet state must be a (snapshot bytes, raw) tuple");
+        return NULL;
+    }
+    int raw = PyObject_IsTrue(PyTuple_GET_ITEM(state, 1));
+    if (raw < 0)
+        return NULL;
+    PyObject *data = PyTuple_GET_ITEM(state, 0); /* kept alive by the tuple */
+    SortedSetObject *fresh = (SortedSetObject *)ss_restore(
+        (const unsigned char *)PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data), raw);
+    if (!fresh)
+        return NULL;
+    SortedSetObject *s = (SortedSetObject *)self;
+    uint64_t mc = s->z.modcount > fresh->z.modcount ? s->z.modcount : fresh->z.modcount;
+    zset old = s->z;
+    s->z = fresh->z;
+    fresh->z = old;
+    s->z.modcount = mc + 1;
+    s->raw = raw;
+    Py_DECREF(fresh); /* frees the old contents; runs no Python code */
+    Py_RETURN_NONE;
+}
+
 static PyObject *SortedSet_memory_usage(PyObject *self, PyObject *unused) {
     SortedSetObject *s = (SortedSetObject *)self;
     size_t edge = s->edge ? 2 * ZSET_EDGE * sizeof(PyObject *) : 0;
@@ -2404,6 +2454,13 @@ static PyMethodDef SortedSet_methods[] = {
     {"diff", (PyCFunction)(void (*)(void))SortedSet_diff, FASTKW | METH_CLASS,
      "Members of the first set in none of the others. Redis: ZDIFF."},
     {"copy", SortedSet_copy, METH_NOARGS, "An independent copy. O(n). Redis: COPY."},
+    {"__copy__", SortedSet_copy, METH_NOARGS, "copy.copy(s): as s.copy(). O(n)."},
+    {"__deepcopy__", SortedSet_deepcopy, METH_O,
+     "copy.deepcopy(s): as s.copy() (members and scores are immutable). O(n)."},
+    {"__reduce__", SortedSet_reduce, METH_NOARGS,
+     "Pickle support: (SortedSet, (), (snapshot, raw)). O(n)."},
+    {"__setstate__", SortedSet_setstate, METH_O,
+     "Pickle support: the contents become those of a (snapshot, raw) state. O(n)."},
     {"snapshot", SortedSet_snapshot, METH_NOARGS, "Serialise to bytes. O(n). Redis: DUMP."},
     {"restore", (PyCFunction)(void (*)(void))SortedSet_restore, FASTKW | METH_CLASS,
      "Rebuild from snapshot() bytes. O(n). Redis: RESTORE."},

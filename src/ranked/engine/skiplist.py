@@ -964,6 +964,33 @@ class SortedSet:
         clone._build(list(self._pairs()))
         return clone
 
+    def __copy__(self) -> SortedSet:
+        """``copy.copy(s)``: as :meth:`copy`. O(n)."""
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict[int, object]) -> SortedSet:
+        """``copy.deepcopy(s)``: as :meth:`copy` (members and scores are immutable). O(n)."""
+        return self.copy()
+
+    def __reduce__(self) -> tuple[type[SortedSet], tuple[()], tuple[bytes, bool]]:
+        """Pickle support (every protocol): the class, no arguments, and the state
+        ``(snapshot, raw)`` that :meth:`__setstate__` loads. O(n)."""
+        return (type(self), (), (self.snapshot(), self._raw))
+
+    def __setstate__(self, state: object) -> None:
+        """Pickle support: the contents become those of a ``(snapshot, raw)`` state.
+
+        The state is checked and the snapshot decoded before the set changes, so a bad
+        one raises ``TypeError`` / ``SnapshotError`` and leaves the set as it was. O(n).
+        """
+        if not (isinstance(state, tuple) and len(state) == 2 and isinstance(state[0], bytes)):
+            raise TypeError("SortedSet state must be a (snapshot bytes, raw) tuple")
+        raw = bool(state[1])
+        pairs = snapshot_format.decode(state[0])
+        self._raw = raw
+        self._reset()
+        self._build(pairs)
+
     def snapshot(self) -> bytes:
         """Serialise to bytes in the shared format. O(n). Redis: DUMP (own format)."""
         return snapshot_format.encode(self._length, self._pairs())
