@@ -16,6 +16,7 @@ use them, with a plain :class:`Keyspace` whose tables the hostile code changes.
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -38,6 +39,10 @@ def churn() -> None:
 # -- a collection in the middle of a read ------------------------------------------
 
 THRESHOLD = 200  # gen 0 threshold while armed: small ints only, no allocation to count
+# Up to 3.11 a collection runs inside the allocation that crosses the threshold, so in
+# the middle of a C call; from 3.12 it waits for the interpreter's next check, after the
+# call, and these tests can only check that nothing goes wrong.
+COLLECTS_IN_ALLOCATION = sys.version_info < (3, 12)
 
 
 def call_with_collection(action: Callable[[], Any], finaliser: Callable[[], object]) -> Any:
@@ -92,21 +97,31 @@ def test_a_collection_that_empties_the_set_before_a_range_read(
     """The first tracked allocation of a range read is its result list; a finaliser
     run then empties the set. The read must notice (RuntimeError), not walk positions
     or nodes found before the allocation."""
-    zs = big_set()
-    with pytest.raises(RuntimeError, match="changed during a range read"):
-        call_with_collection(lambda: read(zs), zs.clear)
+    zs, full = big_set(), big_set()
+    try:
+        result = call_with_collection(lambda: read(zs), zs.clear)
+    except RuntimeError as error:
+        assert "changed during a range read" in str(error)
+    else:
+        assert not COLLECTS_IN_ALLOCATION, "a collection changed the set and the read went on"
+        rows = result[1] if isinstance(result, tuple) else result
+        assert rows and all(full.score(member) == score for member, score in rows)
+    gc.collect()
     zs._check()
     assert len(zs) == 0
 
 
 def test_a_collection_that_empties_the_set_in_a_pop() -> None:
     zs = big_set()
-    assert call_with_collection(lambda: zs.pop_max(10), zs.clear) == []
+    top = zs.range_by_index(0, 9, reverse=True)
+    popped = call_with_collection(lambda: zs.pop_max(10), zs.clear)
+    assert popped == ([] if COLLECTS_IN_ALLOCATION else top)
     zs = big_set()
     top = zs.range_by_index(0, 2, reverse=True)
     removed: list[Any] = []
     popped = call_with_collection(lambda: zs.pop_max(3), lambda: removed.append(zs.pop_min()))
-    assert popped == top  # the finaliser's pop_min ran between two rows: no harm
+    assert popped == top  # the finaliser's pop_min ran before or between rows: no harm
+    gc.collect()
     assert len(removed) == 1
     zs._check()
 
