@@ -55,7 +55,8 @@ class RateDecider:
 
 class BoardWriter:
     """One-call submit of a plain all-time board on a memory backend (see
-    ``ranked.backends._memory_submit.board_writer``)."""
+    ``ranked.backends._memory_submit.board_writer``). It keeps exact ``bytes`` /
+    ``str`` copies of ``key`` and ``window`` (a subclass's methods never run)."""
 
     def __init__(
         self,
@@ -108,7 +109,9 @@ class QueueLane:
         """``keyspace``: a ``Keyspace`` (its ``_values`` and ``_deadlines`` tables are
         read on every call); ``wakeup``: the queue's ``Wakeup``; ``keys``: ready, seq,
         delayed, leases, attempts; ``slow``: push, pop, pop_with_priority, taking the
-        same arguments as the lane's methods."""
+        same arguments as the lane's methods. A lane is initialised once: a second
+        ``__init__`` raises ``TypeError``, and so does calling a lane made by
+        ``QueueLane.__new__`` alone."""
 
     def push(
         self,
