@@ -49,7 +49,7 @@ def _exponent(text: bytes | None) -> int:
     if not text:
         return 0
     sign = -1 if text[:1] == b"-" else 1
-    digits = text.lstrip(b"+-").lstrip(b"0")
+    digits = text.lstrip(b"+-").lstrip(b"0") or b"0"
     return sign * (int(digits) if len(digits) <= 9 else 10**10)
 
 
