@@ -69,14 +69,15 @@ class Keyspace:
 
     Threads: the keyspace does not lock its data, so callers on several threads take
     one lock around every call. The memory backend uses its own lock; a program using
-    the keyspace directly holds :attr:`lock`. Non-blocking commands never take
-    :attr:`lock` themselves (it costs their callers nothing). The blocking commands
-    (BZPOPMIN, BZPOPMAX, BZMPOP) take it themselves, re-entrantly, so they may be called
-    with or without it held; while they wait they release it entirely, and the write
-    that serves them pops for them inside its own ``execute`` call, under the lock.
-    Never run a blocking command while holding another lock that writers need (such as
-    the memory backend's): it would keep that lock while it waits. Writes made through
-    the typed API rather than ``execute`` are followed by :meth:`serve_blocked`.
+    the keyspace directly holds :attr:`lock`. Non-blocking commands take :attr:`lock`
+    only to serve blocked threads, so with none blocked it costs them nothing. The
+    blocking commands (BZPOPMIN, BZPOPMAX, BZMPOP) take it themselves, re-entrantly, so
+    they may be called with or without it held; while they wait they release it
+    entirely, and the write that serves them pops for them inside its own ``execute``
+    call, under the lock. Never run a blocking command while holding another lock that
+    writers need (such as the memory backend's): it would keep that lock while it
+    waits. Writes made through the typed API rather than ``execute`` are followed by
+    :meth:`serve_blocked`.
     """
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
