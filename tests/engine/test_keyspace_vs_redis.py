@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from ranked import Keyspace, ResponseError
+from ranked.engine.commands import COMMAND_TABLE
 
 redis = pytest.importorskip("redis")  # a test dependency in pyproject; never missing in CI
 
@@ -633,3 +634,9 @@ def test_same_replies_as_redis(server: Any, name: str) -> None:
         args = shlex.split(line)
         expected = _comparable(args, _server_reply(server, args))
         assert _comparable(args, _keyspace_reply(ks, args)) == expected, line
+
+
+def test_command_table_arities_are_the_servers(server: Any) -> None:
+    for name, command in COMMAND_TABLE.items():
+        info = server.execute_command("COMMAND", "INFO", name)
+        assert info[0][0] == name and info[0][1] == command.arity, name
