@@ -190,10 +190,10 @@ def test_waiter_holding_the_lock_releases_it_while_waiting(ks: Keyspace) -> None
 
 
 def test_first_blocked_is_first_served(ks: Keyspace) -> None:
-    calls = []
-    for count in (1, 2, 3):
+    calls: list[Call] = []
+    for _ in range(3):
         calls.append(Call(ks, "BZPOPMIN", "q", "other", 0))
-        until(lambda count=count: waiting(ks) == count)  # arrival order is known
+        until(lambda: waiting(ks) == len(calls))  # each queued before the next: order known
     write(ks, "ZADD", "q", 10, "x")  # one member: only the first waiter gets it
     assert calls[0].result() == [b"q", b"x", b"10"]
     time.sleep(0.02)

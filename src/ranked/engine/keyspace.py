@@ -143,7 +143,8 @@ class Keyspace:
         non-empty sorted set, in the order they blocked, and wake them; returns how many.
 
         :meth:`execute` calls it after every command; call it after writing to a key
-        through the typed API (:meth:`zset` with ``create``, :meth:`store`). Takes
+        through the typed API (:meth:`zset` with ``create``, :meth:`store`), or such a
+        write waits for the next :meth:`execute` call of any thread. Takes
         :attr:`lock`. O(1) when no thread waits, else O(keys waited on) plus the pops.
         Redis: handleClientsBlockedOnKeys.
         """
