@@ -252,6 +252,19 @@ def test_typed_api_writes_serve_through_serve_blocked(ks: Keyspace) -> None:
     assert ks.serve_blocked() == 0  # nobody waits: nothing to do
 
 
+def test_a_typed_write_is_served_by_the_next_execute_anyway(ks: Keyspace) -> None:
+    call = Call(ks, "BZPOPMAX", "q", 0)
+    until(lambda: waiting(ks) == 1)
+    with ks.lock:
+        zset = ks.zset("q", create=True)
+        assert zset is not None
+        zset.add(b"a", 1.0)
+        zset.add(b"b", 2.0)
+    assert not call.done()
+    assert write(ks, "EXISTS", "nokey") == 0  # any command serves the waiters afterwards
+    assert call.result() == [b"q", b"b", b"2"]
+
+
 def test_expired_keys_are_missing_for_blocking_pops() -> None:
     now = [1_700_000_000.0]
     ks = Keyspace(clock=lambda: now[0])
