@@ -35,20 +35,6 @@ BACKEND_INSIDES = {"keyspace", "lock", "raw_values", "raw_deadlines"}
 NOT_YET = {
     "leaderboard/_fast.py": {"MemoryBackend", "ranked.backends.memory", "ranked.backends.native"},
     "leaderboard/aio.py": {"AsyncMemoryBackend", "ranked.backends.memory"},
-    "ratelimit/_native.py": {
-        ".keyspace",
-        ".lock",
-        "MemoryBackend",
-        "ranked.backends.memory",
-        "ranked.backends.native",
-    },
-    "ratelimit/limiter.py": {
-        ".keyspace",
-        ".lock",
-        "AsyncMemoryBackend",
-        "MemoryBackend",
-        "ranked.backends.memory",
-    },
     "queue/_lane.py": {
         ".keyspace",
         ".lock",

@@ -205,7 +205,7 @@ def fixed_window_decider(keyspace: Keyspace) -> Any:
         0, 2, (10, 1_000_000, 1000, 10), (1e-5, 1e5, 1e6), "policy", Decision, keyspace,
         threading.Lock(), {}, lambda identity: (b"rl:" + identity.encode(),),
         lambda cost, consume: (cost, consume), lambda: 1000.0, core, WindowCell,
-        ("start", "count"), wrongtype,
+        ("start", "count"), wrongtype, lambda reading: reading, 5e9,
     )  # fmt: skip
 
 

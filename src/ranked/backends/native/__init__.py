@@ -28,7 +28,9 @@ __all__ = ["Factory", "native_factory"]
 Factory = Callable[[Keyspace, threading.Lock, Operation[Any]], Callable[..., Any] | None]
 """``(keyspace, lock, operation) -> native callable or None``."""
 
-_MODULES: Final[dict[str, str]] = {}
+_MODULES: Final[dict[str, str]] = {
+    "ratelimit": "ratelimit",
+}
 """Native name -> the module of this package defining ``factory``."""
 
 

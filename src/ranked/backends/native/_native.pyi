@@ -14,20 +14,22 @@ from ...engine._zset import SortedSet
 class RateDecider:
     """One memory rate-limiter decision per call (``src/ranked/backends/native/rl_fast.c``).
 
-    Built once per limiter by ``ranked.ratelimit._native.native_decider``, which passes
-    the policy's numbers and the Python pieces the decision uses: ``algorithm`` 0-4 in
-    ``ALGORITHMS`` order, ``clock_mode`` 0 (``time.time_ns``), 1 (the keyspace's clock)
-    or 2 (``clock``, the limiter's), ``numbers`` = (limit, window us, window ms,
-    capacity), ``floats`` = (rate, interval, tolerance) as ``_memory.py`` computes them,
-    the keyspace, its lock, the plan's identity -> keys cache and its ``keys`` / ``args``
-    (which raise the typed errors), the algorithm's Python core (it decides whatever the
-    C code does not take: values beyond +-2**52, fields of unusual types, a clock stepped
-    back under the log), the cell type with its ``__slots__`` names in the order the C
-    core reads them, and the WRONGTYPE error factory. Integers of 2**52 or more in
-    ``numbers``, or an unknown algorithm or clock mode, raise ``ValueError``.
+    Built once per limiter by ``ranked.backends.native.ratelimit.factory`` from the
+    operation's ``native_args`` (see that module): ``algorithm`` 0-4, ``clock_mode`` 0
+    (``time.time_ns``), 1 (the keyspace's clock) or 2 (``clock``, the limiter's),
+    ``numbers`` = (limit, window us, window ms, capacity), ``floats`` = (rate, interval,
+    tolerance), the keyspace, its lock, the feature's identity -> keys cache and its
+    ``keys`` / ``args`` (which raise the typed errors), the algorithm's Python core (it
+    decides whatever the C code does not take: values beyond +-2**52, fields of unusual
+    types, a clock stepped back under the log), the cell type with its ``__slots__``
+    names in the order the C core reads them, the WRONGTYPE error factory, and
+    ``check_clock`` with ``clock_max``: a limiter clock's reading that is not a float in
+    ``[0, clock_max]`` is passed to ``check_clock``, which raises for one out of range.
+    Integers of 2**52 or more in ``numbers``, or an unknown algorithm or clock mode,
+    raise ``ValueError``.
 
-    ``decide(identity, cost, consume)`` returns exactly what the Python closure of
-    ``limiter._memory_path`` returns, raises the same errors, and leaves the same state.
+    ``decide(identity, cost, consume)`` returns exactly what the procedure's Python
+    reference returns, raises the same errors, and leaves the same state.
     """
 
     def __init__(
@@ -48,6 +50,8 @@ class RateDecider:
         cell_type: type,
         slot_names: tuple[str, ...],
         wrongtype: Callable[[], BaseException],
+        check_clock: Callable[[object], object],
+        clock_max: float,
         /,
     ) -> None: ...
     def __call__(self, identity: str | bytes, cost: int, consume: int, /) -> Any:

@@ -1,11 +1,15 @@
 /* rl_fast.c - one whole memory:// rate-limiter decision per C call:
  * ranked.backends.native._native.RateDecider.
  *
- * The Python twin is ranked/ratelimit/_memory.py (each algorithm's core) plus
- * the `decide` closure of ranked/ratelimit/limiter.py (identity -> keys,
- * cost check, lock, housekeeping, clock). This file does the same steps in
- * the same order with the same float operations, so decisions and stored
- * state are bit-identical; tests/ratelimit/test_native_twin.py drives both.
+ * It is the native implementation of the limiter's procedures (native name
+ * "ratelimit"), built once per limiter by ranked/backends/native/ratelimit.py
+ * from the Operation's native_args. Its Python twin is what the memory
+ * backend runs without C: the limiter plan's encode (identity -> keys, cost
+ * check, clock reading: ranked/ratelimit/_plan.py), then under the lock the
+ * algorithm's core (ranked/ratelimit/_memory.py). This file does the same
+ * steps in the same order with the same float operations, so decisions and
+ * stored state are bit-identical; tests/ratelimit/test_native_twin.py drives
+ * both, and both take the same share of the keyspace's active expiry.
  *
  * State stays what the Python core keeps: the keyspace's own dicts (read from
  * the Keyspace's __dict__ on every call, since FLUSHALL replaces them) and the
@@ -274,12 +278,23 @@ static PyObject *whole(double v) { return PyLong_FromDouble(v); }
 
 /* Reads a fake clock as the Python path does: sets *us and *ms (new
  * references) for the Python core, or h->now / h->now_ms and returns 1 when
- * both are within +-BOUND; 0 otherwise, -1 on error. */
+ * both are within +-BOUND; 0 otherwise, -1 on error. A limiter clock's
+ * reading that is not a float within [0, clock_max] goes to check_clock
+ * first, which raises the feature's typed error for one out of range. */
 static int read_clock(RateDeciderObject *self, hit *h, PyObject **us, PyObject **ms) {
     PyObject *v = PyObject_CallNoArgs(self->clock);
     if (!v)
         return -1;
     int backend = self->clock_mode == CLOCK_BACKEND;
+    if (!backend && !(PyFloat_CheckExact(v) && PyFloat_AS_DOUBLE(v) >= 0 &&
+                      PyFloat_AS_DOUBLE(v) <= self->clock_max)) {
+        PyObject *checked = PyObject_CallOneArg(self->check_clock, v);
+        if (!checked) {
+            Py_DECREF(v);
+            return -1;
+        }
+        Py_DECREF(checked);
+    }
     if (PyFloat_CheckExact(v)) {
         double d = PyFloat_AS_DOUBLE(v);
         *us = whole(backend ? floor(d * 1e6) : round_half_even(d * 1000000.0));
@@ -362,7 +377,10 @@ done:
     return result;
 }
 
-/* decide(identity, cost, consume) -> Decision: the limiter's memory path. */
+/* decide(identity, cost, consume) -> Decision: the bound operation. A borrowed
+ * `args` vector of three; a new reference, or NULL with an exception set (the
+ * feature's typed errors before the lock, WRONGTYPE and clock errors under
+ * it, the lock released in every case). */
 static PyObject *RateDecider_call(PyObject *callable, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames) {
     RateDeciderObject *self = (RateDeciderObject *)callable;
@@ -408,13 +426,16 @@ static PyObject *RateDecider_call(PyObject *callable, PyObject *const *args, siz
         Py_DECREF(keys);
         return NULL;
     }
+    if (units == 0) /* a cost of 0 only reports: the feature's args make it a peek */
+        h.consume = 0;
     PyObject *locked = PyObject_CallNoArgs(self->acquire);
     if (!locked) {
         Py_DECREF(keys);
         return NULL;
     }
     Py_DECREF(locked);
-    PyObject *result = decide_locked(self, &h, keys, cost, consume, python);
+    PyObject *mode = h.consume ? Py_True : Py_False; /* borrowed: the core's `consume` */
+    PyObject *result = decide_locked(self, &h, keys, cost, mode, python);
     Py_DECREF(keys);
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
@@ -437,7 +458,7 @@ static PyObject *RateDecider_call(PyObject *callable, PyObject *const *args, siz
     X(policy) X(limit_obj) X(decision_type) X(keyspace) X(ks_dict) X(acquire) X(release)       \
     X(identities) X(plan_keys) X(plan_args) X(clock) X(now_ms) X(expire) X(get_at)             \
     X(keep_deadline) X(delete) X(core) X(cell_type) X(cell_template) X(wrongtype)              \
-    X(deque_type) X(popleft) X(append)
+    X(deque_type) X(popleft) X(append) X(check_clock)
 
 /* GC: visit every object the decider holds. */
 static int RateDecider_traverse(RateDeciderObject *self, visitproc visit, void *arg) {
@@ -482,23 +503,24 @@ static int method(PyObject **field, PyObject *owner, const char *name) {
     return *field ? 0 : -1;
 }
 
-/* RateDecider(...): see _zset.pyi and ranked/ratelimit/_native.py; new
- * reference, or NULL with TypeError / ValueError. */
+/* RateDecider(...): see _native.pyi and ranked/backends/native/ratelimit.py;
+ * new reference, or NULL with TypeError / ValueError. */
 static PyObject *RateDecider_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     int algorithm, clock_mode;
     long long limit, window, window_ms, capacity;
-    double rate, interval, tolerance;
+    double rate, interval, tolerance, clock_max;
     PyObject *policy, *decision_type, *keyspace, *lock, *identities, *plan_keys, *plan_args;
-    PyObject *clock, *core, *cell_type, *slot_names, *wrongtype;
+    PyObject *clock, *core, *cell_type, *slot_names, *wrongtype, *check_clock;
     if (kwds && PyDict_GET_SIZE(kwds)) {
         PyErr_SetString(PyExc_TypeError, "RateDecider takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "ii(LLLL)(ddd)OO!OOO!OOOOO!O!O:RateDecider", &algorithm,
+    if (!PyArg_ParseTuple(args, "ii(LLLL)(ddd)OO!OOO!OOOOO!O!OOd:RateDecider", &algorithm,
                           &clock_mode, &limit, &window, &window_ms, &capacity, &rate, &interval,
                           &tolerance, &policy, &PyType_Type, &decision_type, &keyspace, &lock,
                           &PyDict_Type, &identities, &plan_keys, &plan_args, &clock, &core,
-                          &PyType_Type, &cell_type, &PyTuple_Type, &slot_names, &wrongtype))
+                          &PyType_Type, &cell_type, &PyTuple_Type, &slot_names, &wrongtype,
+                          &check_clock, &clock_max))
         return NULL;
     Py_ssize_t needed[] = {2, 2, 3, 2, 1};
     PyTypeObject *dt = (PyTypeObject *)decision_type, *ct = (PyTypeObject *)cell_type;
@@ -508,7 +530,9 @@ static PyObject *RateDecider_new(PyTypeObject *type, PyObject *args, PyObject *k
         window_ms >= BOUND || capacity < 1 || capacity >= BOUND || !(rate > 0) ||
         !(interval > 0) || !(tolerance > 0) || !PyType_IsSubtype(dt, &PyTuple_Type) ||
         dt->tp_basicsize != PyTuple_Type.tp_basicsize || !PyType_IsSubtype(ct, &PyDict_Type) ||
-        (clock_mode == CLOCK_LIMITER && !PyCallable_Check(clock))) {
+        !(clock_max >= 0) ||
+        (clock_mode == CLOCK_LIMITER &&
+         (!PyCallable_Check(clock) || !PyCallable_Check(check_clock)))) {
         PyErr_SetString(PyExc_ValueError, "RateDecider: unsupported policy or arguments");
         return NULL;
     }
@@ -525,6 +549,7 @@ static PyObject *RateDecider_new(PyTypeObject *type, PyObject *args, PyObject *k
     self->rate = rate;
     self->interval = interval;
     self->tolerance = tolerance;
+    self->clock_max = clock_max;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(slot_names); i++)
         if ((self->slots[i] = slot_offset(ct, PyTuple_GET_ITEM(slot_names, i))) < 0)
             goto error;
@@ -539,6 +564,7 @@ static PyObject *RateDecider_new(PyTypeObject *type, PyObject *args, PyObject *k
     KEEP(core, core);
     KEEP(cell_type, cell_type);
     KEEP(wrongtype, wrongtype);
+    KEEP(check_clock, check_clock);
 #undef KEEP
     PyObject *probe = PyObject_CallNoArgs(cell_type);
     if (!probe)
