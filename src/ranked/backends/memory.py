@@ -48,7 +48,7 @@ from ._memory_submit import (
 )
 from ._scripts import Arg
 from .base import LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
-from .native import native_factory
+from .native import awaitable, native_factory
 from .procedure import AsyncBound, Bound, Operation, Procedure
 
 T = TypeVar("T")
@@ -644,12 +644,7 @@ class AsyncMemoryBackend:
 
     def bind(self, operation: Operation[T]) -> AsyncBound[T]:
         """:meth:`MemoryBackend.bind`, awaitable (nothing to wait for: it runs at once)."""
-        bound = self.sync.bind(operation)
-
-        async def run(*args: Any) -> T:
-            return bound(*args)
-
-        return run
+        return awaitable(self.sync.bind(operation))
 
     async def submit_batch(
         self, requests: Sequence[SubmitRequest]

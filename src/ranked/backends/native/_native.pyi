@@ -6,7 +6,7 @@ in this package from an :class:`~ranked.backends.procedure.Operation`'s ``native
 """
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
 from ...engine._zset import SortedSet
@@ -133,3 +133,19 @@ class QueueLane:
 
     def pop_with_priority(self, timeout: float | None = None, *, now_us: int | None = None) -> Any:
         """``Queue.pop_with_priority``."""
+
+class Ready:
+    """The finished result of a call made through :class:`AwaitNow`; await it once."""
+
+    def __await__(self) -> Generator[Any, None, Any]: ...
+    def __iter__(self) -> Ready: ...
+    def __next__(self) -> Any: ...
+
+class AwaitNow:
+    """``AwaitNow(func)``: called like ``func``, runs it at once and returns a
+    :class:`Ready` of its result (its exception is raised at the await)."""
+
+    func: Callable[..., Any]
+
+    def __init__(self, func: Callable[..., Any], /) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Ready: ...
