@@ -52,20 +52,24 @@ check-c: $(OUT)/check_skiplist $(OUT)/check_board
 # The sanitized extension needs libasan loaded before Python; Python's own
 # exit-time allocations are not freed, so leak detection stays off. Python's
 # allocator is switched to malloc so ASan also sees the binding's objects.
+# Reports go to their own files (asan-report.PID): pytest captures a test's stderr, so a
+# report printed there would not reach the log when the process stops.
 ASAN_LOG := $(OUT)/asan.log
-# The engine suite plus the tests that drive the feature fast paths (their own .c files).
-C_SUITES := tests/engine tests/ratelimit/test_native_twin.py tests/leaderboard/test_fast_submit.py \
-  tests/queues/test_c_lane.py
+ASAN_REPORTS := $(OUT)/asan-report
+# The engine suite plus the tests that drive the native procedures (backends/native/*.c).
+C_SUITES := tests/engine tests/backends/test_native_hostile.py tests/backends/test_native_ready.py \
+  tests/ratelimit/test_native_twin.py tests/leaderboard/test_fast_submit.py tests/queues/test_c_lane.py
 asan: | $(OUT)
 	RANKED_SANITIZE=1 $(PYTHON) setup.py -q build_ext --inplace --force
-	status=0; \
+	rm -f $(ASAN_REPORTS).*; status=0; \
 	LD_PRELOAD="$$($(CC) -print-file-name=libasan.so)" \
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:halt_on_error=1 \
-	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:halt_on_error=1:log_path=$(abspath $(ASAN_REPORTS)) \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$(abspath $(ASAN_REPORTS)) \
 	PYTHONMALLOC=malloc \
 	$(PYTHON) -m pytest $(C_SUITES) -q -p no:cacheprovider > $(ASAN_LOG) 2>&1 || status=$$?; \
 	tail -n 5 $(ASAN_LOG); \
-	if grep -E "ERROR: AddressSanitizer|runtime error:" $(ASAN_LOG); then status=1; fi; \
+	if grep -E "ERROR: AddressSanitizer|runtime error:" $(ASAN_LOG) $(ASAN_REPORTS).* 2>/dev/null; \
+	then status=1; cat $(ASAN_REPORTS).* 2>/dev/null | head -n 60; fi; \
 	$(PYTHON) setup.py -q build_ext --inplace --force; \
 	exit $$status
 

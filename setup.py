@@ -39,6 +39,7 @@ setup(
                     "board_fast.c",
                     "board_method.c",
                     "queue_lane.c",
+                    "ready.c",
                 )
             ],
             include_dirs=[ENGINE],

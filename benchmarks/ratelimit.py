@@ -12,7 +12,8 @@ so after the first pass half of the hits are denied (the steady state of a limit
 under pressure). Each system starts from an empty store.
 
 - memory: ranked on ``memory://`` against ``limits`` with ``MemoryStorage`` (targets:
-  ranked >= 3x ``limits``' decisions per second);
+  ranked >= 3x ``limits``' decisions per second), and ranked's asyncio limiter on
+  ``memory://`` (each ``await limiter.hit(...)`` timed inside one running event loop);
 - Redis: ranked on ``redis://`` against ``limits`` with ``RedisStorage`` on the same private
   redis-server (target: ranked >= ``limits``); the bucket algorithms, which ``limits`` lacks,
   are shown against ranked's fixed window and one raw redis-py ``INCR`` round trip.
@@ -26,10 +27,12 @@ is a median.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import inspect
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +55,14 @@ from limits.strategies import (  # noqa: E402
 
 from benchmarks._servers import BenchRedis  # noqa: E402 - path set above
 from benchmarks.engine import _fmt_time, machine_info  # noqa: E402
-from ranked.backends.factory import open_backend  # noqa: E402
-from ranked.ratelimit import ALGORITHMS, Algorithm, Policy, RateLimiter  # noqa: E402
+from ranked.backends.factory import open_async_backend, open_backend  # noqa: E402
+from ranked.ratelimit import (  # noqa: E402
+    ALGORITHMS,
+    Algorithm,
+    AsyncRateLimiter,
+    Policy,
+    RateLimiter,
+)
 
 LIMIT = 50
 WINDOW = 60
@@ -67,10 +76,26 @@ TARGET_MEMORY = 3.0
 TARGET_REDIS = 1.0
 
 Decide = Callable[[str], object]
+"""One hit; a coroutine function for an asyncio limiter (awaited in :data:`LOOP`)."""
+
+LOOP = asyncio.new_event_loop()
+"""The event loop the asyncio decisions run in, one batch per ``run_until_complete``."""
+
+
+async def _atimed(decide: Callable[[str], Awaitable[object]], calls: int, offset: int) -> float:
+    """:func:`_timed` for an asyncio hit: the loop of awaits timed inside the coroutine."""
+    ids = IDENTITIES
+    count = len(ids)
+    start = time.perf_counter()
+    for n in range(offset, offset + calls):
+        await decide(ids[n % count])
+    return (time.perf_counter() - start) / calls
 
 
 def _timed(decide: Decide, calls: int, offset: int) -> float:
     """Seconds per call over ``calls`` hits, identities round-robin from ``offset``."""
+    if inspect.iscoroutinefunction(decide):
+        return LOOP.run_until_complete(_atimed(decide, calls, offset))
     ids = IDENTITIES
     count = len(ids)
     start = time.perf_counter()
@@ -119,6 +144,12 @@ def ranked(url: str, algorithm: Algorithm) -> Decide:
     return RateLimiter(backend, Policy(LIMIT, WINDOW, algorithm), prefix=f"b{time.time_ns()}").hit
 
 
+def ranked_async(url: str, algorithm: Algorithm) -> Decide:
+    backend = open_async_backend(url)
+    policy = Policy(LIMIT, WINDOW, algorithm)
+    return AsyncRateLimiter(backend, policy, prefix=f"a{time.time_ns()}").hit
+
+
 def limits_peer(storage: Any, algorithm: Algorithm) -> Decide:
     item = RateLimitItemPerMinute(LIMIT)
     strategy = PEERS[algorithm](storage)
@@ -149,7 +180,10 @@ def measure(port: int, calls_memory: int, calls_redis: int, repeats: int) -> lis
     admin = redis.Redis.from_url(url)
     for algorithm in ALGORITHMS:
         admin.flushall()  # limits names its keys by item, not by strategy
-        memory: dict[str, Decide] = {"ranked": ranked("memory://", algorithm)}
+        memory: dict[str, Decide] = {
+            "ranked": ranked("memory://", algorithm),
+            "async": ranked_async("memory://", algorithm),
+        }
         on_redis: dict[str, Decide] = {"ranked": ranked(url, algorithm)}
         if algorithm in PEERS:
             memory["peer"] = limits_peer(MemoryStorage(), algorithm)
@@ -171,11 +205,14 @@ def measure_memory(calls: int, repeats: int) -> list[list[str]]:
     """The memory columns alone (``--memory-only``): no redis-server is started."""
     rows: list[list[str]] = []
     for algorithm in ALGORITHMS:
-        memory: dict[str, Decide] = {"ranked": ranked("memory://", algorithm)}
+        memory: dict[str, Decide] = {
+            "ranked": ranked("memory://", algorithm),
+            "async": ranked_async("memory://", algorithm),
+        }
         if algorithm in PEERS:
             memory["peer"] = limits_peer(MemoryStorage(), algorithm)
         mem, _ = _interleaved(memory, calls, repeats)
-        cells = [algorithm, _rate(mem["ranked"])]
+        cells = [algorithm, _rate(mem["ranked"]), _rate(mem["async"])]
         if "peer" in mem:
             cells += [_rate(mem["peer"]), _verdict(mem["peer"] / mem["ranked"], TARGET_MEMORY)]
         else:
@@ -201,7 +238,7 @@ def _row(
     red: dict[str, float],
     server: dict[str, float],
 ) -> list[str]:
-    cells = [algorithm, peer, _rate(mem["ranked"])]
+    cells = [algorithm, peer, _rate(mem["ranked"]), _rate(mem["async"])]
     if "peer" in mem:
         ratio = mem["peer"] / mem["ranked"]
         cells += [_rate(mem["peer"]), _verdict(ratio, TARGET_MEMORY)]
@@ -226,6 +263,7 @@ HEADER = [
     "algorithm",
     "compared with",
     "memory: ranked",
+    "memory: ranked async",
     "memory: peer",
     "memory: speedup (target >= 3x)",
     "redis: ranked",
@@ -255,7 +293,7 @@ def main(argv: list[str] | None = None) -> None:
     calls_memory, calls_redis, repeats = (2_000, 200, 3) if args.quick else (20_000, 2_000, 5)
     repeats = args.repeats or repeats
     if args.memory_only:
-        header = ["algorithm", *HEADER[2:5]]
+        header = ["algorithm", *HEADER[2:6]]
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(row) + " |" for row in measure_memory(calls_memory, repeats)]
         print("\n".join(lines))

@@ -130,6 +130,15 @@ def test_midnight_dst_changes_and_a_skipped_day() -> None:
     assert apia.window(DAY, utc(2011, 12, 30, 10)).id == "d2011-12-31"
 
 
+def test_a_midnight_repeated_by_dst_begins_the_day_at_its_second_reading() -> None:
+    # St. John's left DST at 00:01 local until 2011: midnight of 2000-10-29 came twice
+    # (02:30 and 03:30 UTC) and the hour between was 23:01-23:59 of the 28th again.
+    plan = WindowPlan(kinds=(DAY,), timezone=ZoneInfo("America/St_Johns"))
+    day = plan.window(DAY, utc(2000, 10, 29, 3))
+    assert day.id == "d2000-10-28" and day.contains(utc(2000, 10, 29, 3))
+    assert day.end == utc(2000, 10, 29, 3, 30) == plan.window_for_id("d2000-10-29").start
+
+
 zones = st.sampled_from([UTC, BERLIN, SANTIAGO, APIA, TOKYO, ZoneInfo("America/St_Johns")])
 instants = st.datetimes(
     min_value=datetime(1990, 1, 1), max_value=datetime(2090, 1, 1), timezones=st.just(UTC)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ranked import Keyspace, ResponseError, SortedSet
+from ranked.engine.commands import COMMAND_TABLE
 from ranked.engine.keyspace import ACTIVE_EXPIRE_DELETES
+
+SEMANTICS = Path(__file__).resolve().parents[2] / "docs" / "semantics.md"
 
 
 class FakeClock:
@@ -76,6 +81,13 @@ def test_arity_errors_use_the_command_table(ks: Keyspace) -> None:
     assert error_of(ks, "ZADD", "k", "1") == "ERR wrong number of arguments for 'zadd' command"
     assert error_of(ks, "DBSIZE", "x") == "ERR wrong number of arguments for 'dbsize' command"
     assert error_of(ks, "ZRANK", "k", "a", "WITHSCORE").startswith("ERR wrong number")
+
+
+def test_documented_commands_are_the_command_table() -> None:
+    listed = SEMANTICS.read_text().split("Commands: ", 1)[1].split("Not provided:", 1)[0]
+    documented = set(re.findall(r"\b[A-Z]{2,}\b", listed))
+    assert documented == {command.name.upper() for command in COMMAND_TABLE.values()}
+    assert {"BZPOPMIN", "BZPOPMAX", "BZMPOP"} <= documented
 
 
 def test_del_exists_count_like_redis(ks: Keyspace) -> None:

@@ -11,6 +11,7 @@ import shlex
 import shutil
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from ranked import Keyspace, ResponseError
+from ranked.engine.commands import COMMAND_TABLE
 
 redis = pytest.importorskip("redis")  # a test dependency in pyproject; never missing in CI
 
@@ -436,6 +438,111 @@ ENCODING = [
 ]
 SEQUENCES["encoding"] = ENCODING
 
+# Timeout texts at the edges of Redis 7.0.15's parse (strtold, x1000, ceill, long long).
+# Each runs on a non-empty key, so no value here ever blocks: the forever ones included.
+TIMEOUTS = (
+    "0",
+    "-0",
+    "0.5",
+    "+1",
+    "1.",
+    ".5",
+    "1e3",
+    "0x10",
+    "0x1p-3",
+    "-0.0001",
+    "-0.001",
+    "-1e-400",
+    "1e-400",
+    "9e15",
+    "9223372036854775.807",
+    "9223372036854775.808",
+    "9.3e15",
+    "1e400",
+    "inf",
+    "-infinity",
+    "INF",
+    "-1",
+    "-.5e-0",
+    "-0.0010000000000000000001",
+    "0x1p16383",
+    "0x1p-16445",
+    "0x1p-16446",
+    "1e5000",
+    "1.2e4932",
+    "1e-5000",
+    "abc",
+    "nan",
+    "-nan",
+    "1_0",
+    "1e",
+    "0x",
+    ".",
+    "-",
+    "infinit",
+    "''",
+    "' 1'",
+    "'1 '",
+)
+BLOCKING = [
+    "zadd z " + " ".join(f"{n} m{n:02d}" for n in range(30)),
+    "set str x",
+    "bzpopmin",
+    "bzpopmin z",
+    "bzpopmax z",
+    "bzmpop",
+    "bzmpop 0 1",
+    "bzmpop 0 1 z",
+    "bzpopmin z 0",
+    "bzpopmax z 0",
+    "bzpopmin nokey z 0",
+    "bzpopmax nokey z str 0",
+    "bzpopmin z z 0",
+    "BZPOPMAX z 0.5",
+    "bzpopmin nokey 0.01",
+    "bzpopmax nokey nokey2 0.01",
+    "bzpopmin str 0.01",
+    "bzpopmin nokey str 0",
+    "bzpopmin str z 0",
+    "bzpopmin z str 0",
+    "bzpopmin str z abc",
+    "bzpopmin str -1",
+    "bzmpop 0 1 z min",
+    "bzmpop 0 2 nokey z MAX COUNT 2",
+    "bzmpop 0.01 1 nokey min",
+    "bzmpop 0.01 2 nokey nokey2 max count 3",
+    "bzmpop 0 2 str z min",
+    "bzmpop 0 2 nokey str max",
+    "bzmpop 0 2 z str max",
+    "bzmpop abc 1 z min",
+    "bzmpop -1 1 z min",
+    "bzmpop abc 0 z min",
+    "bzmpop 0 -1 z min",
+    "bzmpop 0 x z min",
+    "bzmpop 0 9999999999999999999 z min",
+    "bzmpop 0 2 z min",
+    "bzmpop 0 2147483648 z min",
+    "bzmpop abc 1 z foo",
+    "bzmpop abc 2 nokey str foo",
+    "bzmpop abc 1 z min count 0",
+    "bzmpop 0 1 z min count -1",
+    "bzmpop 0 1 z min count x",
+    "bzmpop 0 1 z min count",
+    "bzmpop 0 1 z min count 1 count 1",
+    "bzmpop 0 1 z min foo",
+    "bzmpop 0 1 z min count 1 foo",
+    "bzmpop abc 1 z min count 1",
+    "bzmpop 0 1 z MIN COUNT 100",
+    "exists z",
+    "zadd small -0 a",
+    "bzpopmin small 0",
+    f"zadd big -0 {LONG}",
+    "bzpopmax big 0",
+    *(line for text in TIMEOUTS for line in ("zadd t 1 a", f"bzpopmin t {text}")),
+    *(line for text in TIMEOUTS[:8] for line in ("zadd t 1 a", f"bzmpop {text} 1 t max")),
+]
+SEQUENCES["blocking"] = BLOCKING
+
 
 def _free_port() -> int:
     with socket.socket() as sock:
@@ -454,7 +561,13 @@ def server() -> Iterator[Any]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    client = redis.Redis(port=port, protocol=2)
+    # A bounded read: a blocking command that blocks by mistake fails instead of hanging.
+    client = redis.Redis(
+        port=port,
+        protocol=2,
+        socket_timeout=10,
+        retry=redis.retry.Retry(redis.backoff.NoBackoff(), 0),
+    )
     client.response_callbacks.clear()  # raw replies, as Keyspace gives them
     try:
         for _ in range(100):
@@ -482,10 +595,26 @@ def _server_reply(client: Any, args: list[str]) -> object:
 
 
 def _keyspace_reply(ks: Keyspace, args: list[str]) -> object:
+    if args and args[0].lower().startswith("bz"):
+        return _bounded(ks, args)
+    return _plain_reply(ks, args)
+
+
+def _plain_reply(ks: Keyspace, args: list[str]) -> object:
     try:
         return ks.execute(*args)
     except ResponseError as error:
         return ("error", str(error))
+
+
+def _bounded(ks: Keyspace, args: list[str]) -> object:
+    """A blocking command run in a thread joined with a timeout: a wrong wait fails."""
+    found: list[object] = []
+    thread = threading.Thread(target=lambda: found.append(_plain_reply(ks, args)), daemon=True)
+    thread.start()
+    thread.join(10)
+    assert found, f"{shlex.join(args)} blocked on the keyspace"
+    return found[0]
 
 
 def _comparable(args: list[str], reply: object) -> object:
@@ -505,3 +634,9 @@ def test_same_replies_as_redis(server: Any, name: str) -> None:
         args = shlex.split(line)
         expected = _comparable(args, _server_reply(server, args))
         assert _comparable(args, _keyspace_reply(ks, args)) == expected, line
+
+
+def test_command_table_arities_are_the_servers(server: Any) -> None:
+    for name, command in COMMAND_TABLE.items():
+        info = server.execute_command("COMMAND", "INFO", name)
+        assert info[0][0] == name and info[0][1] == command.arity, name

@@ -1,15 +1,21 @@
-"""Rate-limiter fixtures: every conformance test runs on memory, redis and a redis cluster.
+"""Rate-limiter fixtures: every conformance test runs on memory, redis and a redis cluster,
+through both APIs.
 
 ``env`` is a flushed backend of each kind (on the session servers of tests/conftest.py;
 nothing is skipped), with a raw view of its store: key TTLs and the keys that exist.
-Time-dependent tests pass explicit instants through a :class:`FakeClock`, so memory and
-the servers decide at exactly the same microsecond.
+``api`` makes limiters of the blocking API (``RateLimiter``) or the asyncio one
+(``AsyncRateLimiter``, each call driven to completion), so one test body holds both to the
+same assertions; ``new_limiter`` is ``api`` on ``env``. Time-dependent tests pass explicit
+instants through a :class:`FakeClock`, so memory and the servers decide at exactly the
+same microsecond.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import pytest
 import redis
@@ -17,9 +23,11 @@ import redis
 from ranked.backends.base import AsyncBackend, Backend
 from ranked.backends.factory import open_async_backend, open_backend
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
+from ranked.ratelimit import AsyncRateLimiter, Clock, Decision, Policy, RateLimiter
 from servers import flushed_store
 
 BACKENDS = ["memory", "redis", "cluster"]
+APIS = ["sync", "async"]
 T0 = 1_700_000_000.0
 """A fake instant (Unix seconds) the tests start from."""
 
@@ -120,3 +128,104 @@ def env(request: pytest.FixtureRequest) -> Iterator[Env]:
 def clock() -> FakeClock:
     """A fake clock at :data:`T0`."""
     return FakeClock()
+
+
+T = TypeVar("T")
+
+
+class Limiter(Protocol):
+    """What the tests drive: a ``RateLimiter``, or an ``AsyncRateLimiter`` behind
+    :class:`Driven`."""
+
+    @property
+    def policy(self) -> Policy: ...
+
+    def hit(self, identity: str | bytes, cost: int = 1) -> Decision: ...
+
+    def peek(self, identity: str | bytes, cost: int = 1) -> Decision: ...
+
+    def reset(self, identity: str | bytes) -> None: ...
+
+
+class Driven:
+    """An ``AsyncRateLimiter`` whose every call is awaited to completion on ``loop``."""
+
+    def __init__(self, limiter: AsyncRateLimiter, loop: asyncio.AbstractEventLoop) -> None:
+        self.limiter = limiter
+        self._loop = loop
+
+    def _run(self, awaitable: Awaitable[T]) -> T:
+        async def wait() -> T:
+            return await awaitable
+
+        return self._loop.run_until_complete(wait())
+
+    @property
+    def policy(self) -> Policy:
+        return self.limiter.policy
+
+    def hit(self, identity: str | bytes, cost: int = 1) -> Decision:
+        return self._run(self.limiter.hit(identity, cost))
+
+    def peek(self, identity: str | bytes, cost: int = 1) -> Decision:
+        return self._run(self.limiter.peek(identity, cost))
+
+    def reset(self, identity: str | bytes) -> None:
+        self._run(self.limiter.reset(identity))
+
+
+class Api:
+    """Limiters of one API on any backend: ``sync``, or ``async`` on the asyncio twin of
+    the backend (memory: over the same engine; a server: a second client of it)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.loop = asyncio.new_event_loop()
+        self._twins: list[tuple[Backend, AsyncBackend]] = []
+
+    def limiter(
+        self, backend: Backend, policy: Policy, prefix: str = "rl", clock: Clock | None = None
+    ) -> Limiter:
+        if self.kind == "sync":
+            return RateLimiter(backend, policy, prefix, clock)
+        return Driven(AsyncRateLimiter(self._twin(backend), policy, prefix, clock), self.loop)
+
+    def _twin(self, backend: Backend) -> AsyncBackend:
+        for sync, twin in self._twins:
+            if sync is backend:
+                return twin
+        if isinstance(backend, MemoryBackend):
+            twin = AsyncMemoryBackend(sync=backend)
+        else:
+            twin = open_async_backend(backend.url)
+        self._twins.append((backend, twin))
+        return twin
+
+    def close(self) -> None:
+        for _, twin in self._twins:
+            self.loop.run_until_complete(twin.close())
+        self.loop.close()
+
+
+@pytest.fixture(params=APIS)
+def api(request: pytest.FixtureRequest) -> Iterator[Api]:
+    """Each API in turn."""
+    made = Api(request.param)
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+NewLimiter = Callable[..., Limiter]
+"""``new_limiter(policy, prefix="rl", clock=None)``: a limiter of ``api`` on ``env``."""
+
+
+@pytest.fixture
+def new_limiter(env: Env, api: Api) -> NewLimiter:
+    """Limiters of each API on each backend."""
+
+    def make(policy: Policy, prefix: str = "rl", clock: Clock | None = None) -> Limiter:
+        return api.limiter(env.backend, policy, prefix, clock)
+
+    return make

@@ -1,4 +1,5 @@
-"""Each algorithm's documented boundary behaviour, pinned with a fake clock on every backend.
+"""Each algorithm's documented boundary behaviour, pinned with a fake clock on every backend
+and both APIs.
 
 ``T0`` is a multiple of every window used here, so the sliding counter's clock-aligned
 windows start exactly at ``T0``.
@@ -8,17 +9,19 @@ from __future__ import annotations
 
 import pytest
 
-from ranked.ratelimit import Policy, RateLimiter
+from ranked.ratelimit import Policy
 
-from .conftest import Env, FakeClock
-
-
-def limiter(env: Env, clock: FakeClock, policy: Policy) -> RateLimiter:
-    return RateLimiter(env.backend, policy, clock=clock)
+from .conftest import FakeClock, Limiter, NewLimiter
 
 
-def test_fixed_window_admits_twice_the_limit_around_a_boundary(env: Env, clock: FakeClock) -> None:
-    fixed = limiter(env, clock, Policy(10, 60, "fixed_window"))
+def limiter(new_limiter: NewLimiter, clock: FakeClock, policy: Policy) -> Limiter:
+    return new_limiter(policy, clock=clock)
+
+
+def test_fixed_window_admits_twice_the_limit_around_a_boundary(
+    new_limiter: NewLimiter, clock: FakeClock
+) -> None:
+    fixed = limiter(new_limiter, clock, Policy(10, 60, "fixed_window"))
     assert fixed.hit("u").remaining == 9  # the window starts with this hit
     clock.advance(59.999)
     assert fixed.hit("u", 9).allowed
@@ -29,8 +32,10 @@ def test_fixed_window_admits_twice_the_limit_around_a_boundary(env: Env, clock: 
     assert fixed.hit("u", 10).allowed  # 20 units within [T0, T0 + 60]: 2x the limit
 
 
-def test_sliding_log_is_exact_at_the_same_boundary(env: Env, clock: FakeClock) -> None:
-    log = limiter(env, clock, Policy(10, 60, "sliding_log"))
+def test_sliding_log_is_exact_at_the_same_boundary(
+    new_limiter: NewLimiter, clock: FakeClock
+) -> None:
+    log = limiter(new_limiter, clock, Policy(10, 60, "sliding_log"))
     assert log.hit("u").allowed
     clock.advance(59.999)
     assert log.hit("u", 9).allowed
@@ -43,8 +48,10 @@ def test_sliding_log_is_exact_at_the_same_boundary(env: Env, clock: FakeClock) -
     assert not log.hit("u", 1).allowed
 
 
-def test_sliding_log_retry_after_frees_exactly_enough(env: Env, clock: FakeClock) -> None:
-    log = limiter(env, clock, Policy(6, 10, "sliding_log"))
+def test_sliding_log_retry_after_frees_exactly_enough(
+    new_limiter: NewLimiter, clock: FakeClock
+) -> None:
+    log = limiter(new_limiter, clock, Policy(6, 10, "sliding_log"))
     for cost in (1, 2, 3):  # at T0, T0+1, T0+2
         assert log.hit("u", cost).allowed
         clock.advance(1)
@@ -58,8 +65,10 @@ def test_sliding_log_retry_after_frees_exactly_enough(env: Env, clock: FakeClock
     assert log.hit("u", 3).remaining == 0
 
 
-def test_sliding_counter_estimate_and_bounded_overage(env: Env, clock: FakeClock) -> None:
-    counter = limiter(env, clock, Policy(10, 10, "sliding_counter"))
+def test_sliding_counter_estimate_and_bounded_overage(
+    new_limiter: NewLimiter, clock: FakeClock
+) -> None:
+    counter = limiter(new_limiter, clock, Policy(10, 10, "sliding_counter"))
     clock.advance(9.999)
     assert counter.hit("u", 10).allowed  # all of window 0 at its very end
     clock.advance(0.001)  # window 1 starts: estimate = 10 * 1.0 + 0
@@ -79,8 +88,10 @@ def test_sliding_counter_estimate_and_bounded_overage(env: Env, clock: FakeClock
     assert counter.hit("u", 2).allowed
 
 
-def test_sliding_counter_retry_in_the_next_window(env: Env, clock: FakeClock) -> None:
-    counter = limiter(env, clock, Policy(10, 10, "sliding_counter"))
+def test_sliding_counter_retry_in_the_next_window(
+    new_limiter: NewLimiter, clock: FakeClock
+) -> None:
+    counter = limiter(new_limiter, clock, Policy(10, 10, "sliding_counter"))
     clock.advance(2)
     assert counter.hit("u", 8).allowed
     denied = counter.hit("u", 4)  # fits once the 8 weigh <= 6: 2.5 s into window 1
@@ -89,8 +100,8 @@ def test_sliding_counter_retry_in_the_next_window(env: Env, clock: FakeClock) ->
     assert counter.hit("u", 4).allowed
 
 
-def test_token_bucket_refills_continuously(env: Env, clock: FakeClock) -> None:
-    bucket = limiter(env, clock, Policy(10, 10, "token_bucket", burst=5))  # 1 token/s
+def test_token_bucket_refills_continuously(new_limiter: NewLimiter, clock: FakeClock) -> None:
+    bucket = limiter(new_limiter, clock, Policy(10, 10, "token_bucket", burst=5))  # 1 token/s
     assert bucket.hit("u", 5).remaining == 0
     empty = bucket.hit("u")
     assert (empty.allowed, empty.retry_after, empty.reset_after) == (False, 1.0, 5.0)
@@ -105,8 +116,8 @@ def test_token_bucket_refills_continuously(env: Env, clock: FakeClock) -> None:
     assert bucket.peek("u", 0).remaining == 5  # never above the burst
 
 
-def test_gcra_matches_redis_cell_semantics(env: Env, clock: FakeClock) -> None:
-    gcra = limiter(env, clock, Policy(10, 10, "gcra", burst=5))  # T = 1 s, tolerance 5 s
+def test_gcra_matches_redis_cell_semantics(new_limiter: NewLimiter, clock: FakeClock) -> None:
+    gcra = limiter(new_limiter, clock, Policy(10, 10, "gcra", burst=5))  # T = 1 s, tolerance 5 s
     first = gcra.hit("u")
     assert (first.remaining, first.reset_after) == (4, 1.0)
     assert gcra.hit("u", 4).remaining == 0
@@ -120,7 +131,7 @@ def test_gcra_matches_redis_cell_semantics(env: Env, clock: FakeClock) -> None:
 
 
 @pytest.mark.parametrize("algorithm", ["token_bucket", "gcra"])
-def test_bucket_algorithms_admit_the_same_hits(env: Env, algorithm: str) -> None:
+def test_bucket_algorithms_admit_the_same_hits(new_limiter: NewLimiter, algorithm: str) -> None:
     # rate 2**-20 tokens per microsecond: exact in binary, so both compute without rounding
     policy = Policy(4, 4 * 1.048576, algorithm, burst=3)  # type: ignore[arg-type]
     clock = FakeClock()
@@ -128,7 +139,7 @@ def test_bucket_algorithms_admit_the_same_hits(env: Env, algorithm: str) -> None
     steps = [(0, 3), (1, 1), (2**20 - 1, 1), (1, 1), (3 * 2**19, 2), (2**19, 2), (0, 1)]
     for advance_us, cost in steps:
         clock.advance(advance_us / 1e6)
-        d = RateLimiter(env.backend, policy, prefix=algorithm, clock=clock).hit("u", cost)
+        d = new_limiter(policy, prefix=algorithm, clock=clock).hit("u", cost)
         decided.append((d.allowed, d.remaining))
     assert decided == [
         (True, 0),

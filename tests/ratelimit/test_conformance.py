@@ -1,19 +1,19 @@
-"""Every algorithm gives the same decisions on memory, redis and cluster, at the same
-instants, and keeps its keys bounded (TTL on every key, one hash slot per identity)."""
+"""Every algorithm gives the same decisions on memory, redis and cluster, through both APIs,
+at the same instants, and keeps its keys bounded (TTL on every key, one hash slot per
+identity)."""
 
 from __future__ import annotations
 
 import pytest
 from redis.crc import key_slot
 
-from ranked.backends.base import Backend
 from ranked.backends.memory import MemoryBackend
 from ranked.errors import ResponseError
 from ranked.ratelimit import ALGORITHMS, Algorithm, Decision, Policy, RateLimiter
 from ranked.ratelimit._procedures import limiter_procedure, policy_args
 from ranked.ratelimit.keys import KeyLayout
 
-from .conftest import Env, FakeClock
+from .conftest import Api, Env, FakeClock, Limiter, NewLimiter
 
 # (seconds to advance, cost, hit or peek): bursts, waits of odd lengths, peeks, costs
 SCENARIO: list[tuple[float, int, str]] = [
@@ -36,7 +36,7 @@ SCENARIO: list[tuple[float, int, str]] = [
 ]
 
 
-def play(limiter: RateLimiter, clock: FakeClock) -> list[Decision]:
+def play(limiter: Limiter, clock: FakeClock) -> list[Decision]:
     decisions = []
     for advance, cost, mode in SCENARIO:
         clock.advance(advance)
@@ -45,10 +45,10 @@ def play(limiter: RateLimiter, clock: FakeClock) -> list[Decision]:
     return decisions
 
 
-def play_on(backend: Backend, algorithm: Algorithm) -> list[Decision]:
-    """The scenario on ``backend``, the limiter's clock stepped by it."""
+def expected(algorithm: Algorithm) -> list[Decision]:
+    """The scenario's decisions by the blocking limiter on a fresh memory backend."""
     clock = FakeClock()
-    return play(RateLimiter(backend, policy(algorithm), clock=clock), clock)
+    return play(RateLimiter(MemoryBackend(), policy(algorithm), clock=clock), clock)
 
 
 def policy(algorithm: Algorithm) -> Policy:
@@ -57,16 +57,20 @@ def policy(algorithm: Algorithm) -> Policy:
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_every_backend_decides_as_the_memory_twin(env: Env, algorithm: Algorithm) -> None:
-    expected = play_on(MemoryBackend(), algorithm)
-    actual = play_on(env.backend, algorithm)
-    assert actual == expected
+def test_every_backend_decides_as_the_memory_twin(
+    new_limiter: NewLimiter, algorithm: Algorithm
+) -> None:
+    clock = FakeClock()
+    actual = play(new_limiter(policy(algorithm), clock=clock), clock)
+    assert actual == expected(algorithm)
     assert any(not d.allowed for d in actual) and any(d.allowed for d in actual)
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_every_key_has_a_ttl_within_its_horizon(env: Env, algorithm: Algorithm) -> None:
-    limiter = RateLimiter(env.backend, policy(algorithm))
+def test_every_key_has_a_ttl_within_its_horizon(
+    env: Env, new_limiter: NewLimiter, algorithm: Algorithm
+) -> None:
+    limiter = new_limiter(policy(algorithm))
     limiter.hit("user:42", 3)
     keys = env.keys()
     expected = KeyLayout("rl", limiter.policy).keys(b"user:42")
@@ -79,16 +83,20 @@ def test_every_key_has_a_ttl_within_its_horizon(env: Env, algorithm: Algorithm) 
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_peek_and_denied_hits_write_nothing(env: Env, algorithm: Algorithm) -> None:
-    limiter = RateLimiter(env.backend, policy(algorithm), clock=FakeClock())
+def test_peek_and_denied_hits_write_nothing(
+    env: Env, new_limiter: NewLimiter, algorithm: Algorithm
+) -> None:
+    limiter = new_limiter(policy(algorithm), clock=FakeClock())
     assert limiter.peek("fresh", 2).allowed
     assert limiter.hit("fresh", 0).allowed
     assert env.keys() == set()
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_reset_forgets_the_identity(env: Env, algorithm: Algorithm) -> None:
-    limiter = RateLimiter(env.backend, policy(algorithm), clock=FakeClock())
+def test_reset_forgets_the_identity(
+    env: Env, new_limiter: NewLimiter, algorithm: Algorithm
+) -> None:
+    limiter = new_limiter(policy(algorithm), clock=FakeClock())
     while limiter.hit("user:42", 2).allowed:
         pass
     limiter.hit("other", 1)
@@ -123,16 +131,18 @@ def test_names_and_identities_never_collide() -> None:
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_identity_with_braces_runs_on_every_backend(env: Env, algorithm: Algorithm) -> None:
-    limiter = RateLimiter(env.backend, policy(algorithm), clock=FakeClock())
+def test_identity_with_braces_runs_on_every_backend(
+    new_limiter: NewLimiter, algorithm: Algorithm
+) -> None:
+    limiter = new_limiter(policy(algorithm), clock=FakeClock())
     assert limiter.hit(b"{weird}}:log", 2).remaining == limiter.policy.capacity - 2
 
 
-def test_memory_keys_vanish_after_the_window() -> None:
+def test_memory_keys_vanish_after_the_window(api: Api) -> None:
     clock = FakeClock()
     backend = MemoryBackend(clock=clock)
     for algorithm in ALGORITHMS:
-        RateLimiter(backend, policy(algorithm)).hit("u", 3)  # the backend's (fake) clock
+        api.limiter(backend, policy(algorithm)).hit("u", 3)  # the backend's (fake) clock
     assert len(backend.keyspace) == 5  # one key per algorithm (on Redis the log has two)
     clock.advance(10.001)  # every algorithm's state has drained but the counter's
     assert len(backend.keyspace) == 1
@@ -141,35 +151,49 @@ def test_memory_keys_vanish_after_the_window() -> None:
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_the_procedure_twin_decides_as_the_memory_path(algorithm: Algorithm) -> None:
-    """``backend.run`` (the generic twin: arguments in, script-shaped reply out) and the
-    limiter's direct memory path give the same decisions from the same state."""
+def test_memory_stays_bounded_when_every_hit_is_a_new_identity(
+    api: Api, algorithm: Algorithm
+) -> None:
+    """Keys of identities never seen again are collected by the decisions themselves
+    (C decider and Python reference alike), not only when read again."""
+    clock = FakeClock()
+    backend = MemoryBackend(clock=clock)
+    limiter = api.limiter(backend, Policy(5, 0.1, algorithm))
+    for n in range(4000):
+        limiter.hit(f"ip{n}")
+        clock.advance(0.001)  # each key lives at most 0.2 s: at most ~200 live at once
+    assert len(backend.keyspace.raw_values) < 400
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_the_procedure_run_by_hand_decides_as_the_limiter(algorithm: Algorithm) -> None:
+    """``backend.run`` (the procedure's Python reference: arguments in, script-shaped
+    reply out, decoded) gives the limiter's decisions from the same state."""
     limit = policy(algorithm)
     procedure = limiter_procedure(limit)
     keys = KeyLayout("rl", limit).keys(b"user:42")
     backend = MemoryBackend()
-    expected = play_on(MemoryBackend(), algorithm)
     clock = FakeClock()
     actual = []
     for advance, cost, mode in SCENARIO:
         clock.advance(advance)
         args = (cost, 1 if mode == "hit" else 0, *policy_args(limit))
         actual.append(backend.run(procedure, keys, args, round(clock.now * 1_000_000)))
-    assert actual == expected
+    assert actual == expected(algorithm)
 
 
-def test_a_foreign_value_at_a_limiter_key_is_a_wrongtype_error() -> None:
+def test_a_foreign_value_at_a_limiter_key_is_a_wrongtype_error(api: Api) -> None:
     backend = MemoryBackend()
-    limiter = RateLimiter(backend, policy("gcra"))
+    limiter = api.limiter(backend, policy("gcra"))
     with backend.lock:
         backend.keyspace.execute("SET", KeyLayout("rl", limiter.policy).keys(b"u")[0], "x")
     with pytest.raises(ResponseError, match="WRONGTYPE"):
         limiter.hit("u")
 
 
-def test_memory_state_is_an_ordinary_key_to_redis_commands() -> None:
+def test_memory_state_is_an_ordinary_key_to_redis_commands(api: Api) -> None:
     backend = MemoryBackend()
-    limiter = RateLimiter(backend, policy("sliding_log"))
+    limiter = api.limiter(backend, policy("sliding_log"))
     limiter.hit("u", 2)
     key = KeyLayout("rl", limiter.policy).keys(b"u")[0]
     keyspace = backend.keyspace

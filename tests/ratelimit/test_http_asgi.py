@@ -13,6 +13,7 @@ import pytest
 
 from ranked.backends.factory import open_async_backend, open_backend
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
+from ranked.errors import OutOfRangeError
 from ranked.ratelimit import AsyncRateLimiter, Policy, RateLimiter
 from ranked.ratelimit.asgi import (
     Message,
@@ -187,6 +188,16 @@ def test_header_styles(limiter: RateLimiter, style: Any) -> None:
 def test_epoch_reset(limiter: RateLimiter, clock: FakeClock) -> None:
     middleware = RateLimitMiddleware(App(), limiter, reset="epoch", clock=clock)
     assert request(middleware).header("x-ratelimit-reset") == str(int(T0) + 60)
+
+
+@pytest.mark.parametrize("reading", [1e13, -1.0, float("nan")])
+def test_an_epoch_clock_out_of_range_is_refused_before_any_charge(
+    limiter: RateLimiter, reading: float
+) -> None:
+    middleware = RateLimitMiddleware(App(), limiter, reset="epoch", clock=lambda: reading)
+    with pytest.raises(OutOfRangeError, match="the reset clock's reading"):
+        request(middleware)
+    assert limiter.peek("127.0.0.1", 0).remaining == PER_MINUTE.limit  # nothing charged
 
 
 def test_identity_is_the_client_address(limiter: RateLimiter) -> None:

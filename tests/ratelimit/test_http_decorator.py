@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
-from ranked.errors import RankedError
+from ranked.core.limits import MAX_DURATION_S
+from ranked.errors import OutOfRangeError, RankedError
 from ranked.ratelimit import AsyncRateLimiter, Policy, RateLimiter
 from ranked.ratelimit.decorator import RateLimited, rate_limited
 from ranked.ratelimit.policy import RateLimitConfigError
@@ -205,3 +208,12 @@ def test_misuse_is_refused_at_decoration(memory: MemoryBackend, limiter: RateLim
         rate_limited(limiter, max_wait=-1)
     with pytest.raises(RateLimitConfigError, match="two policies"):
         rate_limited([limiter, RateLimiter(memory, TWO_PER_10S)])
+
+
+@pytest.mark.parametrize("max_wait", [MAX_DURATION_S + 1, 1e13, math.inf, math.nan, "30"])
+def test_a_max_wait_past_the_longest_duration_is_refused(
+    limiter: RateLimiter, max_wait: Any
+) -> None:
+    with pytest.raises(OutOfRangeError, match="max_wait"):
+        rate_limited(limiter, max_wait=max_wait)
+    rate_limited(limiter, max_wait=MAX_DURATION_S)  # the longest is taken

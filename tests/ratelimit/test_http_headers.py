@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ranked.errors import RankedError
+from ranked.errors import OutOfRangeError, RankedError
 from ranked.ratelimit.headers import (
     QUOTA_EXCEEDED,
     TEMPORARY_REDUCED_CAPACITY,
@@ -123,6 +123,17 @@ def test_legacy_reset_as_epoch() -> None:
         )
     )
     assert headers["X-RateLimit-Reset"] == "1700000030"
+
+
+@pytest.mark.parametrize("reading", [1e13, -1.0, float("inf"), "now"])
+def test_an_epoch_clock_out_of_range_is_refused(reading: object) -> None:
+    with pytest.raises(OutOfRangeError, match="the reset clock's reading"):
+        rate_limit_headers(
+            [allowed(MINUTE, 7, 29.5)],
+            reset="epoch",
+            clock=lambda: reading,  # type: ignore[arg-type,return-value]
+        )
+    rate_limit_headers([allowed(MINUTE, 7, 29.5)], clock=lambda: reading)  # type: ignore[arg-type,return-value]
 
 
 def test_several_policies_most_restrictive_drives_legacy_and_retry_after() -> None:

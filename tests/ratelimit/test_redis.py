@@ -1,4 +1,5 @@
-"""Redis specifics: one round trip per decision, the server's clock by default."""
+"""Redis specifics, through both APIs: one round trip per decision, the server's clock by
+default."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import pytest
 import redis
 
 from ranked.backends.redis import RedisBackend
-from ranked.ratelimit import ALGORITHMS, Algorithm, Policy, RateLimiter
+from ranked.ratelimit import ALGORITHMS, Algorithm, Policy
 from servers import RedisServer
+
+from .conftest import Api
 
 
 def _commands(client: redis.Redis) -> dict[str, int]:
@@ -19,12 +22,14 @@ def _commands(client: redis.Redis) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_each_decision_is_one_round_trip(redis_server: RedisServer, algorithm: Algorithm) -> None:
+def test_each_decision_is_one_round_trip(
+    redis_server: RedisServer, api: Api, algorithm: Algorithm
+) -> None:
     client = redis_server.client()
     client.flushall()
     backend = RedisBackend.from_url(redis_server.url)
     try:
-        limiter = RateLimiter(backend, Policy(3, 10, algorithm))
+        limiter = api.limiter(backend, Policy(3, 10, algorithm))
         limiter.hit("warm")  # loads the script (EVALSHA answered NOSCRIPT, then EVAL)
         client.config_resetstat()
         for _ in range(5):
@@ -46,12 +51,14 @@ _SCRIPT_INNER = {
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_server_time_is_the_default_clock(redis_server: RedisServer, algorithm: Algorithm) -> None:
+def test_server_time_is_the_default_clock(
+    redis_server: RedisServer, api: Api, algorithm: Algorithm
+) -> None:
     client = redis_server.client()
     client.flushall()
     backend = RedisBackend.from_url(redis_server.url)
     try:
-        limiter = RateLimiter(backend, Policy(2, 30, algorithm))
+        limiter = api.limiter(backend, Policy(2, 30, algorithm))
         first = limiter.hit("u", 2)
         denied = limiter.hit("u")
         assert first.allowed and not denied.allowed
@@ -63,13 +70,13 @@ def test_server_time_is_the_default_clock(redis_server: RedisServer, algorithm: 
         client.close()
 
 
-def test_keys_vanish_after_the_window(redis_server: RedisServer) -> None:
+def test_keys_vanish_after_the_window(redis_server: RedisServer, api: Api) -> None:
     client = redis_server.client()
     client.flushall()
     backend = RedisBackend.from_url(redis_server.url)
     try:
         for algorithm in ALGORITHMS:
-            RateLimiter(backend, Policy(5, 0.05, algorithm)).hit("u", 3)
+            api.limiter(backend, Policy(5, 0.05, algorithm)).hit("u", 3)
         keys = client.keys("*")
         assert len(keys) == 6  # the log has two keys
         time.sleep(0.25)  # real time: Redis expires keys on its own clock

@@ -68,7 +68,7 @@ from .base import (
     SubmitRequest,
     Target,
 )
-from .native import native_factory
+from .native import awaitable, native_factory
 from .procedure import AsyncBound, Bound, Operation, Procedure
 
 T = TypeVar("T")
@@ -737,12 +737,7 @@ class AsyncMemoryBackend:
 
     def bind(self, operation: Operation[T]) -> AsyncBound[T]:
         """:meth:`MemoryBackend.bind`, awaitable (nothing to wait for: it runs at once)."""
-        bound = self.sync.bind(operation)
-
-        async def run(*args: Any) -> T:
-            return bound(*args)
-
-        return run
+        return awaitable(self.sync.bind(operation))
 
     async def submit_batch(
         self, requests: Sequence[SubmitRequest]

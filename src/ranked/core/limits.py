@@ -55,23 +55,19 @@ def _check(value: object, name: str, kind: str, high: int, span: str) -> float:
     return float(value)
 
 
+_DURATION: Final = ("duration", MAX_DURATION_S, "s (100 years: the longest every backend holds)")
+_INSTANT: Final = (
+    "instant",
+    MAX_INSTANT_S,
+    "Unix seconds (1970 to 2140: what every backend holds)",
+)
+
+
 def check_duration(value: object, name: str) -> float:
     """``value`` (seconds) if ``0 <= value <= MAX_DURATION_S``, else ``OutOfRangeError``."""
-    return _check(
-        value,
-        name,
-        "duration",
-        MAX_DURATION_S,
-        "s (100 years: the longest duration every backend holds exactly)",
-    )
+    return _check(value, name, *_DURATION)
 
 
 def check_instant(value: object, name: str) -> float:
     """``value`` (Unix seconds) if ``0 <= value <= MAX_INSTANT_S``, else ``OutOfRangeError``."""
-    return _check(
-        value,
-        name,
-        "instant",
-        MAX_INSTANT_S,
-        "Unix seconds (1970 to 2140: the instants every backend holds exactly)",
-    )
+    return _check(value, name, *_INSTANT)

@@ -147,8 +147,13 @@ class WindowPlan:
     # -- one window ------------------------------------------------------------------
 
     def _midnight(self, day: date) -> datetime:
-        # fold=0: a midnight skipped by DST maps to the transition instant itself.
-        return datetime(day.year, day.month, day.day, tzinfo=self.timezone).astimezone(UTC)
+        """The instant ``day`` begins for good: the later reading of its midnight. A
+        midnight skipped by DST (fold=0 reads it with the offset before the change) is
+        the transition instant; a midnight repeated by DST (fold=1 reads its second
+        occurrence) is the second one, as the hour between still counts on the day before.
+        """
+        first = datetime(day.year, day.month, day.day, tzinfo=self.timezone)
+        return max(first.astimezone(UTC), first.replace(fold=1).astimezone(UTC))
 
     def _calendar_window(
         self, window_id: str, kind: WindowKind, first: date, after: date
@@ -182,16 +187,25 @@ class WindowPlan:
             return Window(ALL_TIME_ID, resolved, None, None)
         if resolved is WindowKind.SEASON:
             raise WindowError("a season window is looked up by name: use season(name)")
-        local = to_utc(at, WindowError).astimezone(self.timezone).date()
+        instant = to_utc(at, WindowError)
+        local = instant.astimezone(self.timezone).date()
         try:
-            if resolved is WindowKind.DAILY:
-                return self._daily(local)
-            if resolved is WindowKind.WEEKLY:
-                iso = local.isocalendar()
-                return self._weekly(iso.year, iso.week)
-            return self._monthly(local.year, local.month)
+            window = self._calendar(resolved, local)
+            if window.start is not None and instant < window.start:
+                # the hour a DST fold repeats after midnight: still the day before
+                window = self._calendar(resolved, local - timedelta(days=1))
         except OverflowError:
             raise WindowError(f"the {resolved.value} window of {local} ends after 9999") from None
+        return window
+
+    def _calendar(self, kind: WindowKind, local: date) -> Window:
+        """The daily, weekly or monthly window named by the local date ``local``."""
+        if kind is WindowKind.DAILY:
+            return self._daily(local)
+        if kind is WindowKind.WEEKLY:
+            iso = local.isocalendar()
+            return self._weekly(iso.year, iso.week)
+        return self._monthly(local.year, local.month)
 
     def season(self, name: str) -> Window:
         """The window of the season called ``name``; raises WindowError if there is none."""

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from ._skiplist_args import AGGREGATES, to_score
 
-__all__ = ["Source", "diff_pairs", "inter_scores", "order_inputs", "union_scores"]
+__all__ = ["Source", "diff_pairs", "inter_scores", "smallest_first", "union_scores", "weigh_inputs"]
 
 
 class Source(Protocol):
@@ -31,10 +31,14 @@ class Source(Protocol):
     def _lookup(self, member: bytes) -> float | None: ...
 
 
-def order_inputs(
+def weigh_inputs(
     sets: Sequence[Source], weights: Sequence[object] | None, aggregate: object
 ) -> list[tuple[Source, float]]:
-    """Validate the arguments and pair each set with its weight, smallest set first."""
+    """Validate the arguments and pair each set with its weight, in argument order.
+
+    The weights are converted here (``__len__``, iteration and each ``__float__`` may
+    run any code, even change a set): the sets are read only afterwards.
+    """
     if len(sets) == 0:
         raise ValueError("at least one input set is required")
     if weights is None:
@@ -43,11 +47,16 @@ def order_inputs(
         if len(weights) != len(sets):
             raise ValueError("weights must have one entry per input set")
         weight_values = [to_score(weight, "weight") for weight in weights]
+        if len(weight_values) != len(sets):
+            raise ValueError("weights must have one entry per input set")
     if aggregate not in AGGREGATES:
         raise ValueError(f"aggregate must be one of {AGGREGATES}, not {aggregate!r}")
-    paired = list(zip(sets, weight_values, strict=True))
-    paired.sort(key=lambda entry: len(entry[0]))  # list.sort is stable, like Redis here
-    return paired
+    return list(zip(sets, weight_values, strict=True))
+
+
+def smallest_first(paired: list[tuple[Source, float]]) -> list[tuple[Source, float]]:
+    """The (set, weight) pairs by ascending set size; ties keep argument order, as Redis."""
+    return sorted(paired, key=lambda entry: len(entry[0]))  # sorted() is stable
 
 
 def _combine(current: float, value: float, aggregate: str) -> float:

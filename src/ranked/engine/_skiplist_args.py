@@ -51,20 +51,30 @@ def to_member_or_none(value: object) -> bytes | None:
 
 
 def to_score(value: object, what: str = "score") -> float:
-    """A finite-or-infinite float; NaN raises ``InvalidScoreError``.
+    """A finite-or-infinite float, as ``float(value)`` gives it; NaN raises
+    ``InvalidScoreError``.
 
-    ``str``/``bytes`` are refused even though ``float()`` would parse them: text
-    parsing is the command layer's job, with Redis's own grammar.
+    Exact floats and ints are taken by value; anything else whose type has
+    ``__float__`` or ``__index__`` (float and int subclasses included) goes through
+    ``float()``, so a subclass's own ``__float__`` is honoured, as ``float()`` honours
+    it. Text is refused even though ``float()`` would parse it (``str``, ``bytes``,
+    ``bytearray``, ``memoryview`` and other buffers): text parsing is the command
+    layer's job, with Redis's own grammar. The C engine follows the same rule.
     """
-    if isinstance(value, str | bytes | bytearray):
-        raise TypeError(f"{what} must be a number, not {type(value).__name__}")
-    if type(value) is float:
-        result = value
+    kind = type(value)
+    if kind is float:
+        result: float = value  # type: ignore[assignment]
+    elif kind is int:
+        result = float(value)  # type: ignore[arg-type]
+    elif isinstance(value, str | bytes | bytearray) or not (
+        hasattr(kind, "__float__") or hasattr(kind, "__index__")
+    ):
+        raise TypeError(f"{what} must be a number, not {kind.__name__}")
     else:
         try:
             result = float(value)  # type: ignore[arg-type]
         except TypeError:
-            raise TypeError(f"{what} must be a number, not {type(value).__name__}") from None
+            raise TypeError(f"{what} must be a number, not {kind.__name__}") from None
     if result != result:
         raise InvalidScoreError(f"{what} is not a number (NaN)")
     return result

@@ -196,9 +196,15 @@ static int py_member_or_none(PyObject *o, mbuf *b, int *given) {
     return *given ? py_member(o, b) : 0;
 }
 
-/* Convert a score-like number (float, int, anything with __float__ or
- * __index__; never str/bytes). `what` names it in errors. Returns 0, or -1
- * with TypeError, OverflowError or InvalidScoreError (NaN). */
+/* Convert a score-like number as Python's float(x) converts it: an exact
+ * float or int by its value; anything else whose type has __float__ or
+ * __index__ (float and int subclasses included) through PyNumber_Float, so
+ * a subclass's own __float__ is honoured, as float(x) honours it (the pure
+ * twin calls float(x)). Never text: str, bytes, bytearray and other objects
+ * float() would parse (buffers) are refused. May run Python code (__float__,
+ * __index__): the caller holds nothing borrowed from a set across it.
+ * `what` names the argument in errors. Returns 0, or -1 with TypeError,
+ * OverflowError or InvalidScoreError (NaN). */
 static int py_score(PyObject *o, const char *what, double *out) {
     double d;
     if (PyFloat_CheckExact(o)) {
@@ -207,17 +213,21 @@ static int py_score(PyObject *o, const char *what, double *out) {
         d = PyLong_AsDouble(o);
         if (d == -1.0 && PyErr_Occurred())
             return -1;
-    } else if (PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o)) {
-        goto type_error;
     } else {
-        d = PyFloat_AsDouble(o);
-        if (d == -1.0 && PyErr_Occurred()) {
+        PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+        if (PyUnicode_Check(o) || PyBytes_Check(o) || PyByteArray_Check(o) || !nb ||
+            (!nb->nb_float && !nb->nb_index))
+            goto type_error;
+        PyObject *f = PyNumber_Float(o);
+        if (!f) {
             if (PyErr_ExceptionMatches(PyExc_TypeError)) {
                 PyErr_Clear();
                 goto type_error;
             }
             return -1;
         }
+        d = PyFloat_AS_DOUBLE(f);
+        Py_DECREF(f);
     }
     if (isnan(d)) {
         PyErr_Format(InvalidScoreError, "%s is not a number (NaN)", what);
@@ -521,13 +531,20 @@ static int bound_holds(const bound *b, const zsl_node *x) {
 
 /* List of up to `limit` (< 0: no limit) pairs walking from the node of
  * 1-based rank `rank` (forward, or backward when reverse) while `b` holds.
- * rank may be out of range (empty list). New reference. O(log n + k). */
+ * rank may be out of range (empty list). The caller computed rank (and b's
+ * member bytes stay alive) with no Python code run since; every allocation
+ * here may run a collection, hence finalisers that change the set, so the
+ * modcount is taken before the first one and a change raises RuntimeError
+ * before any rank or node found earlier is used. New reference, or NULL.
+ * O(log n + k). */
 static PyObject *ss_collect(SortedSetObject *s, size_t rank, int reverse, long long limit,
                             const bound *b) {
+    uint64_t mc = s->z.modcount;
     PyObject *list = PyList_New(0);
     if (!list)
         return NULL;
-    uint64_t mc = s->z.modcount;
+    if (s->z.modcount != mc)
+        return py_changed_error(list);
     zsl_node *x = zset_by_rank(&s->z, rank);
     while (x && limit != 0 && bound_holds(b, x)) {
         PyObject *t = py_pair(s, x);
@@ -546,12 +563,18 @@ static PyObject *ss_collect(SortedSetObject *s, size_t rank, int reverse, long l
 }
 
 /* Exactly k pairs starting at 1-based rank `rank` (1 <= rank, and k nodes
- * exist in that direction: the caller clamped). New reference. */
+ * exist in that direction: the caller clamped, with no Python code run
+ * since). The list allocation may run finalisers that change the set: the
+ * modcount is taken before it, and a change raises RuntimeError before the
+ * clamped rank is used (else the walk would stop early and leave NULL slots
+ * in the list). New reference, or NULL. */
 static PyObject *ss_collect_exact(SortedSetObject *s, size_t rank, int reverse, size_t k) {
+    uint64_t mc = s->z.modcount;
     PyObject *list = PyList_New((Py_ssize_t)k);
     if (!list)
         return NULL;
-    uint64_t mc = s->z.modcount;
+    if (s->z.modcount != mc)
+        return py_changed_error(list);
     zsl_node *x = zset_by_rank(&s->z, rank);
     for (size_t i = 0; i < k && x; i++) {
         PyObject *t = ss_edge_pair(s, x, reverse ? rank - i : rank + i);
@@ -1725,6 +1748,10 @@ static int ss_sample(size_t n, size_t k, size_t *out) {
 
 static argspec spec_random_members = {"random_members", 1, 1, 1, kw_count, {NULL}};
 
+/* random_members(count): the positions are drawn below the current length,
+ * then read with no Python code run in between except by the allocations,
+ * which are checked against the modcount (RuntimeError on a change). */
+
 static PyObject *SortedSet_random_members(PyObject *self, PyObject *const *args,
                                           Py_ssize_t nargs, PyObject *kwnames) {
     PyObject *a[1];
@@ -1753,8 +1780,10 @@ static PyObject *SortedSet_random_members(PyObject *self, PyObject *const *args,
         for (size_t i = 0; i < k; i++)
             pos[i] = (size_t)zsl_rand_below(n);
     }
+    uint64_t mc = s->z.modcount; /* the positions are below n: the set as it is now */
     PyObject *out = PyList_New((Py_ssize_t)k);
-    uint64_t mc = s->z.modcount;
+    if (out && s->z.modcount != mc)
+        out = py_changed_error(out); /* a finaliser run by the allocation changed it */
     for (size_t i = 0; out && i < k; i++) {
         PyObject *t = py_pair(s, zset_by_rank(&s->z, pos[i] + 1));
         if (!t) {
@@ -1826,8 +1855,11 @@ static void nodevec_discard(SortedSetObject *s, nodevec *nv) {
     PyMem_Free(nv->v);
 }
 
-/* Validated inputs of union/inter: sets (borrowed, kept alive by `seq`) in
- * ascending size order (stable), each with its weight. */
+/* Validated inputs of union/inter/diff: `seq` is a private tuple of the
+ * input sets (a strong reference to each, for the whole call: Python code
+ * run while the other arguments convert may drop every other reference);
+ * `sets` points at those sets, in argument order until algebra_order sorts
+ * them (with their weights) by size. */
 typedef struct {
     PyObject *seq;
     Py_ssize_t n;
@@ -1836,7 +1868,8 @@ typedef struct {
     int aggregate; /* 0 sum, 1 min, 2 max */
 } algebra_args;
 
-/* Release what py_algebra_args filled in g. */
+/* Release what py_sets / py_algebra_args filled in g (zeroed first); safe on
+ * a partly filled g. */
 static void algebra_release(algebra_args *g) {
     Py_XDECREF(g->seq);
     PyMem_Free(g->sets);
@@ -1864,8 +1897,12 @@ static PyObject *algebra_finish(SortedSetObject *out, nodevec *nv, int failed, i
     return (PyObject *)out;
 }
 
-/* Check `sets` (a Sequence of SortedSet, not a SortedSet); fills g->seq,
- * g->n, g->sets in argument order. 0 or -1 with TypeError/ValueError. */
+/* Check `sets` (a Sequence of SortedSet, not a SortedSet) and fill g->seq
+ * (a new tuple of its items, never the caller's list, which Python code may
+ * empty later), g->n and g->sets (borrowed from g->seq) in argument order.
+ * g is zeroed by the caller. Runs Python code (the ABC check, iterating a
+ * sequence that is not a list or tuple) before anything is kept. 0, or -1
+ * with TypeError / ValueError / MemoryError. */
 static int py_sets(PyObject *sets, algebra_args *g) {
     int is_seq = PyObject_TypeCheck(sets, &SortedSetType) ? 0 : PyObject_IsInstance(sets, SequenceABC);
     if (is_seq < 0)
@@ -1874,17 +1911,21 @@ static int py_sets(PyObject *sets, algebra_args *g) {
         PyErr_SetString(PyExc_TypeError, "sets must be a sequence of SortedSet");
         return -1;
     }
-    g->seq = PySequence_Fast(sets, "sets must be a sequence of SortedSet");
+    PyObject *fast = PySequence_Fast(sets, "sets must be a sequence of SortedSet");
+    if (!fast)
+        return -1;
+    g->seq = PySequence_Tuple(fast); /* a list or a tuple: no Python code runs */
+    Py_DECREF(fast);
     if (!g->seq)
         return -1;
-    g->n = PySequence_Fast_GET_SIZE(g->seq);
+    g->n = PyTuple_GET_SIZE(g->seq);
     g->sets = PyMem_Malloc(sizeof(SortedSetObject *) * (size_t)(g->n ? g->n : 1));
     if (!g->sets) {
         PyErr_NoMemory();
         return -1;
     }
     for (Py_ssize_t i = 0; i < g->n; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(g->seq, i);
+        PyObject *item = PyTuple_GET_ITEM(g->seq, i);
         if (!PyObject_TypeCheck(item, &SortedSetType)) {
             PyErr_Format(PyExc_TypeError, "sets must hold SortedSet objects, not %.200s",
                          Py_TYPE(item)->tp_name);
@@ -1899,8 +1940,13 @@ static int py_sets(PyObject *sets, algebra_args *g) {
     return 0;
 }
 
-/* Convert union/inter/diff arguments into *g (zeroed first): 0, or -1
- * with an exception; algebra_release(g) is safe either way. */
+/* Convert union/inter arguments into *g (zeroed here), in argument order:
+ * the sets (held by g->seq from then on), the weights (their __len__,
+ * __iter__ / __getitem__ and each weight's __float__ or __index__ may run
+ * any Python code, even empty the caller's list of sets or write to a set:
+ * nothing read from a set is kept across them), then the aggregate. The
+ * sets are read only later, after algebra_order. 0, or -1 with an
+ * exception; algebra_release(g) is safe either way. */
 static int py_algebra_args(PyObject *sets, PyObject *weights, PyObject *aggregate,
                            algebra_args *g) {
     memset(g, 0, sizeof *g);
@@ -1948,7 +1994,13 @@ static int py_algebra_args(PyObject *sets, PyObject *weights, PyObject *aggregat
                      aggregate);
         return -1;
     }
-    /* Stable insertion sort by size: Redis visits the smallest input first. */
+    return 0;
+}
+
+/* Sort g's sets (with their weights) by size, stably: Redis visits the
+ * smallest input first. Called once every argument is converted, so the
+ * sizes are the ones the walk sees. Runs no Python code. */
+static void algebra_order(algebra_args *g) {
     for (Py_ssize_t i = 1; i < g->n; i++) {
         SortedSetObject *s = g->sets[i];
         double w = g->weights[i];
@@ -1961,7 +2013,6 @@ static int py_algebra_args(PyObject *sets, PyObject *weights, PyObject *aggregat
         g->sets[j] = s;
         g->weights[j] = w;
     }
-    return 0;
 }
 
 /* SUM (a NaN total becomes 0), MIN or MAX (a NaN value never wins). */
@@ -1979,20 +2030,22 @@ static const char *const kw_algebra[] = {"sets", "weights", "aggregate", "raw"};
 static argspec spec_union = {"union", 3, 1, 4, kw_algebra, {NULL}};
 static argspec spec_inter = {"inter", 3, 1, 4, kw_algebra, {NULL}};
 
-/* union (is_union) or inter of validated inputs into a new set. */
+/* union (is_union) or inter: the arguments are converted in order (sets,
+ * weights, aggregate, raw; each may run Python code), then the inputs are
+ * ordered and walked with no Python code running until the result is
+ * linked: the walk reads the sets through g.seq's strong references. */
 static PyObject *ss_algebra(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                             int is_union) {
     PyObject *a[4];
     if (py_parse(is_union ? &spec_union : &spec_inter, args, nargs, kwnames, a) < 0)
         return NULL;
-    int raw = py_truth(a[3]);
-    if (raw < 0)
-        return NULL;
     algebra_args g;
-    if (py_algebra_args(a[0], a[1], a[2], &g) < 0) {
+    int raw = -1;
+    if (py_algebra_args(a[0], a[1], a[2], &g) < 0 || (raw = py_truth(a[3])) < 0) {
         algebra_release(&g);
         return NULL;
     }
+    algebra_order(&g);
     SortedSetObject *out = ss_new(raw);
     nodevec nv = {NULL, 0, 0};
     int failed = !out;
@@ -2067,17 +2120,18 @@ static PyObject *SortedSet_inter(PyObject *cls, PyObject *const *args, Py_ssize_
 static const char *const kw_diff[] = {"sets", "raw"};
 static argspec spec_diff = {"diff", 1, 1, 2, kw_diff, {NULL}};
 
+/* diff: the sets, then raw, are converted (each may run Python code); then
+ * the first set is walked against the others with no Python code running,
+ * through g.seq's strong references. */
 static PyObject *SortedSet_diff(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames) {
     PyObject *a[2];
     if (py_parse(&spec_diff, args, nargs, kwnames, a) < 0)
         return NULL;
-    int raw = py_truth(a[1]);
-    if (raw < 0)
-        return NULL;
     algebra_args g;
     memset(&g, 0, sizeof g);
-    if (py_sets(a[0], &g) < 0) {
+    int raw = -1;
+    if (py_sets(a[0], &g) < 0 || (raw = py_truth(a[1])) < 0) {
         algebra_release(&g);
         return NULL;
     }
@@ -2271,6 +2325,56 @@ static PyObject *SortedSet_restore(PyObject *cls, PyObject *const *args, Py_ssiz
     return out;
 }
 
+/* copy.copy(s) and copy.deepcopy(s, memo): both are s.copy(), as members
+ * and scores are immutable (the memo needs nothing from a set). */
+static PyObject *SortedSet_deepcopy(PyObject *self, PyObject *memo) {
+    return SortedSet_copy(self, NULL);
+}
+
+/* __reduce__: (SortedSet, (), (snapshot bytes, raw)), so pickle (any
+ * protocol) makes an empty set and hands the state to __setstate__. New
+ * reference, or NULL. Runs no Python code. */
+static PyObject *SortedSet_reduce(PyObject *self, PyObject *unused) {
+    PyObject *data = SortedSet_snapshot(self, NULL);
+    if (!data)
+        return NULL;
+    return Py_BuildValue("(O()(NO))", (PyObject *)Py_TYPE(self), data,
+                         ((SortedSetObject *)self)->raw ? Py_True : Py_False);
+}
+
+/* __setstate__((snapshot bytes, raw)): the set's contents become the
+ * snapshot's and its raw flag `raw`. The state is converted (raw's __bool__
+ * is the only Python code run) and the snapshot parsed into a new set
+ * before this one changes, so a bad state (TypeError, SnapshotError) leaves
+ * it as it was. The two zsets are then swapped by value (a zset holds no
+ * pointer to itself) and the old contents freed with the new set; the
+ * modcount moves past both sets' counts, so every cursor on this set
+ * re-seeks from its point. None, or NULL with an exception. */
+static PyObject *SortedSet_setstate(PyObject *self, PyObject *state) {
+    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != 2 ||
+        !PyBytes_Check(PyTuple_GET_ITEM(state, 0))) {
+        PyErr_SetString(PyExc_TypeError, "SortedSet state must be a (snapshot bytes, raw) tuple");
+        return NULL;
+    }
+    int raw = PyObject_IsTrue(PyTuple_GET_ITEM(state, 1));
+    if (raw < 0)
+        return NULL;
+    PyObject *data = PyTuple_GET_ITEM(state, 0); /* kept alive by the tuple */
+    SortedSetObject *fresh = (SortedSetObject *)ss_restore(
+        (const unsigned char *)PyBytes_AS_STRING(data), (size_t)PyBytes_GET_SIZE(data), raw);
+    if (!fresh)
+        return NULL;
+    SortedSetObject *s = (SortedSetObject *)self;
+    uint64_t mc = s->z.modcount > fresh->z.modcount ? s->z.modcount : fresh->z.modcount;
+    zset old = s->z;
+    s->z = fresh->z;
+    fresh->z = old;
+    s->z.modcount = mc + 1;
+    s->raw = raw;
+    Py_DECREF(fresh); /* frees the old contents; runs no Python code */
+    Py_RETURN_NONE;
+}
+
 static PyObject *SortedSet_memory_usage(PyObject *self, PyObject *unused) {
     SortedSetObject *s = (SortedSetObject *)self;
     size_t edge = s->edge ? 2 * ZSET_EDGE * sizeof(PyObject *) : 0;
@@ -2351,6 +2455,13 @@ static PyMethodDef SortedSet_methods[] = {
     {"diff", (PyCFunction)(void (*)(void))SortedSet_diff, FASTKW | METH_CLASS,
      "Members of the first set in none of the others. Redis: ZDIFF."},
     {"copy", SortedSet_copy, METH_NOARGS, "An independent copy. O(n). Redis: COPY."},
+    {"__copy__", SortedSet_copy, METH_NOARGS, "copy.copy(s): as s.copy(). O(n)."},
+    {"__deepcopy__", SortedSet_deepcopy, METH_O,
+     "copy.deepcopy(s): as s.copy() (members and scores are immutable). O(n)."},
+    {"__reduce__", SortedSet_reduce, METH_NOARGS,
+     "Pickle support: (SortedSet, (), (snapshot, raw)). O(n)."},
+    {"__setstate__", SortedSet_setstate, METH_O,
+     "Pickle support: the contents become those of a (snapshot, raw) state. O(n)."},
     {"snapshot", SortedSet_snapshot, METH_NOARGS, "Serialise to bytes. O(n). Redis: DUMP."},
     {"restore", (PyCFunction)(void (*)(void))SortedSet_restore, FASTKW | METH_CLASS,
      "Rebuild from snapshot() bytes. O(n). Redis: RESTORE."},

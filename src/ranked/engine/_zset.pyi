@@ -8,14 +8,29 @@ Members: ``str`` or ``bytes`` on input. A ``str`` is stored as its UTF-8 bytes
 (decoded with surrogateescape) unless the set was made with ``raw=True``, in
 which case they are ``bytes``. Any other member type raises ``TypeError``.
 
-Scores: ``float`` or ``int`` (anything ``float()`` of a number accepts via
-``__float__``/``__index__``; ``str``/``bytes`` raise ``TypeError``). NaN raises
-``ranked.errors.InvalidScoreError``; +-inf are allowed. Order is
+Scores (and increments, score bounds, cursor points, weights): converted as
+Python's ``float(x)`` converts them. An exact ``float`` or ``int`` is taken by value;
+anything else whose type has ``__float__`` or ``__index__`` (``float`` and ``int``
+subclasses included) goes through ``float(x)``, so a subclass's own ``__float__`` is
+honoured, as ``float()`` honours it. Text is refused with ``TypeError`` even where
+``float()`` would parse it: ``str``, ``bytes``, ``bytearray``, ``memoryview`` and other
+buffers. NaN raises ``ranked.errors.InvalidScoreError``; +-inf are allowed. Order is
 (score, member bytes compared like ``bytes`` / memcmp). ``-0.0 == 0.0`` in every
 comparison; a stored ``-0.0`` keeps its sign (Redis skiplist encoding).
 
 Every method validates all of its arguments before it changes anything: an
-error leaves the set exactly as it was.
+error leaves the set exactly as it was. Arguments convert in argument order, and
+their Python code (``__float__``, ``__index__``, ``__bool__``, a weights sequence's
+``__len__`` / ``__iter__``) runs before any set is read: a set that code changes is
+read as changed, and a set whose other references it drops stays alive for the call
+(the call holds its inputs). A garbage collection during a range read that changes
+the set (a finaliser) makes the read raise ``RuntimeError``; cursors (``items()``,
+``iter()``) survive any change.
+
+Copies: ``copy.copy(s)`` and ``copy.deepcopy(s)`` are ``s.copy()``; pickling (every
+protocol) stores ``(snapshot, raw)`` and rebuilds an equal set of the same class. A
+copy is equal to the original (same pairs, same score bits, same ``raw``) and
+independent of it.
 
 Ranges follow Redis: ``range_by_index`` takes inclusive ``start``/``stop`` with
 negative indexes counted from the end (ZRANGE). Score and lex ranges always take
@@ -321,6 +336,11 @@ class SortedSet:
         ascending order of their sizes (ties keep argument order), as Redis does, so float
         sums round identically. ``len(weights) != len(sets)``, a NaN weight, an unknown
         aggregate, or no sets raise ``ValueError`` / ``InvalidScoreError``.
+
+        The arguments convert in order (``sets``, then ``weights``, ``aggregate``,
+        ``raw``) before any set is read, and the call holds its input sets: the sizes
+        that order the inputs, and the members read, are those once every argument has
+        converted.
         """
 
     @classmethod
@@ -349,6 +369,22 @@ class SortedSet:
     # -- whole-set ------------------------------------------------------------
     def copy(self) -> SortedSet:
         """An independent copy. O(n)."""
+
+    def __copy__(self) -> SortedSet:
+        """``copy.copy(s)``: as :meth:`copy`. O(n)."""
+
+    def __deepcopy__(self, memo: dict[int, object]) -> SortedSet:
+        """``copy.deepcopy(s)``: as :meth:`copy` (members and scores are immutable). O(n)."""
+
+    def __reduce__(self) -> tuple[type[SortedSet], tuple[()], tuple[bytes, bool]]:
+        """Pickle support, every protocol: ``(SortedSet, (), (snapshot, raw))``. O(n)."""
+
+    def __setstate__(self, state: object) -> None:
+        """Pickle support: the contents become those of a ``(snapshot bytes, raw)`` state.
+
+        A state of another shape raises ``TypeError``, a bad snapshot ``SnapshotError``;
+        either leaves the set as it was. Open cursors re-seek from their point. O(n).
+        """
 
     def snapshot(self) -> bytes:
         """Serialise to bytes: O(n). Format (identical in both implementations):

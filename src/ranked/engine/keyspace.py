@@ -11,6 +11,10 @@ Replies are RESP2-shaped like a raw redis-py ``execute_command``: bulk strings
 and status replies as ``bytes``, integers as ``int``, arrays as ``list``, nil as
 ``None``; error replies raise :class:`ranked.errors.ResponseError`.
 
+BZPOPMIN, BZPOPMAX and BZMPOP block the calling thread until another thread's write
+serves it (see ``commands/blocked.py`` and the class docstring for how threads share a
+keyspace).
+
 Small sorted sets are "listpack-encoded" in Redis, which has one visible side
 effect in 7.0: they store ``-0`` as ``0``. The keyspace keeps a per-key flag
 with Redis's rules (see ``commands/zset_encoding.py``) so replies match.
@@ -20,12 +24,14 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Final
 
 from ..errors import ResponseError
 from .commands import COMMAND_TABLE
+from .commands.blocked import Queues, serve
 from .commands.common import WRONGTYPE, Reply, Value, arity_error, unknown_command
 from .zset import SortedSet
 
@@ -61,7 +67,17 @@ def _arg(value: Arg) -> bytes:
 class Keyspace:
     """Named Redis values with TTLs; ``execute()`` speaks Redis command syntax.
 
-    Not thread-safe: the memory backend serialises calls with its own lock.
+    Threads: the keyspace does not lock its data, so callers on several threads take
+    one lock around every call. The memory backend uses its own lock; a program using
+    the keyspace directly holds :attr:`lock`. Non-blocking commands take :attr:`lock`
+    only to serve blocked threads, so with none blocked it costs them nothing. The
+    blocking commands (BZPOPMIN, BZPOPMAX, BZMPOP) take it themselves, re-entrantly, so
+    they may be called with or without it held; while they wait they release it
+    entirely, and the write that serves them pops for them inside its own ``execute``
+    call, under the lock. Never run a blocking command while holding another lock that
+    writers need (such as the memory backend's): it would keep that lock while it
+    waits. Writes made through the typed API rather than ``execute`` are followed by
+    :meth:`serve_blocked`.
     """
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
@@ -73,6 +89,9 @@ class Keyspace:
         self._listpack: set[bytes] = set()
         # Keys whose deadline moved later without a new heap entry (keep_deadline).
         self._late: set[bytes] = set()
+        self._lock = threading.RLock()
+        # Key -> threads blocked on it, in arrival order; empty unless one waits.
+        self._blocked: Queues = {}
 
     # -- typed API ------------------------------------------------------------
     def now_ms(self) -> int:
@@ -88,7 +107,9 @@ class Keyspace:
 
         Names are case-insensitive; arguments may be bytes, str, int or float.
         Raises :class:`ResponseError` with Redis's error text. Also deletes up
-        to a few expired keys (active expiry). Cost: that of the command.
+        to a few expired keys (active expiry), and when threads are blocked in
+        BZPOP* pops for those whose keys the command filled (:meth:`serve_blocked`).
+        Cost: that of the command (a blocking one may wait for its timeout).
         """
         argv = [_arg(arg) for arg in args]
         self.expire_pending(ACTIVE_EXPIRE_DELETES)
@@ -100,7 +121,37 @@ class Keyspace:
         arity = command.arity
         if (arity > 0 and len(argv) != arity) or len(argv) < -arity:
             raise ResponseError(arity_error(command.name))
-        return command.handler(self, argv)
+        reply = command.handler(self, argv)
+        if self._blocked:
+            self.serve_blocked()
+        return reply
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock that threads sharing this keyspace hold around their calls (see the
+        class docstring); blocking commands release it while they wait."""
+        return self._lock
+
+    @property
+    def blocked(self) -> Queues:
+        """Key -> the waiters blocked on it, first come first (``commands/blocked.py``
+        keeps it; it is empty while no thread waits). Read or change it under :attr:`lock`."""
+        return self._blocked
+
+    def serve_blocked(self) -> int:
+        """Pop for threads blocked in BZPOPMIN / BZPOPMAX / BZMPOP whose keys now hold a
+        non-empty sorted set, in the order they blocked, and wake them; returns how many.
+
+        :meth:`execute` calls it after every command; call it after writing to a key
+        through the typed API (:meth:`zset` with ``create``, :meth:`store`), or such a
+        write waits for the next :meth:`execute` call of any thread. Takes
+        :attr:`lock`. O(1) when no thread waits, else O(keys waited on) plus the pops.
+        Redis: handleClientsBlockedOnKeys.
+        """
+        if not self._blocked:
+            return 0
+        with self._lock:
+            return serve(self)
 
     def get(self, key: Key) -> Value | None:
         """The live value at ``key`` (expired or empty means absent). O(1). Redis: lookupKey."""

@@ -899,12 +899,14 @@ class SortedSet:
 
     @classmethod
     def _sources(cls, sets: Sequence[SortedSet]) -> list[algebra.Source]:
+        """The input sets, read once into a list of our own (it holds them for the call)."""
         if isinstance(sets, SortedSet) or not isinstance(sets, Sequence):
             raise TypeError("sets must be a sequence of SortedSet")
-        for item in sets:
+        sources: list[algebra.Source] = list(sets)
+        for item in sources:
             if not isinstance(item, SortedSet):
                 raise TypeError(f"sets must hold SortedSet objects, not {type(item).__name__}")
-        return list(sets)
+        return sources
 
     @classmethod
     def union(
@@ -919,7 +921,9 @@ class SortedSet:
 
         Redis: ZUNION ... WEIGHTS ... AGGREGATE ...
         """
-        inputs = algebra.order_inputs(cls._sources(sets), weights, aggregate)
+        paired = algebra.weigh_inputs(cls._sources(sets), weights, aggregate)
+        raw = bool(raw)  # every argument converts before a set is read, as in the C engine
+        inputs = algebra.smallest_first(paired)
         return cls._from_scores(algebra.union_scores(inputs, aggregate).items(), raw)
 
     @classmethod
@@ -935,7 +939,9 @@ class SortedSet:
 
         O(k * m) lookups for the smallest set's k members and m sets. Redis: ZINTER.
         """
-        inputs = algebra.order_inputs(cls._sources(sets), weights, aggregate)
+        paired = algebra.weigh_inputs(cls._sources(sets), weights, aggregate)
+        raw = bool(raw)
+        inputs = algebra.smallest_first(paired)
         return cls._from_scores(algebra.inter_scores(inputs, aggregate).items(), raw)
 
     @classmethod
@@ -944,7 +950,11 @@ class SortedSet:
 
         O(n * m) lookups for the first set's n members. Redis: ZDIFF.
         """
-        return cls._from_scores(algebra.diff_pairs(cls._sources(sets)), raw)
+        sources = cls._sources(sets)
+        if not sources:
+            raise ValueError("at least one input set is required")
+        raw = bool(raw)
+        return cls._from_scores(algebra.diff_pairs(sources), raw)
 
     # -- whole set --------------------------------------------------------------------
 
@@ -953,6 +963,33 @@ class SortedSet:
         clone = type(self)(raw=self._raw)
         clone._build(list(self._pairs()))
         return clone
+
+    def __copy__(self) -> SortedSet:
+        """``copy.copy(s)``: as :meth:`copy`. O(n)."""
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict[int, object]) -> SortedSet:
+        """``copy.deepcopy(s)``: as :meth:`copy` (members and scores are immutable). O(n)."""
+        return self.copy()
+
+    def __reduce__(self) -> tuple[type[SortedSet], tuple[()], tuple[bytes, bool]]:
+        """Pickle support (every protocol): the class, no arguments, and the state
+        ``(snapshot, raw)`` that :meth:`__setstate__` loads. O(n)."""
+        return (type(self), (), (self.snapshot(), self._raw))
+
+    def __setstate__(self, state: object) -> None:
+        """Pickle support: the contents become those of a ``(snapshot, raw)`` state.
+
+        The state is checked and the snapshot decoded before the set changes, so a bad
+        one raises ``TypeError`` / ``SnapshotError`` and leaves the set as it was. O(n).
+        """
+        if not (isinstance(state, tuple) and len(state) == 2 and isinstance(state[0], bytes)):
+            raise TypeError("SortedSet state must be a (snapshot bytes, raw) tuple")
+        raw = bool(state[1])
+        pairs = snapshot_format.decode(state[0])
+        self._raw = raw
+        self._reset()
+        self._build(pairs)
 
     def snapshot(self) -> bytes:
         """Serialise to bytes in the shared format. O(n). Redis: DUMP (own format)."""

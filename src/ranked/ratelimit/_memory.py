@@ -1,10 +1,13 @@
-"""The memory twins of the limiter scripts in ``lua/``: the same decisions, native state.
+"""The in-process twins of the limiter scripts in ``lua/``: the same decisions, native state.
 
 Each ``<algorithm>(params)`` builds the decision core of one ``lua/<algorithm>.lua`` for one
 policy: ``core(keyspace, now_us, now_ms, keys, cost, consume) -> Decision``, run under the
-memory backend's lock. The limiter calls it directly on ``memory://`` (one clock read, no
-argument encoding, no decoding), and :func:`twin` wraps it as the procedure twin
-``backend.run`` expects.
+memory backend's lock. :func:`twin` wraps it as the procedure's Python reference (what
+``memory://`` runs without the C engine, and on Redis nothing: the script runs there).
+The C decider (``ranked/backends/native/rl_cores.c``) is the same cores in C; it is built
+from :func:`native_args`, and for its rare cases (numbers beyond +-2**52, a clock stepped
+back under the log) it calls these cores themselves. PEP 399: the Python code is the
+reference, ``tests/ratelimit/test_native_twin.py`` holds the C code to it.
 
 The arithmetic mirrors the Lua line by line: integers stay integers where both sides are
 exact, and every fractional quantity is a float computed in the same order as Lua's
@@ -23,15 +26,20 @@ import bisect
 from collections import deque
 from collections.abc import Callable, Sequence
 from math import ceil, floor
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from ..engine.commands.common import WRONGTYPE
 from ..engine.keyspace import Keyspace
 from ..errors import ResponseError
-from .policy import Algorithm, Policy
+from .policy import ALGORITHMS, Algorithm, Policy
 from .result import Decision
 
-__all__ = ["CORES", "Cell", "Core", "twin"]
+__all__ = ["CELLS", "CORES", "Cell", "Core", "native_args", "twin"]
+
+# The reference's share of the keyspace's active expiry, as the C decider's
+# (rl_fast.h: EXPIRY_EVERY_MASK, EXPIRY_DELETES).
+_EXPIRY_EVERY_MASK: Final = 7
+_EXPIRY_DELETES: Final = 16
 
 Core = Callable[[Keyspace, int, int, Sequence[bytes], int, int], Decision]
 """``(keyspace, now_us, now_ms, keys, cost, consume) -> reply``; ``now_ms`` is the
@@ -334,13 +342,62 @@ CORES: dict[Algorithm, Callable[[Policy], Core]] = {
 """The core of each algorithm, made for one policy."""
 
 
+CELLS: dict[Algorithm, tuple[type[Cell], tuple[str, ...]]] = {
+    "fixed_window": (WindowCell, ("start", "count")),
+    "sliding_log": (LogCell, ("entries", "total")),
+    "sliding_counter": (CounterCell, ("index", "cur", "prev")),
+    "token_bucket": (BucketCell, ("tokens", "last")),
+    "gcra": (TatCell, ("tat",)),
+}
+"""The cell of each algorithm and its fields, in the order the C cores read them."""
+
+
+def native_args(policy: Policy) -> dict[str, Any]:
+    """What the C decider needs to make ``policy``'s decisions as its core here does:
+
+    - ``algorithm``: the index in :data:`ALGORITHMS` (the C cores' numbering);
+    - ``numbers``: ``(limit, window_us, window_ms, capacity)``, ``window_ms`` rounded up
+      as the cores' deadlines are (:func:`_ms`);
+    - ``floats``: ``(rate, interval, tolerance)`` by the expressions of
+      :func:`token_bucket` and :func:`gcra`, so the C code starts from the same doubles;
+    - ``policy`` and ``decision``: the last field of every result, and its type;
+    - ``core``: this policy's Python core, for what the C code hands back (rare cases);
+    - ``cell`` and ``fields``: the algorithm's :class:`Cell` type and its fields
+      (:data:`CELLS`); ``wrongtype``: the WRONGTYPE error's factory.
+    """
+    window = policy.window_us
+    interval = window / policy.limit
+    cell, fields = CELLS[policy.algorithm]
+    return {
+        "algorithm": ALGORITHMS.index(policy.algorithm),
+        "numbers": (policy.limit, window, _ms(window), policy.capacity),
+        "floats": (policy.limit / window, interval, interval * policy.capacity),
+        "policy": policy,
+        "decision": Decision,
+        "core": CORES[policy.algorithm](policy),
+        "cell": cell,
+        "fields": fields,
+        "wrongtype": _wrongtype,
+    }
+
+
 def twin(policy: Policy) -> Callable[[Keyspace, int, Sequence[bytes], Sequence[Any]], list[int]]:
-    """The procedure twin of ``policy``'s script for ``backend.run``: arguments ``(cost,
-    consume, *policy_args(policy))``, the reply as the script's list. The core's decision
-    is turned back into that reply exactly (every duration is a whole number of us)."""
+    """The Python reference of ``policy``'s script (the procedure's ``local``): arguments
+    ``(cost, consume, *policy_args(policy))``, the reply as the script's list. The core's
+    decision is turned back into that reply exactly (every duration is a whole number of
+    us), which the procedure's decoder turns into the same Decision again.
+
+    Like the C decider, it takes its share of the keyspace's active expiry: every 8
+    decisions up to 16 expired keys, two per decision, so the keys of identities never
+    seen again go even when every decision makes a new key."""
     core = CORES[policy.algorithm](policy)
+    decisions = 0
 
     def local(ks: Keyspace, now: int, keys: Sequence[bytes], args: Sequence[Any]) -> list[int]:
+        nonlocal decisions
+        decisions += 1
+        if not decisions & _EXPIRY_EVERY_MASK:
+            ks.expire_pending(_EXPIRY_DELETES)
         decision = core(ks, now, ks.now_ms(), keys, args[0], args[1])
         retry = decision.retry_after
         return [

@@ -2,7 +2,9 @@
 
 The script and its Python twin are shared; the decoder is bound to the policy, so a reply
 (``[remaining, reset_after_us, retry_after_us]``, a retry of -1 meaning allowed) becomes a
-:class:`~.result.Decision` in one step on every backend.
+:class:`~.result.Decision` in one step on every backend. Its native name, ``ratelimit``,
+is the memory backend's C decider (``ranked/backends/native/ratelimit.py``), which
+returns the Decision itself.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from . import _memory
 from .policy import Policy
 from .result import Decision
 
-__all__ = ["decoder", "limiter_procedure", "policy_args"]
+__all__ = ["NATIVE", "decoder", "limiter_procedure", "policy_args"]
 
 _PACKAGE: Final = "ranked.ratelimit"
+NATIVE: Final = "ratelimit"
+"""The procedures' name in the memory backend's native registry."""
 
 
 def decoder(policy: Policy) -> Callable[[Any], Decision]:
@@ -47,7 +51,7 @@ def decoder(policy: Policy) -> Callable[[Any], Decision]:
 def limiter_procedure(policy: Policy) -> Procedure[Decision]:
     """The policy's algorithm as a procedure whose result is a :class:`Decision`."""
     algorithm = policy.algorithm
-    return Procedure(_PACKAGE, algorithm, _memory.twin(policy), decoder(policy))
+    return Procedure(_PACKAGE, algorithm, _memory.twin(policy), decoder(policy), native=NATIVE)
 
 
 def policy_args(policy: Policy) -> tuple[int, ...]:

@@ -21,6 +21,7 @@ from .headers import (
     HeaderStyle,
     ResetStyle,
     check_policy_names,
+    epoch_now,
     problem_json,
     rate_limit_headers,
 )
@@ -102,7 +103,9 @@ class RateLimitMiddleware:
     - ``on_unavailable``: ``"open"`` (default) or ``"closed"``, see :data:`FailMode`.
     - ``offload``: run blocking limiters in a worker thread (for a blocking Redis client on
       a busy loop); default inline, right for ``memory://`` (microseconds per decision).
-    - ``clock``: Unix seconds, for ``reset="epoch"``.
+    - ``clock``: Unix seconds, for ``reset="epoch"``; read before the request is charged,
+      so a reading outside :mod:`ranked.core.limits`' instants raises ``OutOfRangeError``
+      having charged nothing.
     """
 
     def __init__(
@@ -152,6 +155,10 @@ class RateLimitMiddleware:
             await self.app(scope, receive, send)
             return
         units = self.cost(scope) if callable(self.cost) else self.cost
+        clock = self.clock
+        if self.reset == "epoch" and self.headers in ("both", "legacy"):
+            now = epoch_now(clock)  # checked before any limiter is charged
+            clock = lambda: now  # noqa: E731 - the reading the headers then use
         try:
             decisions = await acheck(self.limiters, self._hits, identity, units)
         except BackendUnavailableError as error:
@@ -171,7 +178,7 @@ class RateLimitMiddleware:
                 style=self.headers,
                 reset=self.reset,
                 policies=self.policies,
-                clock=self.clock,
+                clock=clock,
             )
         )
         if not decisions[-1].allowed:

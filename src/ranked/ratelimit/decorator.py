@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, ParamSpec, Protocol, TypeVar, cast
 
+from ..core.limits import check_duration
 from ..errors import RankedError
 from .headers import check_policy_names, most_restrictive, rate_limit_headers
 from .policy import Policy, RateLimitConfigError
@@ -171,7 +172,8 @@ def rate_limited(
     - ``cost``: units per call, or a function of the call's arguments.
     - ``wait=False``: a denied call raises :class:`RateLimited` at once.
       ``wait=True``: sleep ``retry_after`` and try again, for at most ``max_wait`` seconds
-      in total; a wait that would exceed it raises :class:`RateLimited` without sleeping.
+      in total (a duration of :mod:`ranked.core.limits`: ``OutOfRangeError`` past 100
+      years); a wait that would exceed it raises :class:`RateLimited` without sleeping.
     - ``sleep``: the pause function (default ``time.sleep``, or ``asyncio.sleep`` for a
       coroutine function; if it returns an awaitable it is awaited).
 
@@ -183,8 +185,9 @@ def rate_limited(
         raise RateLimitConfigError("rate_limited needs at least one limiter")
     policies = [limiter.policy for limiter in chain]
     check_policy_names(policies)
-    if max_wait < 0:
+    if isinstance(max_wait, int | float) and max_wait < 0:
         raise RateLimitConfigError(f"max_wait must not be negative, not {max_wait!r}")
+    max_wait = check_duration(max_wait, "max_wait")
     retry = _Retry(wait, max_wait, policies)
 
     def decorate(func: Callable[P, R]) -> Callable[P, R]:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final, Literal
 
+from ..core.limits import check_instant
 from .policy import Policy, RateLimitConfigError
 from .result import Decision
 
@@ -30,6 +31,7 @@ __all__ = [
     "HeaderStyle",
     "ResetStyle",
     "check_policy_names",
+    "epoch_now",
     "most_restrictive",
     "policy_value",
     "problem_details",
@@ -153,6 +155,12 @@ def retry_after_seconds(decisions: Iterable[Decision]) -> int | None:
     return max(waits) if waits else None
 
 
+def epoch_now(clock: Callable[[], float]) -> float:
+    """A reading of the clock behind ``X-RateLimit-Reset`` as an epoch, checked: an
+    instant of :mod:`ranked.core.limits`, else ``OutOfRangeError``."""
+    return check_instant(clock(), "the reset clock's reading")
+
+
 def rate_limit_headers(
     decisions: Sequence[Decision],
     *,
@@ -166,7 +174,8 @@ def rate_limit_headers(
 
     - ``style``: ``"ietf"``, ``"legacy"``, ``"both"``, or None for neither.
     - ``reset``: ``X-RateLimit-Reset`` as delta seconds (default) or Unix epoch seconds
-      (``clock() + reset_after``, rounded up).
+      (``clock() + reset_after``, rounded up; a reading of ``clock`` outside
+      :mod:`ranked.core.limits`' instants raises ``OutOfRangeError``).
     - ``policies``: every policy in force, for ``RateLimit-Policy`` (default: the
       decisions' own), so a policy left unchecked is still advertised.
 
@@ -183,7 +192,7 @@ def rate_limit_headers(
         if reset == "delta":
             reset_value = _ceil_seconds(binding.reset_after)
         else:
-            reset_value = math.ceil(round(clock() + binding.reset_after, 6))
+            reset_value = math.ceil(round(epoch_now(clock) + binding.reset_after, 6))
         headers.append(("X-RateLimit-Limit", str(binding.limit)))
         headers.append(("X-RateLimit-Remaining", str(binding.remaining)))
         headers.append(("X-RateLimit-Reset", str(reset_value)))

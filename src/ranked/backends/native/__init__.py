@@ -16,19 +16,23 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Callable
-from typing import Any, Final
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
 
 from ...engine.keyspace import Keyspace
 from ...engine.zset import IMPLEMENTATION
 from ..procedure import Operation
 
-__all__ = ["Factory", "native_factory"]
+__all__ = ["Factory", "awaitable", "native_factory"]
+
+T = TypeVar("T")
 
 Factory = Callable[[Keyspace, threading.Lock, Operation[Any]], Callable[..., Any] | None]
 """``(keyspace, lock, operation) -> native callable or None``."""
 
-_MODULES: Final[dict[str, str]] = {}
+_MODULES: Final[dict[str, str]] = {
+    "ratelimit": "ratelimit",
+}
 """Native name -> the module of this package defining ``factory``."""
 
 
@@ -42,3 +46,20 @@ def native_factory(name: str | None) -> Factory | None:
         return None
     factory: Factory = importlib.import_module(f"{__name__}.{module}").factory
     return factory
+
+
+def awaitable(call: Callable[..., T]) -> Callable[..., Awaitable[T]]:
+    """``call`` for the asyncio memory backend: called the same way, it runs at once and
+    returns an awaitable of the result (an exception is raised at the await). On the C
+    engine that awaitable is a native ``Ready`` (no coroutine per call); otherwise the
+    call is wrapped in ``async def``."""
+    if IMPLEMENTATION == "c":
+        from ._native import AwaitNow
+
+        wrapped: Callable[..., Awaitable[T]] = AwaitNow(call)
+        return wrapped
+
+    async def run(*args: Any, **kwargs: Any) -> T:
+        return call(*args, **kwargs)
+
+    return run

@@ -13,6 +13,7 @@ static const native_extension native_extensions[] = {
     board_fast_add_to_module,
     board_method_add_to_module,
     queue_lane_add_to_module,
+    ready_add_to_module,
     NULL,
 };
 

@@ -6,7 +6,7 @@ in this package from an :class:`~ranked.backends.procedure.Operation`'s ``native
 """
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
 from ...engine._zset import SortedSet
@@ -14,20 +14,22 @@ from ...engine._zset import SortedSet
 class RateDecider:
     """One memory rate-limiter decision per call (``src/ranked/backends/native/rl_fast.c``).
 
-    Built once per limiter by ``ranked.ratelimit._native.native_decider``, which passes
-    the policy's numbers and the Python pieces the decision uses: ``algorithm`` 0-4 in
-    ``ALGORITHMS`` order, ``clock_mode`` 0 (``time.time_ns``), 1 (the keyspace's clock)
-    or 2 (``clock``, the limiter's), ``numbers`` = (limit, window us, window ms,
-    capacity), ``floats`` = (rate, interval, tolerance) as ``_memory.py`` computes them,
-    the keyspace, its lock, the plan's identity -> keys cache and its ``keys`` / ``args``
-    (which raise the typed errors), the algorithm's Python core (it decides whatever the
-    C code does not take: values beyond +-2**52, fields of unusual types, a clock stepped
-    back under the log), the cell type with its ``__slots__`` names in the order the C
-    core reads them, and the WRONGTYPE error factory. Integers of 2**52 or more in
-    ``numbers``, or an unknown algorithm or clock mode, raise ``ValueError``.
+    Built once per limiter by ``ranked.backends.native.ratelimit.factory`` from the
+    operation's ``native_args`` (see that module): ``algorithm`` 0-4, ``clock_mode`` 0
+    (``time.time_ns``), 1 (the keyspace's clock) or 2 (``clock``, the limiter's),
+    ``numbers`` = (limit, window us, window ms, capacity), ``floats`` = (rate, interval,
+    tolerance), the keyspace, its lock, the feature's identity -> keys cache and its
+    ``keys`` / ``args`` (which raise the typed errors), the algorithm's Python core (it
+    decides whatever the C code does not take: values beyond +-2**52, fields of unusual
+    types, a clock stepped back under the log), the cell type with its ``__slots__``
+    names in the order the C core reads them, the WRONGTYPE error factory, and
+    ``check_clock`` with ``clock_max``: a limiter clock's reading that is not a float in
+    ``[0, clock_max]`` is passed to ``check_clock``, which raises for one out of range.
+    Integers of 2**52 or more in ``numbers``, or an unknown algorithm or clock mode,
+    raise ``ValueError``.
 
-    ``decide(identity, cost, consume)`` returns exactly what the Python closure of
-    ``limiter._memory_path`` returns, raises the same errors, and leaves the same state.
+    ``decide(identity, cost, consume)`` returns exactly what the procedure's Python
+    reference returns, raises the same errors, and leaves the same state.
     """
 
     def __init__(
@@ -48,6 +50,8 @@ class RateDecider:
         cell_type: type,
         slot_names: tuple[str, ...],
         wrongtype: Callable[[], BaseException],
+        check_clock: Callable[[object], object],
+        clock_max: float,
         /,
     ) -> None: ...
     def __call__(self, identity: str | bytes, cost: int, consume: int, /) -> Any:
@@ -55,7 +59,8 @@ class RateDecider:
 
 class BoardWriter:
     """One-call submit of a plain all-time board on a memory backend (see
-    ``ranked.backends._memory_submit.board_writer``)."""
+    ``ranked.backends._memory_submit.board_writer``). It keeps exact ``bytes`` /
+    ``str`` copies of ``key`` and ``window`` (a subclass's methods never run)."""
 
     def __init__(
         self,
@@ -108,7 +113,9 @@ class QueueLane:
         """``keyspace``: a ``Keyspace`` (its ``_values`` and ``_deadlines`` tables are
         read on every call); ``wakeup``: the queue's ``Wakeup``; ``keys``: ready, seq,
         delayed, leases, attempts; ``slow``: push, pop, pop_with_priority, taking the
-        same arguments as the lane's methods."""
+        same arguments as the lane's methods. A lane is initialised once: a second
+        ``__init__`` raises ``TypeError``, and so does calling a lane made by
+        ``QueueLane.__new__`` alone."""
 
     def push(
         self,
@@ -126,3 +133,19 @@ class QueueLane:
 
     def pop_with_priority(self, timeout: float | None = None, *, now_us: int | None = None) -> Any:
         """``Queue.pop_with_priority``."""
+
+class Ready:
+    """The finished result of a call made through :class:`AwaitNow`; await it once."""
+
+    def __await__(self) -> Generator[Any, None, Any]: ...
+    def __iter__(self) -> Ready: ...
+    def __next__(self) -> Any: ...
+
+class AwaitNow:
+    """``AwaitNow(func)``: called like ``func``, runs it at once and returns a
+    :class:`Ready` of its result (its exception is raised at the await)."""
+
+    func: Callable[..., Any]
+
+    def __init__(self, func: Callable[..., Any], /) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Ready: ...

@@ -82,7 +82,9 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
                                   PyObject *kwnames);
 
 /* BoardWriter(...): see _zset.pyi and ranked.backends._memory_submit;
- * new reference, or NULL with TypeError / ValueError. */
+ * new reference, or NULL with TypeError / ValueError. The writer keeps
+ * exact bytes / str copies of `key` and `window` (subclasses are copied), so
+ * its lookups and its results run no code of theirs. */
 static PyObject *BoardWriter_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"keyspace_vars", "key", "window", "reverse", "style",
                              "operator", "lock", "housekeeping", "every", "result_type",
@@ -122,15 +124,23 @@ static PyObject *BoardWriter_new(PyTypeObject *type, PyObject *args, PyObject *k
     PyObject *locked = PyObject_GetAttrString(lock, "locked");
     if (!locked)
         return NULL;
-    BoardWriterObject *w = (BoardWriterObject *)type->tp_alloc(type, 0);
+    /* Plain copies of a bytes / str subclass: a subclass's __hash__ / __eq__
+     * would run in the middle of every write's table lookups. */
+    PyObject *own_key = PyBytes_CheckExact(key)
+                            ? Py_NewRef(key)
+                            : PyBytes_FromStringAndSize(PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key));
+    PyObject *own_window = own_key ? PyUnicode_FromObject(window) : NULL;
+    BoardWriterObject *w = own_window ? (BoardWriterObject *)type->tp_alloc(type, 0) : NULL;
     if (!w) {
         Py_DECREF(locked);
+        Py_XDECREF(own_key);
+        Py_XDECREF(own_window);
         return NULL;
     }
     w->vectorcall = BoardWriter_call;
     w->kvars = Py_NewRef(kvars);
-    w->key = Py_NewRef(key);
-    w->window = Py_NewRef(window);
+    w->key = own_key;
+    w->window = own_window;
     w->locked = locked;
     w->housekeeping = Py_NewRef(housekeeping);
     w->result_type = (PyTypeObject *)Py_NewRef(rtype);
@@ -177,23 +187,46 @@ static void BoardWriter_dealloc(BoardWriterObject *w) {
     Py_TYPE(w)->tp_free((PyObject *)w);
 }
 
-/* The sorted set at the writer's key when the fast path may write it (live,
- * non-empty, no deadline: Keyspace.zset_fast's test), else NULL. Borrowed;
- * never sets an exception (a failed lookup just means "not here"). */
-static SortedSetObject *bw_target(BoardWriterObject *w) {
-    PyObject *values = PyDict_GetItemWithError(w->kvars, name_values);
-    PyObject *deadlines = values ? PyDict_GetItemWithError(w->kvars, name_deadlines) : NULL;
-    if (!values || !deadlines || !PyDict_CheckExact(values) || !PyDict_CheckExact(deadlines))
+/* What bw_target found: strong references the caller drops with
+ * bw_release once its write is done (so no table, and no value a table held,
+ * is freed, running finalisers, between the lookup and the write). */
+typedef struct {
+    PyObject *values, *deadlines; /* the keyspace's tables, or NULL */
+    SortedSetObject *set;         /* the set to write, or NULL: not here */
+} bw_found;
+
+/* Drop what bw_target took. Runs no Python code unless a table or the set
+ * was replaced meanwhile (then its finalisers may run): call it last. */
+static void bw_release(bw_found *f) {
+    Py_XDECREF(f->set);
+    Py_XDECREF(f->deadlines);
+    Py_XDECREF(f->values);
+}
+
+/* Fill *f with the sorted set at the writer's key when the fast path may
+ * write it (live, non-empty, no deadline: Keyspace.zset_fast's test), else
+ * f->set = NULL; never leaves an exception (a failed lookup means "not
+ * here"). A lookup may run Python code (the __eq__ of a stored key that
+ * hashes like the writer's key): each table is held while it is looked up,
+ * and the set is looked up last, so it is the set stored once all such code
+ * has run, and nothing runs between taking it and the caller's write. The
+ * caller calls bw_release(f) after the write, on every path. */
+static void bw_target(BoardWriterObject *w, bw_found *f) {
+    f->set = NULL;
+    f->values = Py_XNewRef(PyDict_GetItemWithError(w->kvars, name_values));
+    f->deadlines = f->values ? Py_XNewRef(PyDict_GetItemWithError(w->kvars, name_deadlines)) : NULL;
+    if (!f->values || !f->deadlines || !PyDict_CheckExact(f->values) ||
+        !PyDict_CheckExact(f->deadlines))
         goto none;
-    PyObject *v = PyDict_GetItemWithError(values, w->key);
+    if (PyDict_GET_SIZE(f->deadlines) && PyDict_Contains(f->deadlines, w->key) != 0)
+        goto none;
+    PyObject *v = PyDict_GetItemWithError(f->values, w->key);
     if (!v || Py_TYPE(v) != &SortedSetType || ((SortedSetObject *)v)->z.length == 0)
         goto none;
-    if (PyDict_GET_SIZE(deadlines) && PyDict_Contains(deadlines, w->key) != 0)
-        goto none;
-    return (SortedSetObject *)v;
+    f->set = (SortedSetObject *)Py_NewRef(v);
+    return;
 none:
     PyErr_Clear();
-    return NULL;
 }
 
 /* tuple subclass `type` holding the n new references items[] (stolen, also
@@ -315,7 +348,11 @@ static int bw_expiry_pending(BoardWriterObject *w) {
     return !(heap && PyList_CheckExact(heap) && PyList_GET_SIZE(heap) == 0);
 }
 
-/* writer(member, score, operator) -> Submission | None; see the file comment. */
+/* writer(member, score, operator) -> Submission | None; see the file comment.
+ * The caller keeps the writer and the arguments alive for the call (as any
+ * vectorcall caller does); the housekeeping and `locked` calls run Python
+ * code before the set is looked up, and the member's bytes (m, borrowed from
+ * an exact str or bytes argument) are all that is kept across them. */
 static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames) {
     BoardWriterObject *w = (BoardWriterObject *)self;
@@ -382,12 +419,17 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
     Py_DECREF(held);
     if (!free_now)
         Py_RETURN_NONE; /* someone is inside the lock: the general path waits for it */
-    /* From here to the end of zboard_submit no Python code runs. */
-    SortedSetObject *s = bw_target(w);
-    if (!s)
+    /* From the end of bw_target's last lookup to the end of zboard_submit no
+     * Python code runs. */
+    bw_found found;
+    bw_target(w, &found);
+    if (!found.set) {
+        bw_release(&found);
         Py_RETURN_NONE;
+    }
     zboard_result r;
-    int rc = zboard_submit(&s->z, m, (size_t)len, h, value, op, w->style, w->reverse, &r);
+    int rc = zboard_submit(&found.set->z, m, (size_t)len, h, value, op, w->style, w->reverse, &r);
+    bw_release(&found);
     if (rc == ZBOARD_NOMEM)
         return PyErr_NoMemory();
     if (rc != ZBOARD_OK) /* not finite or not exact: the general path raises */

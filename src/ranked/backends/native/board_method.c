@@ -29,11 +29,19 @@ static int bs_is(PyObject *name, PyObject *want) {
 }
 
 /* The call: the writer's Submission, or the fallback's result. New
- * reference, or NULL with an exception (the writer's or the fallback's). */
+ * reference, or NULL with an exception (the writer's or the fallback's).
+ * The writer and the fallback are called through strong references taken
+ * here: the writer runs Python code (its housekeeping, the lock's `locked`)
+ * that may set `writer` to None, dropping what b->writer held. The
+ * arguments are the caller's, alive for the call. */
 static PyObject *BoardSubmit_call(PyObject *self, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames) {
     BoardSubmitObject *b = (BoardSubmitObject *)self;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (!b->fallback) { /* only after the collector cleared it */
+        PyErr_SetString(PyExc_TypeError, "BoardSubmit has no fallback");
+        return NULL;
+    }
     if (b->writer && nargs == 2) {
         PyObject *op = Py_None;
         int plain = 1;
@@ -48,14 +56,19 @@ static PyObject *BoardSubmit_call(PyObject *self, PyObject *const *args, size_t 
         if (PyErr_Occurred())
             return NULL;
         if (plain) {
+            PyObject *writer = Py_NewRef(b->writer);
             PyObject *call[3] = {args[0], args[1], op};
-            PyObject *done = PyObject_Vectorcall(b->writer, call, 3, NULL);
+            PyObject *done = PyObject_Vectorcall(writer, call, 3, NULL);
+            Py_DECREF(writer);
             if (done != Py_None)
                 return done; /* the Submission, or NULL with the writer's error */
             Py_DECREF(done);
         }
     }
-    return PyObject_Vectorcall(b->fallback, args, nargsf, kwnames);
+    PyObject *fallback = Py_NewRef(b->fallback);
+    PyObject *result = PyObject_Vectorcall(fallback, args, nargsf, kwnames);
+    Py_DECREF(fallback);
+    return result;
 }
 
 /* BoardSubmit(fallback): no writer yet; new reference, or NULL with

@@ -29,4 +29,7 @@ int board_method_add_to_module(PyObject *m);
 /* queue_lane.c: the QueueLane type (a memory queue's push and pop). */
 int queue_lane_add_to_module(PyObject *m);
 
+/* ready.c: AwaitNow (a call made awaitable without a coroutine) and Ready. */
+int ready_add_to_module(PyObject *m);
+
 #endif

@@ -110,11 +110,19 @@ static PyObject *import_time_time(void) {
 /* QueueLane(keyspace, lock, wakeup, keys, text, slow): keys is the tuple of
  * bytes (ready, seq, delayed, leases, attempts), slow the tuple of callables
  * (push, pop, pop_with_priority) taking the same arguments as the lane's
- * methods. Everything is checked before the lane keeps references. */
+ * methods. Everything is checked before the lane keeps references. A lane
+ * is initialised once (TypeError after): its methods pass its fields,
+ * borrowed, to calls that may run Python code (a lock's `locked`, a dict
+ * lookup comparing a stored key), and a second __init__ run from such code
+ * would free them in the middle of the call. */
 static int QueueLane_init(PyObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"keyspace", "lock", "wakeup", "keys", "text", "slow", NULL};
     PyObject *keyspace, *lock, *wakeup, *keys, *slow;
     int text;
+    if (((QueueLaneObject *)self)->keyspace) {
+        PyErr_SetString(PyExc_TypeError, "QueueLane is already initialised");
+        return -1;
+    }
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO!pO!:QueueLane", kwlist, &keyspace, &lock,
                                      &wakeup, &PyTuple_Type, &keys, &text, &PyTuple_Type, &slow))
         return -1;
@@ -147,7 +155,15 @@ static int QueueLane_init(PyObject *self, PyObject *args, PyObject *kwds) {
         return -1;
     }
     QueueLaneObject *q = (QueueLaneObject *)self;
-    QueueLane_clear(self);
+    if (q->keyspace) { /* the attribute lookups above ran Python code: it may have */
+        Py_DECREF(acquire);
+        Py_DECREF(release);
+        Py_DECREF(locked);
+        Py_DECREF(clock);
+        Py_DECREF(system);
+        PyErr_SetString(PyExc_TypeError, "QueueLane is already initialised");
+        return -1;
+    }
     q->keyspace = Py_NewRef(keyspace);
     q->acquire = acquire;
     q->release = release;
@@ -168,6 +184,15 @@ static int QueueLane_init(PyObject *self, PyObject *args, PyObject *kwds) {
 }
 
 /* ==== helpers ============================================================= */
+
+/* 1 when q was initialised (and not cleared by the collector); else 0 with
+ * TypeError: a lane made by QueueLane.__new__ alone has no fields to use. */
+static int lane_ready(QueueLaneObject *q) {
+    if (q->keyspace)
+        return 1;
+    PyErr_SetString(PyExc_TypeError, "QueueLane is not initialised");
+    return 0;
+}
 
 /* Serialises the caller with the backend's other users. The lock only
  * guards multi-step work of threads that may release the GIL in between;
@@ -477,10 +502,14 @@ out:
     return done;
 }
 
-/* push(item, priority=0.0, *, delay=None, at=None, now_us=None) -> None */
+/* push(item, priority=0.0, *, delay=None, at=None, now_us=None) -> None.
+ * The item's bytes are borrowed from args[0] (an exact bytes or str the
+ * caller keeps alive); the lane's fields are fixed once initialised. */
 static PyObject *QueueLane_push(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames) {
     QueueLaneObject *q = (QueueLaneObject *)self;
+    if (!lane_ready(q))
+        return NULL;
     PyObject *priority = nargs == 2 ? args[1] : NULL;
     const char *data;
     Py_ssize_t size;
@@ -508,9 +537,13 @@ static PyObject *QueueLane_push(PyObject *self, PyObject *const *args, Py_ssize_
 /* The direct pop of the head, serialised by lane_enter: the item (or (item, priority)
  * with `with_priority`) as a new reference; Py_None (new reference) when
  * the queue is empty; NULL with no exception to decline; NULL with one on
- * error. */
+ * error. The checks that may run Python code (each dict lookup may compare
+ * a stored key with its __eq__) come first and hold their tables; the ready
+ * set is looked up last and held (a new reference), so it is the set stored
+ * once such code has run, and no Python code runs between taking it and
+ * deleting its head. */
 static PyObject *lane_pop_locked(QueueLaneObject *q, int with_priority) {
-    PyObject *result = NULL, *values = NULL, *deadlines = NULL;
+    PyObject *result = NULL, *values = NULL, *deadlines = NULL, *ready = NULL;
     if (lane_table(q, str_values, &values) <= 0)
         goto out;
     for (int i = 0; i < 3; i++) {
@@ -518,13 +551,13 @@ static PyObject *lane_pop_locked(QueueLaneObject *q, int with_priority) {
         if (has)
             goto out;
     }
-    PyObject *ready = PyDict_GetItemWithError(values, q->ready); /* borrowed, kept by values */
-    if (!ready || !Py_IS_TYPE(ready, &SortedSetType) || !((SortedSetObject *)ready)->raw)
-        goto out; /* absent or another type: the slow path answers (None or WRONGTYPE) */
     if (lane_table(q, str_deadlines, &deadlines) <= 0)
         goto out;
     if (PyDict_GET_SIZE(deadlines) && lane_has(deadlines, q->ready))
         goto out;
+    ready = Py_XNewRef(PyDict_GetItemWithError(values, q->ready));
+    if (!ready || !Py_IS_TYPE(ready, &SortedSetType) || !((SortedSetObject *)ready)->raw)
+        goto out; /* absent or another type: the slow path answers (None or WRONGTYPE) */
     zset *z = &((SortedSetObject *)ready)->z;
     if (!z->length) {
         result = Py_NewRef(Py_None);
@@ -548,6 +581,7 @@ static PyObject *lane_pop_locked(QueueLaneObject *q, int with_priority) {
     }
     result = py_tuple2(item, priority);
 out:
+    Py_XDECREF(ready);
     Py_XDECREF(deadlines);
     Py_XDECREF(values);
     return result;
@@ -557,6 +591,8 @@ out:
  * both are None, else (or when declined) the Python twin. */
 static PyObject *lane_pop(QueueLaneObject *q, int which, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames) {
+    if (!lane_ready(q))
+        return NULL;
     int plain = nargs == 0 || (nargs == 1 && args[0] == Py_None);
     if (plain && kwnames) {
         for (Py_ssize_t i = 0; plain && i < PyTuple_GET_SIZE(kwnames); i++) {

@@ -1,11 +1,15 @@
 /* rl_fast.c - one whole memory:// rate-limiter decision per C call:
  * ranked.backends.native._native.RateDecider.
  *
- * The Python twin is ranked/ratelimit/_memory.py (each algorithm's core) plus
- * the `decide` closure of ranked/ratelimit/limiter.py (identity -> keys,
- * cost check, lock, housekeeping, clock). This file does the same steps in
- * the same order with the same float operations, so decisions and stored
- * state are bit-identical; tests/ratelimit/test_native_twin.py drives both.
+ * It is the native implementation of the limiter's procedures (native name
+ * "ratelimit"), built once per limiter by ranked/backends/native/ratelimit.py
+ * from the Operation's native_args. Its Python twin is what the memory
+ * backend runs without C: the limiter plan's encode (identity -> keys, cost
+ * check, clock reading: ranked/ratelimit/_plan.py), then under the lock the
+ * algorithm's core (ranked/ratelimit/_memory.py). This file does the same
+ * steps in the same order with the same float operations, so decisions and
+ * stored state are bit-identical; tests/ratelimit/test_native_twin.py drives
+ * both, and both take the same share of the keyspace's active expiry.
  *
  * State stays what the Python core keeps: the keyspace's own dicts (read from
  * the Keyspace's __dict__ on every call, since FLUSHALL replaces them) and the
@@ -19,6 +23,9 @@
  * would have. Every Python callback runs under the backend's lock, which
  * guards the keyspace as it does on the Python path; none runs between two
  * writes of one decision except the keyspace's own keep_deadline / delete.
+ * A dict lookup or store may run Python code too (the __eq__ of a stored key
+ * hashing like the one looked up): every table and cell is held by a strong
+ * reference across those, never borrowed.
  */
 #include "rl_fast.h"
 
@@ -30,15 +37,19 @@ static PyObject *round_func;  /* builtins.round */
 static PyObject *float_1e6, *float_1e3, *int_1e6, *int_deletes;
 static PyObject *s_values, *s_deadlines, *s_late, *s_listpack, *s_heap;
 
-/* A keyspace table by name: borrowed, or NULL when it is not an exact dict
- * (or set, for `set`) any more (no exception set). */
+/* A keyspace table by name: a new reference, or NULL when it is missing or
+ * not an exact dict (or set, for `set`) any more (an exception set only when
+ * the lookup raised). A new reference because the lookups and stores the
+ * caller then makes in the table may run Python code (the __eq__ of a stored
+ * key that hashes like the one looked up), which may replace the keyspace's
+ * tables (as FLUSHALL does) and so free a borrowed one. */
 static PyObject *table(RateDeciderObject *self, PyObject *name, int set) {
     PyObject *t = PyDict_GetItemWithError(self->ks_dict, name);
     if (!t)
         return NULL;
     if (set ? !PySet_CheckExact(t) : !PyDict_CheckExact(t))
         return NULL;
-    return t;
+    return Py_NewRef(t);
 }
 
 /* A Decision (tuple subclass) of six items; the two PyObject arguments are
@@ -78,128 +89,166 @@ PyObject *rl_decision(RateDeciderObject *self, int allowed, PyObject *remaining,
  * Returns 0, -1 with an exception set (WRONGTYPE included), or 1: go slow.
  * A live cell of the algorithm's type is read straight from the tables;
  * anything else goes through Keyspace.get_at (expired keys are deleted
- * there, exactly as the Python core would). */
+ * there, exactly as the Python core would). The tables are held while they
+ * are looked up, the deadline is read (into an int) before the value is
+ * looked up, and the value is taken (a new reference) as soon as its lookup
+ * returns: a stored key's __eq__ run by a lookup may drop the cell or
+ * replace the tables, and the cell returned is the one stored once such
+ * code has run. h->key is held by the caller (RateDecider_call's keys). */
 int rl_get_cell(RateDeciderObject *self, const hit *h, PyObject **cell) {
     *cell = NULL;
-    PyObject *values = table(self, s_values, 0), *deadlines = table(self, s_deadlines, 0);
-    if (!values || !deadlines)
+    PyObject *values = table(self, s_values, 0);
+    PyObject *deadlines = values ? table(self, s_deadlines, 0) : NULL;
+    if (!values || !deadlines) {
+        Py_XDECREF(values);
         return PyErr_Occurred() ? -1 : 1;
-    PyObject *value = PyDict_GetItemWithError(values, h->key);
-    if (!value)
-        return PyErr_Occurred() ? -1 : 0;
-    if (Py_TYPE(value) == (PyTypeObject *)self->cell_type && PyDict_GET_SIZE(value) > 0) {
-        PyObject *deadline = PyDict_GetItemWithError(deadlines, h->key);
-        int64_t when;
-        if (!deadline && PyErr_Occurred())
-            return -1;
-        if (!deadline || (small_int(deadline, &when) && h->now_ms <= when)) {
-            Py_INCREF(value);
-            *cell = value;
-            return 0;
-        }
     }
+    int rc = -1;
+    PyObject *deadline = PyDict_GetItemWithError(deadlines, h->key);
+    if (!deadline && PyErr_Occurred())
+        goto out;
+    int64_t when = 0;
+    int live = !deadline || (small_int(deadline, &when) && h->now_ms <= when);
+    PyObject *value = Py_XNewRef(PyDict_GetItemWithError(values, h->key));
+    if (!value) {
+        rc = PyErr_Occurred() ? -1 : 0;
+        goto out;
+    }
+    if (live && Py_TYPE(value) == (PyTypeObject *)self->cell_type && PyDict_GET_SIZE(value) > 0) {
+        *cell = value;
+        rc = 0;
+        goto out;
+    }
+    Py_DECREF(value);
+    Py_CLEAR(values);
+    Py_CLEAR(deadlines);
     PyObject *now_ms = PyLong_FromLongLong(h->now_ms);
     if (!now_ms)
-        return -1;
-    PyObject *live = PyObject_CallFunctionObjArgs(self->get_at, h->key, now_ms, NULL);
+        goto out;
+    PyObject *got = PyObject_CallFunctionObjArgs(self->get_at, h->key, now_ms, NULL);
     Py_DECREF(now_ms);
-    if (!live)
-        return -1;
-    if (live == Py_None) {
-        Py_DECREF(live);
-        return 0;
+    if (!got)
+        goto out;
+    if (got == Py_None) {
+        Py_DECREF(got);
+        rc = 0;
+        goto out;
     }
-    if (Py_TYPE(live) != (PyTypeObject *)self->cell_type) {
-        Py_DECREF(live);
+    if (Py_TYPE(got) != (PyTypeObject *)self->cell_type) {
+        Py_DECREF(got);
         PyObject *error = PyObject_CallNoArgs(self->wrongtype);
         if (error) {
             PyErr_SetObject((PyObject *)Py_TYPE(error), error);
             Py_DECREF(error);
         }
-        return -1;
+        goto out;
     }
-    *cell = live;
-    return 0;
+    *cell = got;
+    rc = 0;
+out:
+    Py_XDECREF(deadlines);
+    Py_XDECREF(values);
+    return rc;
 }
 
 /* A fresh cell of the algorithm's type stored at h->key (Keyspace.store: no
  * deadline, not listpack); a new reference, or NULL with an exception set.
- * Made as Cell.__init__ makes it (its one hash field) without running it. */
+ * Made as Cell.__init__ makes it (its one hash field) without running it.
+ * The three tables are held until the store is done: each step may run a
+ * stored key's __eq__, which may replace them. */
 PyObject *rl_store_cell(RateDeciderObject *self, const hit *h) {
-    PyObject *values = table(self, s_values, 0), *deadlines = table(self, s_deadlines, 0);
-    PyObject *listpack = table(self, s_listpack, 1);
-    if (!values || !deadlines || !listpack) {
+    PyObject *values = table(self, s_values, 0), *deadlines = NULL, *listpack = NULL;
+    PyObject *cell = NULL;
+    if (values && (deadlines = table(self, s_deadlines, 0)))
+        listpack = table(self, s_listpack, 1);
+    if (!listpack) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_SystemError, "keyspace tables changed type");
-        return NULL;
+        goto out;
     }
     PyTypeObject *type = (PyTypeObject *)self->cell_type;
     PyObject *empty = PyTuple_New(0);
-    PyObject *cell = empty ? type->tp_new(type, empty, NULL) : NULL;
+    cell = empty ? type->tp_new(type, empty, NULL) : NULL;
     Py_XDECREF(empty);
     if (!cell)
-        return NULL;
+        goto out;
     if (PyDict_Update(cell, self->cell_template) < 0) {
-        Py_DECREF(cell);
-        return NULL;
+        Py_CLEAR(cell);
+        goto out;
     }
     int has = PyDict_Contains(deadlines, h->key);
     if (has < 0 || (has && PyDict_DelItem(deadlines, h->key) < 0) ||
-        PySet_Discard(listpack, h->key) < 0 || PyDict_SetItem(values, h->key, cell) < 0) {
-        Py_DECREF(cell);
-        return NULL;
-    }
+        PySet_Discard(listpack, h->key) < 0 || PyDict_SetItem(values, h->key, cell) < 0)
+        Py_CLEAR(cell);
+out:
+    Py_XDECREF(listpack);
+    Py_XDECREF(deadlines);
+    Py_XDECREF(values);
     return cell;
 }
 
 /* Keyspace.keep_deadline(h->key, when): a later deadline replaces the
  * recorded one and marks the key late; a first one is pushed on the expiry
- * heap; anything else goes to the Python method. 0, or -1 with an exception. */
+ * heap; anything else goes to the Python method. 0, or -1 with an exception.
+ * The tables (deadlines, late, heap) are held until their last use: the
+ * stores may run a stored key's __eq__, which may replace them. */
 int rl_keep_deadline(RateDeciderObject *self, const hit *h, int64_t when) {
+    int rc = -1;
     PyObject *deadlines = table(self, s_deadlines, 0);
-    PyObject *late = table(self, s_late, 1), *heap;
-    if (!deadlines || !late) {
+    PyObject *late = deadlines ? table(self, s_late, 1) : NULL, *heap = NULL;
+    if (!late) {
         if (PyErr_Occurred())
-            return -1;
+            goto out;
         goto python;
     }
     PyObject *current = PyDict_GetItemWithError(deadlines, h->key);
     int64_t now_when;
+    int had = current != NULL; /* current is not read after the next call */
     if (current && small_int(current, &now_when) && when >= now_when) {
-        if (when == now_when)
-            return 0;
+        if (when == now_when) {
+            rc = 0;
+            goto out;
+        }
         PyObject *value = PyLong_FromLongLong(when);
         if (!value)
-            return -1;
-        int rc = PyDict_SetItem(deadlines, h->key, value);
+            goto out;
+        int stored = PyDict_SetItem(deadlines, h->key, value);
         Py_DECREF(value);
-        return rc < 0 ? -1 : PySet_Add(late, h->key);
+        rc = stored < 0 ? -1 : PySet_Add(late, h->key);
+        goto out;
     }
     if (PyErr_Occurred())
-        return -1;
-    heap = PyDict_GetItemWithError(self->ks_dict, s_heap);
-    if (!current && heap && PyList_CheckExact(heap) &&
+        goto out;
+    heap = Py_XNewRef(PyDict_GetItemWithError(self->ks_dict, s_heap));
+    if (!had && heap && PyList_CheckExact(heap) &&
         PyList_GET_SIZE(heap) + 1 <= 2 * (PyDict_GET_SIZE(deadlines) + 1) + 64) {
         /* Keyspace._set_deadline without its rebuild (not due) */
         PyObject *value = PyLong_FromLongLong(when);
         PyObject *entry = value ? PyTuple_Pack(2, value, h->key) : NULL;
-        int rc = entry ? PyDict_SetItem(deadlines, h->key, value) : -1;
-        PyObject *pushed = rc == 0 ? PyObject_CallFunctionObjArgs(heappush, heap, entry, NULL)
-                                   : NULL;
+        int stored = entry ? PyDict_SetItem(deadlines, h->key, value) : -1;
+        PyObject *pushed = stored == 0
+                               ? PyObject_CallFunctionObjArgs(heappush, heap, entry, NULL)
+                               : NULL;
         Py_XDECREF(value);
         Py_XDECREF(entry);
         Py_XDECREF(pushed);
-        return pushed ? 0 : -1;
+        rc = pushed ? 0 : -1;
+        goto out;
     }
     if (PyErr_Occurred())
-        return -1;
+        goto out;
 python:;
     PyObject *value = PyLong_FromLongLong(when);
     PyObject *r = value ? PyObject_CallFunctionObjArgs(self->keep_deadline, h->key, value, NULL)
                         : NULL;
     Py_XDECREF(value);
     Py_XDECREF(r);
-    return r ? 0 : -1;
+    rc = r ? 0 : -1;
+out:
+    Py_XDECREF(heap);
+    Py_XDECREF(late);
+    Py_XDECREF(deadlines);
+    return rc;
 }
 
 /* ==== the decision: identity, cost, lock, housekeeping, clock ============== */
@@ -229,12 +278,23 @@ static PyObject *whole(double v) { return PyLong_FromDouble(v); }
 
 /* Reads a fake clock as the Python path does: sets *us and *ms (new
  * references) for the Python core, or h->now / h->now_ms and returns 1 when
- * both are within +-BOUND; 0 otherwise, -1 on error. */
+ * both are within +-BOUND; 0 otherwise, -1 on error. A limiter clock's
+ * reading that is not a float within [0, clock_max] goes to check_clock
+ * first, which raises the feature's typed error for one out of range. */
 static int read_clock(RateDeciderObject *self, hit *h, PyObject **us, PyObject **ms) {
     PyObject *v = PyObject_CallNoArgs(self->clock);
     if (!v)
         return -1;
     int backend = self->clock_mode == CLOCK_BACKEND;
+    if (!backend && !(PyFloat_CheckExact(v) && PyFloat_AS_DOUBLE(v) >= 0 &&
+                      PyFloat_AS_DOUBLE(v) <= self->clock_max)) {
+        PyObject *checked = PyObject_CallOneArg(self->check_clock, v);
+        if (!checked) {
+            Py_DECREF(v);
+            return -1;
+        }
+        Py_DECREF(checked);
+    }
     if (PyFloat_CheckExact(v)) {
         double d = PyFloat_AS_DOUBLE(v);
         *us = whole(backend ? floor(d * 1e6) : round_half_even(d * 1000000.0));
@@ -252,7 +312,8 @@ static int read_clock(RateDeciderObject *self, hit *h, PyObject **us, PyObject *
 }
 
 /* 1 when the keyspace's expiry heap holds a deadline before now_ms (or looks
- * unusual): only then does Keyspace.expire_pending have work. */
+ * unusual): only then does Keyspace.expire_pending have work. Reads the heap
+ * and its first entry borrowed: nothing here runs Python code. */
 static int expiry_due(RateDeciderObject *self, int64_t now_ms) {
     PyObject *heap = PyDict_GetItemWithError(self->ks_dict, s_heap);
     if (!heap || !PyList_CheckExact(heap))
@@ -316,7 +377,10 @@ done:
     return result;
 }
 
-/* decide(identity, cost, consume) -> Decision: the limiter's memory path. */
+/* decide(identity, cost, consume) -> Decision: the bound operation. A borrowed
+ * `args` vector of three; a new reference, or NULL with an exception set (the
+ * feature's typed errors before the lock, WRONGTYPE and clock errors under
+ * it, the lock released in every case). */
 static PyObject *RateDecider_call(PyObject *callable, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames) {
     RateDeciderObject *self = (RateDeciderObject *)callable;
@@ -362,13 +426,16 @@ static PyObject *RateDecider_call(PyObject *callable, PyObject *const *args, siz
         Py_DECREF(keys);
         return NULL;
     }
+    if (units == 0) /* a cost of 0 only reports: the feature's args make it a peek */
+        h.consume = 0;
     PyObject *locked = PyObject_CallNoArgs(self->acquire);
     if (!locked) {
         Py_DECREF(keys);
         return NULL;
     }
     Py_DECREF(locked);
-    PyObject *result = decide_locked(self, &h, keys, cost, consume, python);
+    PyObject *mode = h.consume ? Py_True : Py_False; /* borrowed: the core's `consume` */
+    PyObject *result = decide_locked(self, &h, keys, cost, mode, python);
     Py_DECREF(keys);
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
@@ -391,7 +458,7 @@ static PyObject *RateDecider_call(PyObject *callable, PyObject *const *args, siz
     X(policy) X(limit_obj) X(decision_type) X(keyspace) X(ks_dict) X(acquire) X(release)       \
     X(identities) X(plan_keys) X(plan_args) X(clock) X(now_ms) X(expire) X(get_at)             \
     X(keep_deadline) X(delete) X(core) X(cell_type) X(cell_template) X(wrongtype)              \
-    X(deque_type) X(popleft) X(append)
+    X(deque_type) X(popleft) X(append) X(check_clock)
 
 /* GC: visit every object the decider holds. */
 static int RateDecider_traverse(RateDeciderObject *self, visitproc visit, void *arg) {
@@ -436,23 +503,24 @@ static int method(PyObject **field, PyObject *owner, const char *name) {
     return *field ? 0 : -1;
 }
 
-/* RateDecider(...): see _zset.pyi and ranked/ratelimit/_native.py; new
- * reference, or NULL with TypeError / ValueError. */
+/* RateDecider(...): see _native.pyi and ranked/backends/native/ratelimit.py;
+ * new reference, or NULL with TypeError / ValueError. */
 static PyObject *RateDecider_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     int algorithm, clock_mode;
     long long limit, window, window_ms, capacity;
-    double rate, interval, tolerance;
+    double rate, interval, tolerance, clock_max;
     PyObject *policy, *decision_type, *keyspace, *lock, *identities, *plan_keys, *plan_args;
-    PyObject *clock, *core, *cell_type, *slot_names, *wrongtype;
+    PyObject *clock, *core, *cell_type, *slot_names, *wrongtype, *check_clock;
     if (kwds && PyDict_GET_SIZE(kwds)) {
         PyErr_SetString(PyExc_TypeError, "RateDecider takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "ii(LLLL)(ddd)OO!OOO!OOOOO!O!O:RateDecider", &algorithm,
+    if (!PyArg_ParseTuple(args, "ii(LLLL)(ddd)OO!OOO!OOOOO!O!OOd:RateDecider", &algorithm,
                           &clock_mode, &limit, &window, &window_ms, &capacity, &rate, &interval,
                           &tolerance, &policy, &PyType_Type, &decision_type, &keyspace, &lock,
                           &PyDict_Type, &identities, &plan_keys, &plan_args, &clock, &core,
-                          &PyType_Type, &cell_type, &PyTuple_Type, &slot_names, &wrongtype))
+                          &PyType_Type, &cell_type, &PyTuple_Type, &slot_names, &wrongtype,
+                          &check_clock, &clock_max))
         return NULL;
     Py_ssize_t needed[] = {2, 2, 3, 2, 1};
     PyTypeObject *dt = (PyTypeObject *)decision_type, *ct = (PyTypeObject *)cell_type;
@@ -462,7 +530,9 @@ static PyObject *RateDecider_new(PyTypeObject *type, PyObject *args, PyObject *k
         window_ms >= BOUND || capacity < 1 || capacity >= BOUND || !(rate > 0) ||
         !(interval > 0) || !(tolerance > 0) || !PyType_IsSubtype(dt, &PyTuple_Type) ||
         dt->tp_basicsize != PyTuple_Type.tp_basicsize || !PyType_IsSubtype(ct, &PyDict_Type) ||
-        (clock_mode == CLOCK_LIMITER && !PyCallable_Check(clock))) {
+        !(clock_max >= 0) ||
+        (clock_mode == CLOCK_LIMITER &&
+         (!PyCallable_Check(clock) || !PyCallable_Check(check_clock)))) {
         PyErr_SetString(PyExc_ValueError, "RateDecider: unsupported policy or arguments");
         return NULL;
     }
@@ -479,6 +549,7 @@ static PyObject *RateDecider_new(PyTypeObject *type, PyObject *args, PyObject *k
     self->rate = rate;
     self->interval = interval;
     self->tolerance = tolerance;
+    self->clock_max = clock_max;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(slot_names); i++)
         if ((self->slots[i] = slot_offset(ct, PyTuple_GET_ITEM(slot_names, i))) < 0)
             goto error;
@@ -493,6 +564,7 @@ static PyObject *RateDecider_new(PyTypeObject *type, PyObject *args, PyObject *k
     KEEP(core, core);
     KEEP(cell_type, cell_type);
     KEEP(wrongtype, wrongtype);
+    KEEP(check_clock, check_clock);
 #undef KEEP
     PyObject *probe = PyObject_CallNoArgs(cell_type);
     if (!probe)

@@ -1,7 +1,8 @@
 /* rl_fast.h - what the memory rate limiter's C files share (internal):
  * rl_fast.c (the RateDecider type: identity, cost, lock, clock, keyspace
  * access, construction) and rl_cores.c (the five algorithms' cores, twins of
- * ranked/ratelimit/_memory.py). See rl_fast.c for the whole design.
+ * ranked/ratelimit/_memory.py). Built by ranked/backends/native/ratelimit.py
+ * from an Operation's native_args. See rl_fast.c for the whole design.
  */
 #ifndef RANKED_RL_FAST_H
 #define RANKED_RL_FAST_H
@@ -22,12 +23,16 @@
 #define ALG_BUCKET 3
 #define ALG_GCRA 4
 
-#define CLOCK_SYSTEM 0  /* time_ns(), as the Python path reads it */
+#define CLOCK_SYSTEM 0  /* time_ns(): no clock injected */
 #define CLOCK_BACKEND 1 /* the keyspace's clock: floor(now*1e6), floor(now*1e3) */
 #define CLOCK_LIMITER 2 /* the limiter's clock: round(now*1e6), keyspace.now_ms() */
 
-#define EXPIRY_EVERY_MASK 7 /* limiter.py: _EXPIRY_EVERY_MASK */
-#define EXPIRY_DELETES 16   /* limiter.py: _EXPIRY_DELETES */
+/* The decider's share of the keyspace's active expiry: every 8 decisions, up
+ * to 16 expired keys (two per decision, so keys of identities never seen
+ * again go even when every decision makes a new one). The Python reference
+ * takes the same share (ranked/ratelimit/_memory.py: _EXPIRY_*). */
+#define EXPIRY_EVERY_MASK 7
+#define EXPIRY_DELETES 16
 #define MAX_SLOTS 3
 #define MAX_STEPS 64 /* the counter's retry search; more goes to the Python core */
 
@@ -48,13 +53,14 @@ typedef struct {
     int clock_mode;
     int64_t limit, window, window_ms, capacity;
     double rate, interval, tolerance;
+    double clock_max; /* the latest limiter clock reading taken unchecked, seconds */
     uint64_t decisions;
     Py_ssize_t slots[MAX_SLOTS];
     PyObject *policy, *limit_obj, *decision_type, *keyspace, *ks_dict;
     PyObject *acquire, *release, *identities, *plan_keys, *plan_args;
     PyObject *clock, *now_ms, *expire, *get_at, *keep_deadline, *delete;
     PyObject *core, *cell_type, *cell_template, *wrongtype, *deque_type;
-    PyObject *popleft, *append;
+    PyObject *popleft, *append, *check_clock;
 } RateDeciderObject;
 
 /* One decision's inputs, once validated. */

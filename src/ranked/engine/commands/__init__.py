@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from . import generic, hashes, sets, strings, zset_algebra, zset_range, zset_read, zset_write
+from . import (
+    generic,
+    hashes,
+    sets,
+    strings,
+    zset_algebra,
+    zset_blocking,
+    zset_range,
+    zset_read,
+    zset_write,
+)
 from .common import Command, CommandTable
 
 __all__ = ["COMMAND_TABLE", "Command", "CommandTable"]
@@ -16,4 +26,5 @@ COMMAND_TABLE: CommandTable = {
     **zset_range.COMMANDS,
     **zset_write.COMMANDS,
     **zset_algebra.COMMANDS,
+    **zset_blocking.COMMANDS,
 }

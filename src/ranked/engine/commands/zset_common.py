@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 
 from ..redisfloat import format_double, parse_lex_bound, parse_score_bound
 from ..zset import SortedSet
-from .common import Reply, error, wrongtype
+from .common import SYNTAX, Reply, error, int_arg, option, wrongtype
 
 if TYPE_CHECKING:
     from ..keyspace import Keyspace
@@ -23,11 +23,15 @@ __all__ = [
     "LISTPACK_ENTRIES",
     "LISTPACK_VALUE",
     "LexRange",
+    "MultiPop",
     "ScoreRange",
     "flatten",
     "lookup_zset",
+    "multi_pop_reply",
     "parse_lex_range",
+    "parse_multi_pop",
     "parse_score_range",
+    "pop_flat",
     "store_emitted",
     "store_result",
 ]
@@ -60,6 +64,56 @@ def delete_if_empty(ks: Keyspace, key: bytes, zset: SortedSet) -> None:
     """Redis never keeps an empty key: drop it after a removal emptied it."""
     if len(zset) == 0:
         ks.delete(key)
+
+
+def pop_flat(ks: Keyspace, key: bytes, zset: SortedSet, count: int, highest: bool) -> list[Reply]:
+    """Pop ``count`` lowest (or highest) members: ``[member, score, ...]``; an emptied key
+    is deleted. O(count log n)."""
+    popped = pairs(zset.pop_max(count) if highest else zset.pop_min(count))
+    delete_if_empty(ks, key, zset)
+    flat: list[Reply] = []
+    for member, score in popped:
+        flat += [member, format_double(score)]
+    return flat
+
+
+class MultiPop(NamedTuple):
+    """The parsed arguments of ZMPOP / BZMPOP."""
+
+    keys: list[bytes]
+    highest: bool
+    pop_count: int
+
+
+def parse_multi_pop(argv: list[bytes], numkeys_at: int) -> MultiPop:
+    """``numkeys key [key ...] MIN|MAX [COUNT count]`` as Redis 7.0's zmpopGenericCommand
+    reads it: numkeys, then the MIN|MAX word, then COUNT (once, at least 1)."""
+    numkeys_error = "ERR numkeys should be greater than 0"
+    numkeys = int_arg(argv[numkeys_at], numkeys_error)
+    if numkeys < 1:
+        raise error(numkeys_error)
+    where = numkeys_at + 1 + numkeys
+    if where >= len(argv) or option(argv[where]) not in (b"min", b"max"):
+        raise error(SYNTAX)
+    count = -1
+    index = where + 1
+    while index < len(argv):
+        if count == -1 and option(argv[index]) == b"count" and index + 1 < len(argv):
+            count_error = "ERR count should be greater than 0"
+            count = int_arg(argv[index + 1], count_error)
+            if count < 1:
+                raise error(count_error)
+            index += 2
+        else:
+            raise error(SYNTAX)
+    keys = argv[numkeys_at + 1 : where]
+    return MultiPop(keys, option(argv[where]) == b"max", max(count, 1))
+
+
+def multi_pop_reply(ks: Keyspace, key: bytes, zset: SortedSet, request: MultiPop) -> Reply:
+    """Pop for ZMPOP / BZMPOP: ``[key, [[member, score], ...]]``. O(count log n)."""
+    flat = pop_flat(ks, key, zset, request.pop_count, request.highest)
+    return [key, [flat[i : i + 2] for i in range(0, len(flat), 2)]]
 
 
 class ScoreRange(NamedTuple):

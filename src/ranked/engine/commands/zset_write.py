@@ -13,9 +13,11 @@ from .zset_common import (
     LISTPACK_VALUE,
     delete_if_empty,
     lookup_zset,
-    pairs,
+    multi_pop_reply,
     parse_lex_range,
+    parse_multi_pop,
     parse_score_range,
+    pop_flat,
 )
 
 if TYPE_CHECKING:
@@ -182,15 +184,6 @@ def zremrangebylex(ks: Keyspace, argv: list[bytes]) -> Reply:
     return removed
 
 
-def _pop(ks: Keyspace, key: bytes, zset: SortedSet, count: int, highest: bool) -> list[Reply]:
-    popped = pairs(zset.pop_max(count) if highest else zset.pop_min(count))
-    delete_if_empty(ks, key, zset)
-    flat: list[Reply] = []
-    for member, score in popped:
-        flat += [member, format_double(score)]
-    return flat
-
-
 def _zpop(ks: Keyspace, argv: list[bytes], highest: bool) -> Reply:
     if len(argv) > 3:
         raise error(SYNTAX)
@@ -202,7 +195,7 @@ def _zpop(ks: Keyspace, argv: list[bytes], highest: bool) -> Reply:
     zset = lookup_zset(ks, argv[1])
     if zset is None or count == 0:
         return []
-    return _pop(ks, argv[1], zset, count, highest)
+    return pop_flat(ks, argv[1], zset, count, highest)
 
 
 @register(COMMANDS, "zpopmin", -2)
@@ -217,29 +210,9 @@ def zpopmax(ks: Keyspace, argv: list[bytes]) -> Reply:
 
 @register(COMMANDS, "zmpop", -4)
 def zmpop(ks: Keyspace, argv: list[bytes]) -> Reply:
-    numkeys_error = "ERR numkeys should be greater than 0"
-    numkeys = int_arg(argv[1], numkeys_error)
-    if numkeys < 1:
-        raise error(numkeys_error)
-    where = 2 + numkeys
-    if where >= len(argv) or option(argv[where]) not in (b"min", b"max"):
-        raise error(SYNTAX)
-    count = -1
-    index = where + 1
-    while index < len(argv):
-        if count == -1 and option(argv[index]) == b"count" and index + 1 < len(argv):
-            count_error = "ERR count should be greater than 0"
-            count = int_arg(argv[index + 1], count_error)
-            if count < 1:
-                raise error(count_error)
-            index += 2
-        else:
-            raise error(SYNTAX)
-    for key in argv[2:where]:
+    request = parse_multi_pop(argv, 1)
+    for key in request.keys:
         zset = lookup_zset(ks, key)
-        if zset is None:
-            continue
-        flat = _pop(ks, key, zset, max(count, 1), option(argv[where]) == b"max")
-        nested: list[Reply] = [flat[i : i + 2] for i in range(0, len(flat), 2)]
-        return [key, nested]
+        if zset is not None:
+            return multi_pop_reply(ks, key, zset, request)
     return None
