@@ -38,6 +38,7 @@ Choices the contract leaves open, made the least surprising way:
 
 from __future__ import annotations
 
+import inspect
 import math
 import threading
 import time
@@ -736,8 +737,12 @@ class AsyncMemoryBackend:
         return self.sync.run(procedure, keys, args, now_us)
 
     def bind(self, operation: Operation[T]) -> AsyncBound[T]:
-        """:meth:`MemoryBackend.bind`, awaitable (nothing to wait for: it runs at once)."""
-        return awaitable(self.sync.bind(operation))
+        """:meth:`MemoryBackend.bind`, awaitable (nothing to wait for: it runs at once). A
+        native step that awaits (a blocking pop waiting for a push) comes back as it is."""
+        bound = self.sync.bind(operation)
+        if inspect.iscoroutinefunction(bound):
+            return bound
+        return awaitable(bound)
 
     async def submit_batch(
         self, requests: Sequence[SubmitRequest]
