@@ -36,6 +36,7 @@ NAMES: Final = {
     "_async": "_sync",
     "aclose": "close",
     "asyncio": "time",
+    "WAIT_IN_TASK": "WAIT_IN_THREAD",
 }
 """The project's asyncio names and their blocking twins (``asyncio.sleep`` -> ``time.sleep``)."""
 

@@ -35,17 +35,6 @@ BACKEND_INSIDES = {"keyspace", "lock", "raw_values", "raw_deadlines"}
 NOT_YET = {
     "leaderboard/_fast.py": {"MemoryBackend", "ranked.backends.memory", "ranked.backends.native"},
     "leaderboard/aio.py": {"AsyncMemoryBackend", "ranked.backends.memory"},
-    "queue/_lane.py": {
-        ".keyspace",
-        ".lock",
-        ".raw_deadlines",
-        ".raw_values",
-        "MemoryBackend",
-        "ranked.backends.memory",
-        "ranked.backends.native",
-    },
-    "queue/_wakeup.py": {".lock", "MemoryBackend", "ranked.backends.memory"},
-    "queue/sync.py": {"MemoryBackend", "ranked.backends.memory"},
 }
 
 

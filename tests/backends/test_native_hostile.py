@@ -265,11 +265,12 @@ def slow(name: str) -> Callable[..., str]:
     return lambda *args, **kwargs: f"slow {name}"
 
 
-def queue_lane(keyspace: Keyspace, keys: Any = QUEUE_KEYS) -> Any:
+def queue_lane(keyspace: Keyspace, keys: Any = QUEUE_KEYS, kind: int = 1) -> Any:
+    """A lane of ``kind`` (1: pop) whose reference answers "slow <kind>"."""
+    names = ("push", "pop", "pop_with_priority", "push_many", "pop_many")
     return _native.QueueLane(
-        keyspace, threading.Lock(), Wakeup(), keys, False,
-        (slow("push"), slow("pop"), slow("pop_with_priority")),
-    )  # fmt: skip
+        kind, keyspace, threading.Lock(), Wakeup(), keys, False, slow(names[kind]), 3.0e9
+    )
 
 
 def queue_keyspace() -> Keyspace:
@@ -290,13 +291,17 @@ def test_an_uninitialised_queue_lane_refuses_calls() -> None:
         lane.pop()
     with pytest.raises(TypeError, match="not initialised"):
         lane.pop_with_priority()
+    with pytest.raises(TypeError, match="not initialised"):
+        lane(None, None)
+    with pytest.raises(TypeError, match="not initialised"):
+        lane.method  # noqa: B018 - the getter refuses too
 
 
 def test_a_queue_lane_is_initialised_once() -> None:
     keyspace = queue_keyspace()
     lane = queue_lane(keyspace)
     with pytest.raises(TypeError, match="already initialised"):
-        lane.__init__(Keyspace(), threading.Lock(), Wakeup(), QUEUE_KEYS, True, (slow("x"),) * 3)
+        lane.__init__(2, Keyspace(), threading.Lock(), Wakeup(), QUEUE_KEYS, True, slow("x"), 1.0)
     assert lane.pop() == b"job"
 
 
@@ -309,7 +314,7 @@ def test_queue_lane_pop_survives_a_key_comparison_that_drops_the_ready_set() -> 
 
     keyspace._deadlines[Colliding(b"q:ready", drop)] = 2**60
     lane = queue_lane(keyspace)
-    assert lane.pop() == "slow pop"  # the ready set is gone: the Python path answers
+    assert lane.pop() == "slow pop"  # the ready set is gone: the reference answers
     assert b"q:ready" not in keyspace._values
 
 
@@ -321,7 +326,7 @@ def test_queue_lane_keys_outlive_a_comparison_that_reinitialises_the_lane() -> N
 
     def reinitialise() -> None:
         other = tuple(b"other:" + key for key in QUEUE_KEYS)
-        lanes[0].__init__(keyspace, threading.Lock(), Wakeup(), other, False, (slow("x"),) * 3)
+        lanes[0].__init__(1, keyspace, threading.Lock(), Wakeup(), other, False, slow("x"), 1.0)
         churn()
 
     ready = keyspace._values.pop(b"q:ready")
@@ -335,3 +340,76 @@ def test_queue_lane_keys_outlive_a_comparison_that_reinitialises_the_lane() -> N
     colliding.armed = True
     with pytest.raises(TypeError, match="already initialised"):
         lanes[0].pop()
+
+
+def test_queue_lane_pop_many_survives_a_key_comparison_that_drops_the_ready_set() -> None:
+    keyspace = queue_keyspace()
+
+    def drop() -> None:
+        keyspace._values.pop(b"q:ready", None)
+        churn()
+
+    keyspace._deadlines[Colliding(b"q:ready", drop)] = 2**60
+    lane = queue_lane(keyspace, kind=4)
+    assert lane(5, None) == "slow pop_many"  # the ready set is gone: the reference answers
+    assert b"q:ready" not in keyspace._values
+
+
+class HostileLock:
+    """A lock whose ``acquire`` first runs ``hook`` (once)."""
+
+    def __init__(self, hook: Callable[[], object]) -> None:
+        self._lock = threading.Lock()
+        self.hook: Callable[[], object] | None = hook
+
+    def acquire(self) -> bool:
+        hook, self.hook = self.hook, None
+        if hook is not None:
+            hook()
+        return self._lock.acquire()
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+
+def test_queue_lane_push_many_keeps_its_items_while_the_lock_is_awaited() -> None:
+    """The caller's list is emptied (its items freed) while the lane takes the lock: the
+    lane pushes the items it was given, from its own hold on them."""
+    keyspace = queue_keyspace()
+    pairs = [(b"item-%d" % index * 60, float(index)) for index in range(50)]
+
+    def empty() -> None:
+        pairs.clear()
+        churn()
+
+    lock: Any = HostileLock(empty)
+    lane = _native.QueueLane(3, keyspace, lock, Wakeup(), QUEUE_KEYS, False, slow("push_many"), 1.0)
+    assert lane(pairs, None, None, None) == 50
+    stored = keyspace._values[b"q:ready"]
+    assert isinstance(stored, SortedSet)
+    members = [bytes(member)[8:] for member, _ in stored.range_by_index(0, -1)]
+    members.remove(b"job")
+    assert members == [b"item-%d" % index * 60 for index in range(50)]
+
+
+def test_queue_lane_push_survives_a_clock_that_drops_the_ready_set() -> None:
+    """The push reads a Python clock after its checks; the clock drops the ready set: the
+    lane looks the set up after the clock, finds it gone, and hands the push over."""
+    keyspace = Keyspace(clock=lambda: dropping())
+    values: dict[bytes, Any] = keyspace._values
+    ready = SortedSet(raw=True)
+    values[b"q:ready"] = ready
+    values[b"q:seq"] = b"1"
+    del ready
+
+    def dropping() -> float:
+        values.pop(b"q:ready", None)
+        churn()
+        return 1_700_000_000.0
+
+    lane = queue_lane(keyspace, kind=0)
+    assert lane(b"x", 1.0, None, None, None) == "slow push"
+    assert b"q:ready" not in values

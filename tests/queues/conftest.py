@@ -1,17 +1,25 @@
 """Queue conformance fixtures (the folder is "queues": a "queue" package here would shadow the
-standard library module redis-py imports): every test runs on memory, redis and a redis cluster.
+standard library module redis-py imports): every test runs on memory, redis and a redis cluster,
+and each through both APIs, the blocking one and the asyncio one.
 
 Backends are opened from URLs on the session's real servers (``redis_server`` /
 ``redis_cluster`` of tests/conftest.py); every node is flushed before each test. Nothing
 is skipped: a server that cannot start fails the tests that need it.
+
+The asyncio API is driven from the same (synchronous) tests: :class:`Api` hands out the
+asyncio queue behind a :class:`Blocking` proxy whose methods await the real ones on an
+event loop running in a thread of its own, so threads may call it concurrently and a
+blocked pop really waits in the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+import inspect
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -19,9 +27,11 @@ import redis
 from ranked.backends.base import AsyncBackend, Backend
 from ranked.backends.factory import open_async_backend, open_backend
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
+from ranked.queue import AsyncQueue, AsyncShardedQueue, Queue, ShardedQueue
 from servers import flushed_store
 
 BACKENDS = ["memory", "redis", "cluster"]
+APIS = ["sync", "async"]
 
 T0 = 1_700_000_000_000_000
 """A fixed instant (Unix us) for tests that pass explicit times."""
@@ -88,3 +98,92 @@ def env(request: pytest.FixtureRequest) -> Iterator[Env]:
 @pytest.fixture
 def backend(env: Env) -> Backend:
     return env.backend
+
+
+class Loop:
+    """An event loop running in a thread of its own."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        """Await ``coroutine`` on the loop; block the calling thread until it is done."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
+
+
+class Blocking:
+    """An asyncio object whose coroutine methods are called as blocking ones."""
+
+    def __init__(self, target: object, loop: Loop) -> None:
+        self._target = target
+        self._loop = loop
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not inspect.iscoroutinefunction(value):
+            return value
+        run = self._loop.run
+        return lambda *args, **kwargs: run(value(*args, **kwargs))
+
+
+@dataclass
+class Api:
+    """One API (``kind``: "sync" or "async") on one backend: the queues a test uses."""
+
+    kind: str
+    env: Env
+    backend: Backend | AsyncBackend
+    loop: Loop | None = None
+
+    def Queue(self, name: str, **options: Any) -> Queue[Any]:
+        """``Queue(backend, name, **options)``, or the same ``AsyncQueue`` made blocking."""
+        if self.loop is None:
+            return Queue(cast(Backend, self.backend), name, **options)
+        queue = AsyncQueue(cast(AsyncBackend, self.backend), name, **options)
+        return cast(Queue[Any], Blocking(queue, self.loop))
+
+    def ShardedQueue(self, name: str, shards: int, **options: Any) -> ShardedQueue[Any]:
+        """``ShardedQueue(backend, name, shards, **options)``, or its asyncio twin."""
+        if self.loop is None:
+            return ShardedQueue(cast(Backend, self.backend), name, shards, **options)
+        queue = AsyncShardedQueue(cast(AsyncBackend, self.backend), name, shards, **options)
+        return cast(ShardedQueue[Any], Blocking(queue, self.loop))
+
+    def connect(self) -> Api:
+        """The same API on another connection to the same data (close it after)."""
+        if self.loop is None:
+            return Api(self.kind, self.env, self.env.open_sync())
+        return Api(self.kind, self.env, self.loop.run(_opened(self.env)), self.loop)
+
+    def close(self) -> None:
+        """Close this API's connection (the fixture's own is closed by the fixtures)."""
+        if self.loop is not None:
+            self.loop.run(cast(AsyncBackend, self.backend).close())
+        elif self.backend is not self.env.backend:
+            cast(Backend, self.backend).close()
+
+
+async def _opened(env: Env) -> AsyncBackend:
+    return env.open_async()
+
+
+@pytest.fixture(params=APIS)
+def api(request: pytest.FixtureRequest, env: Env) -> Iterator[Api]:
+    """Each API on each backend: the blocking one, and the asyncio one (see the module)."""
+    if request.param == "sync":
+        yield Api("sync", env, env.backend)
+        return
+    loop = Loop()
+    chosen = Api("async", env, loop.run(_opened(env)), loop)
+    try:
+        yield chosen
+    finally:
+        chosen.close()
+        loop.close()

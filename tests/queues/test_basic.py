@@ -1,17 +1,18 @@
-"""Seed 001's operations: push, pop, peek, pop_with_priority, size, is_empty, clear."""
+"""Seed 001's operations: push, pop, peek, pop_with_priority, size, is_empty, clear.
+
+Every test runs on each backend through each API (``api``: the blocking one and asyncio)."""
 
 from __future__ import annotations
 
 import random
 
-from ranked.backends.base import Backend
-from ranked.queue import Counts, Queue
+from ranked.queue import Counts
 
-from .conftest import T0
+from .conftest import T0, Api
 
 
-def test_lowest_priority_leaves_first(backend: Backend) -> None:
-    queue = Queue(backend, "tasks", text=True)
+def test_lowest_priority_leaves_first(api: Api) -> None:
+    queue = api.Queue("tasks", text=True)
     queue.push("critical-alert", priority=1)
     queue.push("normal-task", priority=5)
     queue.push("low-priority-cleanup", priority=10)
@@ -27,8 +28,8 @@ def test_lowest_priority_leaves_first(backend: Backend) -> None:
     assert queue.is_empty()
 
 
-def test_equal_priorities_leave_in_push_order(backend: Backend) -> None:
-    queue = Queue(backend, "fifo")
+def test_equal_priorities_leave_in_push_order(api: Api) -> None:
+    queue = api.Queue("fifo")
     rng = random.Random(7)
     pushed = [(f"job-{index}".encode(), float(rng.randrange(3))) for index in range(300)]
     for item, priority in pushed[:150]:
@@ -38,22 +39,22 @@ def test_equal_priorities_leave_in_push_order(backend: Backend) -> None:
     assert queue.pop_many(1000) == [item for item, _ in expected]
 
 
-def test_fifo_holds_when_the_clock_stands_still(backend: Backend) -> None:
-    queue = Queue(backend, "frozen")
+def test_fifo_holds_when_the_clock_stands_still(api: Api) -> None:
+    queue = api.Queue("frozen")
     for index in range(50):
         queue.push(b"%d" % (49 - index), 0, now_us=T0)
     assert queue.pop_many(50) == [b"%d" % (49 - index) for index in range(50)]
 
 
-def test_fifo_holds_when_the_clock_goes_back(backend: Backend) -> None:
-    queue = Queue(backend, "back")
+def test_fifo_holds_when_the_clock_goes_back(api: Api) -> None:
+    queue = api.Queue("back")
     queue.push(b"first", 1, now_us=T0)
     queue.push(b"second", 1, now_us=T0 - 10**9)
     assert queue.pop_many(2) == [b"first", b"second"]
 
 
-def test_duplicates_are_separate_items(backend: Backend) -> None:
-    queue = Queue(backend, "dupes")
+def test_duplicates_are_separate_items(api: Api) -> None:
+    queue = api.Queue("dupes")
     queue.push(b"same", 2)
     queue.push(b"same", 1)
     queue.push(b"same", 2)
@@ -61,8 +62,8 @@ def test_duplicates_are_separate_items(backend: Backend) -> None:
     assert queue.peek_many(5) == [(b"same", 1.0), (b"same", 2.0), (b"same", 2.0)]
 
 
-def test_priorities_are_exact_floats(backend: Backend) -> None:
-    queue = Queue(backend, "floats")
+def test_priorities_are_exact_floats(api: Api) -> None:
+    queue = api.Queue("floats")
     values = [0.1, -0.0, -1e300, 1e300, 2**53, -(2**53), 5e-324, 1 / 3]
     queue.push_many([(b"%d" % index, value) for index, value in enumerate(values)])
     priorities = []
@@ -72,8 +73,8 @@ def test_priorities_are_exact_floats(backend: Backend) -> None:
     assert "-0.0" not in map(str, priorities)  # -0.0 is stored as 0.0
 
 
-def test_items_are_binary_safe(backend: Backend) -> None:
-    queue = Queue(backend, "binary")
+def test_items_are_binary_safe(api: Api) -> None:
+    queue = api.Queue("binary")
     payload = bytes(range(256)) * 3
     queue.push(payload, 1)
     queue.push(b"", 0)
@@ -81,15 +82,15 @@ def test_items_are_binary_safe(backend: Backend) -> None:
     assert queue.pop() == payload
 
 
-def test_text_mode_round_trips_unicode(backend: Backend) -> None:
-    queue = Queue(backend, "text", text=True)
+def test_text_mode_round_trips_unicode(api: Api) -> None:
+    queue = api.Queue("text", text=True)
     queue.push("héllo {wörld}", 0)
     queue.push(b"raw", 1)
     assert queue.pop_many(2) == ["héllo {wörld}", "raw"]
 
 
-def test_many_at_once(backend: Backend) -> None:
-    queue = Queue(backend, "many")
+def test_many_at_once(api: Api) -> None:
+    queue = api.Queue("many")
     assert queue.push_many({b"c": 3, b"a": 1, b"b": 2}) == 3
     assert queue.push_many([]) == 0
     assert queue.peek_many(2) == [(b"a", 1.0), (b"b", 2.0)]
@@ -100,8 +101,8 @@ def test_many_at_once(backend: Backend) -> None:
     assert queue.pop_many(5) == []
 
 
-def test_clear_removes_everything(env: object, backend: Backend) -> None:
-    queue = Queue(backend, "gone")
+def test_clear_removes_everything(api: Api) -> None:
+    queue = api.Queue("gone")
     queue.push_many([(b"a", 1), (b"b", 2)])
     queue.push(b"later", 0, delay=60)
     queue.reserve(lease=60)
@@ -113,13 +114,13 @@ def test_clear_removes_everything(env: object, backend: Backend) -> None:
     assert queue.pop() == b"again"
 
 
-def test_queues_are_independent(backend: Backend) -> None:
-    first, second = Queue(backend, "one"), Queue(backend, "two")
+def test_queues_are_independent(api: Api) -> None:
+    first, second = api.Queue("one"), api.Queue("two")
     first.push(b"x", 1)
     assert second.pop() is None
     assert first.pop() == b"x"
 
 
-def test_two_handles_share_one_queue(backend: Backend) -> None:
-    Queue(backend, "shared").push(b"x", 1)
-    assert Queue(backend, "shared").pop() == b"x"
+def test_two_handles_share_one_queue(api: Api) -> None:
+    api.Queue("shared").push(b"x", 1)
+    assert api.Queue("shared").pop() == b"x"

@@ -1,11 +1,13 @@
-"""The C lane (``QueueLane``) gives the Python direct paths' and the generic procedure's results.
+"""The memory backend's C lane gives the reference's results, answer for answer, byte for byte.
 
-On the C engine a memory queue's ``push``, ``pop`` and ``pop_with_priority`` are the C
-lane's methods, bound on the queue object; the class's Python methods (the Python direct
-paths) and ``Queue``'s (the generic procedure, checked against Redis by the conformance
-suite) stay reachable through the class. A differential test replays one random history
-on three memory backends sharing a fake clock, one per path, and compares every answer
-and every stored byte; other tests walk the lane through each state it hands back.
+On the C engine, ``memory://`` binds a queue's push, pop, pop_with_priority, push_many and
+pop_many to C lanes (``ranked.backends.native.queue``); the lanes of push, pop and
+pop_with_priority become the queue's methods. Everything else, and every case a lane
+hands back, is the operation's reference: its encode, then the Python twin under the
+lock, which the conformance suite checks against Redis and Redis Cluster. Here one random
+history is replayed on two memory backends sharing a fake clock, one with the native
+steps and one bound with none (the reference only), and every answer and every stored
+byte is compared; other tests walk the lanes through each state they hand back.
 """
 
 from __future__ import annotations
@@ -18,24 +20,62 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ranked.backends import memory as memory_module
 from ranked.backends.memory import MemoryBackend
 from ranked.engine.zset import IMPLEMENTATION
-from ranked.errors import ResponseError
-from ranked.queue import Queue, QueueArgumentError
-from ranked.queue._lane import MemoryQueue
-
-from .test_memory_lane import FakeClock, dump, wait_until_waiting
+from ranked.errors import OutOfRangeError, ResponseError
+from ranked.queue import Queue
 
 needs_c = pytest.mark.skipif(IMPLEMENTATION != "c", reason="the C lane needs the C engine")
 
+T0 = 1_700_000_000.0
+T0_US = math.floor(T0 * 1_000_000)
 LANE_METHODS = ("push", "pop", "pop_with_priority")
 PRIORITIES: tuple[Any, ...] = (0.0, -0.0, 1.5, -2.0, 3, 0, -7, 2**53, 1e300)
+ODD_PRIORITIES: tuple[Any, ...] = (float("nan"), float("inf"), True, "1", 2**60, 2.5, -(2**53))
+PATHS = ("native", "reference")
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def dump(backend: MemoryBackend, name: str) -> dict[bytes, object]:
+    """Every key of queue ``name`` as Redis would show it."""
+    keyspace = backend.keyspace
+    found: dict[bytes, object] = {}
+    for part in (b"ready", b"delayed", b"leases", b"dead", b"seq", b"attempts", b"born"):
+        key = b"q:{" + name.encode() + b"}:" + part
+        kind = keyspace.execute("TYPE", key)
+        if kind == b"zset":
+            found[key] = keyspace.execute("ZRANGE", key, 0, -1, "WITHSCORES")
+        elif kind == b"string":
+            found[key] = keyspace.execute("GET", key)
+        elif kind == b"hash":
+            fields = keyspace.execute("HGETALL", key)
+            assert isinstance(fields, list)
+            found[key] = sorted(fields, key=repr)
+    return found
+
+
+def queue_on(path: str, backend: MemoryBackend, name: str, **options: Any) -> Queue[Any]:
+    """A queue bound with the memory backend's native steps, or with none (its reference)."""
+    if path == "native":
+        return Queue(backend, name, **options)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(memory_module, "native_factory", lambda name: None)
+        return Queue(backend, name, **options)
 
 
 def c_lane(queue: Queue[Any]) -> bool:
@@ -46,33 +86,9 @@ def c_lane(queue: Queue[Any]) -> bool:
     )
 
 
-@needs_c
-def test_a_memory_queue_binds_the_c_lane() -> None:
-    memory = MemoryBackend()
-    assert c_lane(Queue(memory, "q"))
-    assert c_lane(Queue(memory, "q", text=True, max_attempts=2))
-    assert not c_lane(Queue(memory, "q", max_age=60))  # the generic Queue
-
-    class Custom(MemoryQueue[bytes]):
-        pass
-
-    assert not c_lane(Custom(memory, "q"))  # a subclass keeps its own methods
-    assert memory.keyspace.raw_values is memory.keyspace._values  # what the lane reads
-    assert memory.keyspace.raw_deadlines is memory.keyspace._deadlines
-
-
-def run(api: str, queue: Queue[Any], method: str, *args: Any, **kwargs: Any) -> Any:
-    """Call ``method`` through the C lane ("c": the object), the Python direct path
-    ("python": MemoryQueue's function) or the generic procedure ("generic": Queue's)."""
-    if api == "c":
-        return getattr(queue, method)(*args, **kwargs)
-    owner = MemoryQueue if api == "python" else Queue
-    return getattr(owner, method)(queue, *args, **kwargs)
-
-
-def outcome(call: Any) -> Any:
+def outcome(call: Callable[[], Any]) -> Any:
     """The answer of ``call()``, or the type and text of what it raised (a TypeError's
-    text names the function, which differs between the paths: its type only)."""
+    text is Python's own wording for a bad call, which C words its own way: its type)."""
     try:
         return ("ok", call())
     except TypeError as error:
@@ -81,89 +97,160 @@ def outcome(call: Any) -> Any:
         return ("raised", type(error), str(error))
 
 
-T0_US = math.floor(1_700_000_000.0 * 1_000_000)
-ODD_PRIORITIES: tuple[Any, ...] = (float("nan"), float("inf"), True, "1", 2**60, 2.5, -(2**53))
+@needs_c
+def test_a_memory_queue_binds_the_c_lane() -> None:
+    memory = MemoryBackend()
+    assert c_lane(Queue(memory, "q"))
+    assert c_lane(Queue(memory, "q", text=True, max_attempts=2))
+    assert not c_lane(Queue(memory, "q", max_age=60))  # born-set bookkeeping: the reference
+    assert not c_lane(queue_on("reference", memory, "q"))
+
+    class Custom(Queue[bytes]):
+        def push(self, *args: Any, **kwargs: Any) -> None:
+            super().push(*args, **kwargs)
+
+    custom = Custom(memory, "c")
+    assert "push" not in vars(custom) and "pop" in vars(custom)  # an override stays
+    custom.push(b"x", 1)
+    assert custom.pop() == b"x"
 
 
-def act(api: str, backend: MemoryBackend, queue: Queue[Any], step: int, rng: random.Random) -> Any:
+def test_the_pure_python_engine_runs_the_reference() -> None:
+    script = (
+        "from ranked.backends.memory import MemoryBackend\n"
+        "from ranked.engine.zset import IMPLEMENTATION\n"
+        "from ranked.queue import Queue\n"
+        "q = Queue(MemoryBackend(), 'p')\n"
+        "q.push(b'b', 2); q.push(b'a', 1); q.push(b'c', 1)\n"
+        "assert 'push' not in vars(q), vars(q)\n"
+        "print(IMPLEMENTATION, q.pop(), q.pop_with_priority(), q.pop(), q.pop())\n"
+    )
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {**os.environ, "RANKED_PUREPYTHON": "1", "PYTHONPATH": src}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["python", "b'a'", "(b'c',", "1.0)", "b'b'", "None"]
+
+
+def act(backend: MemoryBackend, queue: Queue[Any], name: str, step: int, rng: random.Random) -> Any:
     """One random step of a history; ``rng`` must be in the same state for every path."""
-    action = rng.randrange(14)
+    action = rng.randrange(17)
     rare = rng.random() < 0.15
     priority = rng.choice(PRIORITIES) * rng.choice((1, -1))
     item: Any = rng.choice((f"i{step}", f"é{step}".encode(), b"\xff%d" % step, b"", "same"))
     count = rng.randrange(4)
     if action < 4:
-        return run(api, queue, "push", item, priority)
+        return queue.push(item, priority)
     if action == 4:
-        return run(api, queue, "push", item, priority=priority)
+        return queue.push(item, priority=priority)
     if action == 5:
-        return run(api, queue, "pop_with_priority")
+        return queue.pop_with_priority()
     if action == 6:
-        return run(api, queue, "pop_many", count)
+        return queue.pop_many(count)
     if action == 7:
-        return run(api, queue, "push_many", [(item, priority), (b"x", 1)])
+        return queue.push_many([(item, priority), (b"x", 1)])
     if action == 8 and rare:
-        return run(api, queue, "push", item, priority, delay=0.5)
+        return queue.push(item, priority, delay=0.5)
     if action == 9 and rare:
         lease = queue.reserve(0.4)
         return lease and (lease.item, lease.delivery)
     if action == 10 and rare:
         # Another writer moves the sequence back: the next ids may repeat a member.
-        return backend.keyspace.execute("SET", "q:{d}:seq", b"%d" % (T0_US + step))
+        return backend.keyspace.execute("SET", f"q:{{{name}}}:seq", b"%d" % (T0_US + step))
     if action == 11 and rare:
-        return run(api, queue, "push", item, ODD_PRIORITIES[step % len(ODD_PRIORITIES)])
+        return queue.push(item, ODD_PRIORITIES[step % len(ODD_PRIORITIES)])
     if action == 12 and rare:
-        return run(api, queue, "pop", None, now_us=None)
-    return run(api, queue, "pop")
+        return queue.pop(None, now_us=None)
+    if action == 13:
+        mapping: dict[Any, float] = {f"m{step}": priority, b"n": 2}
+        return queue.push_many(mapping)
+    if action == 14:
+        return queue.pop_many(count + 20)
+    if action == 15 and rare:
+        return queue.pop(timeout=0)
+    return queue.pop()
 
 
 @pytest.mark.parametrize("text", [False, True])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_c_lane_matches_the_python_lane_and_the_generic_procedure(text: bool, seed: int) -> None:
+def test_the_c_lane_matches_the_reference(text: bool, seed: int) -> None:
     clock = FakeClock()
-    apis = ("c", "python", "generic")
-    backends = [MemoryBackend(clock=clock) for _ in apis]
+    backends = [MemoryBackend(clock=clock) for _ in PATHS]
     options: dict[str, Any] = {"max_attempts": 3, "text": text}
-    queues = [Queue(backend, "d", **options) for backend in backends]
+    queues = [
+        queue_on(path, backend, "d", **options)
+        for path, backend in zip(PATHS, backends, strict=True)
+    ]
     rng = random.Random(seed)
     for step in range(2500):
         clock.now += rng.choice((0.0, 0.0, 0.0, 1e-6, 0.001, 0.3))
         state = rng.getstate()
         answers = []
-        for api, backend, queue in zip(apis, backends, queues, strict=True):
+        for backend, queue in zip(backends, queues, strict=True):
             rng.setstate(state)
-            answers.append(outcome(partial(act, api, backend, queue, step, rng)))
-        assert answers[0] == answers[1] == answers[2], (step, answers)
+            answers.append(outcome(partial(act, backend, queue, "d", step, rng)))
+        assert answers[0] == answers[1], (step, answers)
         if step % 50 == 0:
-            assert dump(backends[0], "d") == dump(backends[1], "d") == dump(backends[2], "d"), step
-    assert dump(backends[0], "d") == dump(backends[1], "d") == dump(backends[2], "d")
+            assert dump(backends[0], "d") == dump(backends[1], "d"), step
+    assert dump(backends[0], "d") == dump(backends[1], "d")
 
 
-def compare_paths(setup: Any, *calls: tuple[str, tuple[Any, ...], dict[str, Any]]) -> None:
+Call = tuple[str, tuple[Any, ...], dict[str, Any]]
+
+
+def compare_paths(setup: Callable[[MemoryBackend, Queue[Any]], object], *calls: Call) -> None:
     """Run ``setup(backend, queue)`` then ``calls`` on each path: same answers, same bytes."""
     clock = FakeClock()
     results = []
-    for api in ("c", "python", "generic"):
+    for path in PATHS:
         backend = MemoryBackend(clock=clock)
-        queue = Queue(backend, "f")
+        queue = queue_on(path, backend, "f")
         setup(backend, queue)
-        answers = [outcome(partial(run, api, queue, m, *a, **k)) for m, a, k in calls]
+        answers = [
+            outcome(partial(getattr(queue, method), *args, **kwargs))
+            for method, args, kwargs in calls
+        ]
         results.append((answers, dump(backend, "f")))
-    assert results[0] == results[1] == results[2]
+    assert results[0] == results[1]
 
 
-PUSH_POP: tuple[tuple[str, tuple[Any, ...], dict[str, Any]], ...] = (
+PUSH_POP: tuple[Call, ...] = (
     ("push", (b"n", 1), {}),
     ("pop", (), {}),
     ("pop_with_priority", (), {}),
     ("push", ("t", 0), {}),
+    ("push_many", ([(b"m", 2), ("m2", 1)],), {}),
+    ("pop_many", (1,), {}),
     ("pop", (), {}),
     ("pop", (), {}),
+    ("pop_many", (5,), {}),
 )
 
 
-def execute(*command: Any) -> Any:
-    return lambda backend, queue: (queue.push(b"a", 2), backend.keyspace.execute(*command))
+def execute(*command: Any) -> Callable[[MemoryBackend, Queue[Any]], object]:
+    """A setup: one item pushed, then a raw command on the keyspace."""
+
+    def setup(backend: MemoryBackend, queue: Queue[Any]) -> object:
+        queue.push(b"a", 2)
+        return backend.keyspace.execute(*command)
+
+    return setup
+
+
+def acked(backend: MemoryBackend, queue: Queue[Any]) -> None:
+    """A lease taken and acked: the leases set is empty (the lane reads it as absent)."""
+    queue.push(b"a", 2)
+    lease = queue.reserve(5)
+    assert lease is not None and queue.ack(lease)
+
+
+def retried(backend: MemoryBackend, queue: Queue[Any]) -> None:
+    """A delivery nacked, then the item popped: the attempts hash is left empty."""
+    queue.push(b"a", 2)
+    lease = queue.reserve(5)
+    assert lease is not None and queue.nack(lease) == "requeued"
+    assert queue.pop() == b"a"
 
 
 @pytest.mark.parametrize(
@@ -173,6 +260,9 @@ def execute(*command: Any) -> Any:
         pytest.param(lambda backend, queue: queue.push(b"a", 2, delay=0), id="delayed-now"),
         pytest.param(lambda backend, queue: queue.push(b"a", 2, delay=5), id="delayed"),
         pytest.param(lambda backend, queue: (queue.push(b"a", 2), queue.reserve(5)), id="lease"),
+        pytest.param(acked, id="lease-acked"),
+        pytest.param(retried, id="retried-and-popped"),
+        pytest.param(lambda backend, queue: queue.push(b"a", 2, now_us=T0_US), id="pushed-at"),
         pytest.param(execute("PEXPIRE", "q:{f}:ready", 100_000), id="ttl-ready"),
         pytest.param(execute("PEXPIRE", "q:{f}:seq", 100_000), id="ttl-seq"),
         pytest.param(execute("SET", "q:{f}:seq", " 12"), id="seq-spaces"),
@@ -189,9 +279,9 @@ def test_each_state_the_lane_hands_back_gives_the_same_results(setup: Any) -> No
 
 
 @pytest.mark.parametrize("seq", ["99999999999999997", "999999999999999997", "8", "0"])
-def test_the_sequence_text_carries_like_the_generic_procedure(seq: str) -> None:
-    pushes: list[tuple[str, tuple[Any, ...], dict[str, Any]]]
-    pushes = [("push", (b"p%d" % index, 1), {}) for index in range(4)]
+def test_the_sequence_text_carries_like_the_reference(seq: str) -> None:
+    pushes: list[Call] = [("push", (b"p%d" % index, 1), {}) for index in range(4)]
+    pushes.append(("push_many", ([(b"q%d" % index, 1) for index in range(3)],), {}))
     compare_paths(execute("SET", "q:{f}:seq", seq), *pushes, ("pop_many", (10,), {}))
 
 
@@ -211,10 +301,12 @@ def test_a_wrong_type_key_raises_the_same_error_on_every_path(key: str) -> None:
     if key == "q:{f}:ready":
         with pytest.raises(ResponseError, match="WRONGTYPE"):
             queue.push(b"b", 1)
+        with pytest.raises(ResponseError, match="WRONGTYPE"):
+            queue.push_many([(b"b", 1)])
 
 
 def test_bad_arguments_raise_the_same_errors_before_writing() -> None:
-    calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+    calls: list[Call] = [
         ("push", (b"x", float("nan")), {}),
         ("push", (b"x", -float("inf")), {}),
         ("push", (b"x", True), {}),
@@ -228,38 +320,65 @@ def test_bad_arguments_raise_the_same_errors_before_writing() -> None:
         ("push", (b"x", 1, 2), {}),
         ("push", (b"x", 1), {"priority": 2}),
         ("push", (b"x",), {"delay": -1}),
+        ("push", (b"x",), {"delay": 1e13}),
         ("push", (b"x",), {"nope": 1}),
+        ("push", (), {"item": b"kw"}),
+        ("push", (b"x",), {"now_us": -1}),
+        ("push_many", ([(b"x", float("nan"))],), {}),
+        ("push_many", ([(3, 1)],), {}),
+        ("push_many", ([(b"x", 1)],), {"delay": 1e13}),
         ("pop", (None, None), {}),
+        ("pop", (), {"timeout": -1}),
+        ("pop", (True,), {}),
+        ("pop", (2**70,), {}),
+        ("pop", (3_155_760_001,), {}),
+        ("pop", (3_155_760_000.5,), {}),
+        ("pop", (float("nan"),), {}),
+        ("pop", (), {"now_us": 2**70}),
         ("pop_with_priority", (), {"nope": None}),
+        ("pop_with_priority", (), {"timeout": None, "now_us": None}),
+        ("pop_many", (-1,), {}),
+        ("pop_many", (2**70,), {}),
         ("pop", (), {}),
     ]
     compare_paths(lambda backend, queue: queue.push(b"seed", 1), *calls)
 
 
 def test_bad_timeouts_fail_on_every_path() -> None:
-    # A bad timeout fails before anything is popped, on the C lane, the Python direct
-    # path and the generic procedure alike (the C lane hands timeouts over unread).
-    for api in ("c", "python", "generic"):
-        queue = Queue(MemoryBackend(), "t")
+    # A bad timeout fails before anything is popped, on the C lane and on the reference
+    # alike (the lane hands timeouts over unread).
+    for path in PATHS:
+        queue = queue_on(path, MemoryBackend(), "t")
         queue.push(b"a", 1)
-        for args, kwargs in (((-1,), {}), ((), {"timeout": "1"})):
-            found = outcome(partial(run, api, queue, "pop", *args, **kwargs))
-            assert found[:2] == ("raised", QueueArgumentError), (api, found)
-        assert run(api, queue, "pop", 0) == b"a"
+        cases: list[tuple[tuple[Any, ...], dict[str, Any]]]
+        cases = [((-1,), {}), ((), {"timeout": "1"}), ((math.inf,), {})]
+        for args, kwargs in cases:
+            with pytest.raises(OutOfRangeError, match="timeout"):
+                queue.pop(*args, **kwargs)
+        assert queue.pop(0) == b"a"
 
 
 def test_items_priorities_and_keywords_as_stored() -> None:
-    calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+    calls: list[Call] = [
         ("push", ("é", 0), {}),
         ("push", (bytearray(b"raw"), -0.0), {}),
         ("push", (memoryview(b"view"), 2**53), {}),
         ("push", (b"kw",), {"priority": -(2**53), "delay": None, "at": None, "now_us": None}),
+        ("push", (), {"item": b"item-kw", "priority": 4}),
         ("push", (b"neg-zero", -0.0), {}),
         ("push", (b"int", -3), {}),
         ("push", (b"", 1e-300), {}),
+        ("push", (b"big" * 200, 7), {}),  # a member longer than the lane's stack buffer
+        ("push_many", ([(b"big" * 300, 6), ("é", -0.0), (b"", 5)],), {}),
         ("pop_with_priority", (None,), {"now_us": None}),
         ("pop_with_priority", (), {"timeout": None}),
+        ("pop", (5,), {}),  # an item is ready: no waiting
+        ("pop_with_priority", (), {"timeout": 2.5}),
+        ("pop", (3_155_760_000,), {}),
+        ("pop", (-0.0,), {}),
         ("pop_many", (10,), {}),
+        ("pop", (0,), {}),  # empty, nothing to wait for
+        ("pop_with_priority", (0.0,), {}),
     ]
     compare_paths(lambda backend, queue: None, *calls)
 
@@ -270,8 +389,9 @@ def test_a_stored_zero_keeps_its_sign_rules() -> None:
     queue = Queue(memory, "zero")
     queue.push(b"a", -0.0)
     queue.push(b"b", 0)
-    pairs = [queue.pop_with_priority(), queue.pop_with_priority()]
-    assert pairs == [(b"a", 0.0), (b"b", 0.0)]
+    queue.push_many([(b"c", -0.0)])
+    pairs = [queue.pop_with_priority() for _ in range(3)]
+    assert pairs == [(b"a", 0.0), (b"b", 0.0), (b"c", 0.0)]
     assert all(math.copysign(1.0, pair[1]) == 1.0 for pair in pairs if pair)
 
 
@@ -281,14 +401,15 @@ def test_the_system_clock_gives_increasing_ids_from_now() -> None:
     before = math.floor(time.time() * 1_000_000)
     for index in range(200):
         queue.push(b"%03d" % index, 1)
+    queue.push_many([(b"%03d" % index, 1) for index in range(200, 300)])
     after = math.floor(time.time() * 1_000_000)
     ids = memory.keyspace.execute("ZRANGE", "q:{clock}:ready", 0, -1)
     assert isinstance(ids, list)
     sequence = [int.from_bytes(bytes(item_id)[:8], "big") for item_id in ids]  # type: ignore[arg-type]
     assert sequence == sorted(set(sequence))  # strictly increasing: FIFO among equals
-    assert before <= sequence[0] and sequence[-1] <= after + 199
+    assert before <= sequence[0] and sequence[-1] <= after + 299
     assert memory.keyspace.execute("GET", "q:{clock}:seq") == b"%d" % sequence[-1]
-    assert queue.pop_many(300) == [b"%03d" % index for index in range(200)]
+    assert queue.pop_many(300) == [b"%03d" % index for index in range(300)]
 
 
 def test_a_push_waits_for_the_lock_another_thread_holds() -> None:
@@ -301,41 +422,45 @@ def test_a_push_waits_for_the_lock_another_thread_holds() -> None:
         queue.push(b"second", 1)
         done.append("pushed")
 
+    calls = [
+        push,
+        lambda: done.append(queue.pop()),
+        lambda: done.append(queue.push_many([(b"third", 1)])),
+        lambda: done.append(queue.pop_many(1)),
+    ]
     with memory.lock:
-        pusher = threading.Thread(target=push)
-        popper = threading.Thread(target=lambda: done.append(queue.pop()))
-        pusher.start()
-        popper.start()
-        pusher.join(timeout=0.2)
-        popper.join(timeout=0.2)
-        assert pusher.is_alive() and popper.is_alive() and not done
+        threads = [threading.Thread(target=call) for call in calls]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=0.2)
+        assert all(thread.is_alive() for thread in threads) and not done
         assert memory.keyspace.execute("ZCARD", "q:{held}:ready") == 1
-    pusher.join(timeout=10)
-    popper.join(timeout=10)
-    assert not pusher.is_alive() and not popper.is_alive()
-    assert len(done) == 2
+    for thread in threads:
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+    assert len(done) == 4
 
 
-@pytest.fixture
-def no_polling(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Waiters re-check only after a minute: only a wake-up can end a wait sooner."""
-    monkeypatch.setattr("ranked.queue._lane.POLL_CAP", 60.0)
+@needs_c
+def test_the_lane_pops_again_once_reliable_mode_is_done() -> None:
+    """Emptied leases and attempts keys do not send every later pop to the reference
+    (which reads the clock; the lane's pop does not)."""
+    reads: list[float] = []
 
+    def clock() -> float:
+        reads.append(T0)
+        return T0
 
-@pytest.mark.usefixtures("no_polling")
-@pytest.mark.parametrize("clock", [None, FakeClock()], ids=["system-clock", "fake-clock"])
-def test_a_push_through_the_c_lane_wakes_a_blocked_pop(clock: FakeClock | None) -> None:
-    memory = MemoryBackend() if clock is None else MemoryBackend(clock=clock)
-    consumer = Queue(memory, "wake")
-    assert isinstance(consumer, MemoryQueue)
-    got: list[object] = []
-    waiter = threading.Thread(target=lambda: got.append(consumer.pop(timeout=30)))
-    waiter.start()
-    wait_until_waiting(consumer)
-    consumer.push(b"hello", 1)  # the queue exists (the waiter polled it), so the lane runs
-    waiter.join(timeout=10)
-    assert not waiter.is_alive()
-    assert got == [b"hello"]
+    memory = MemoryBackend(clock=clock)
+    queue = Queue(memory, "again")
+    for setup in (acked, retried):
+        setup(memory, queue)
+    queue.push_many([(b"x", 1), (b"y", 2), (b"z", 3)])
+    before = len(reads)
+    assert queue.pop() == b"x" and queue.pop_with_priority() == (b"y", 2.0)
+    assert queue.pop_many(5) == [b"z"]
+    assert len(reads) == before
 
 
 def test_threads_through_the_lane_deliver_each_item_once() -> None:
@@ -347,14 +472,16 @@ def test_threads_through_the_lane_deliver_each_item_once() -> None:
     per_producer = 3000
 
     def produce(index: int) -> None:
-        for number in range(per_producer):
+        for number in range(0, per_producer, 3):
             queue.push(b"%d:%d" % (index, number), number % 5)
+            queue.push_many([(b"%d:%d" % (index, number + k), k) for k in (1, 2)])
 
     def consume() -> None:
         while len(taken) < 3 * per_producer:
             answer = queue.pop_with_priority(timeout=0.01)
             if answer is not None:
                 taken.append(answer[0])
+            taken.extend(queue.pop_many(2))
 
     threads = [threading.Thread(target=produce, args=(index,)) for index in range(3)]
     threads += [threading.Thread(target=consume) for _ in range(3)]
@@ -366,36 +493,45 @@ def test_threads_through_the_lane_deliver_each_item_once() -> None:
     assert sorted(taken) == expected
 
 
-def test_the_pure_python_engine_runs_the_python_lane() -> None:
-    script = (
-        "from ranked.backends.memory import MemoryBackend\n"
-        "from ranked.engine.zset import IMPLEMENTATION\n"
-        "from ranked.queue import Queue\n"
-        "q = Queue(MemoryBackend(), 'p')\n"
-        "q.push(b'b', 2); q.push(b'a', 1); q.push(b'c', 1)\n"
-        "assert 'push' not in vars(q), vars(q)\n"
-        "print(IMPLEMENTATION, q.pop(), q.pop_with_priority(), q.pop(), q.pop())\n"
-    )
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    env = {**os.environ, "RANKED_PUREPYTHON": "1", "PYTHONPATH": src}
-    done = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
-    )
-    assert done.stdout.split() == ["python", "b'a'", "(b'c',", "1.0)", "b'b'", "None"]
+def lanes() -> int:
+    gc.collect()
+    return sum(type(thing).__name__ == "QueueLane" for thing in gc.get_objects())
 
 
 @needs_c
-def test_a_dropped_queue_and_its_lane_are_collected() -> None:
-    def lanes() -> int:
-        gc.collect()
-        return sum(type(thing).__name__ == "QueueLane" for thing in gc.get_objects())
-
+def test_a_dropped_queue_and_its_lanes_are_collected() -> None:
     memory = MemoryBackend()
     before = lanes()
     for index in range(50):
         queue = Queue(memory, "gc")
         queue.push(b"%d" % index, 1)
-    assert lanes() == before + 1  # only the last queue object is still referenced
+    assert lanes() == before + 3  # only the last queue object's lanes are still referenced
+    queue.push_many([(b"x", 1)])  # push_many and pop_many are bound on first use
+    assert queue.pop_many(1) == [b"0"]
+    assert lanes() == before + 5
     del queue
     assert lanes() == before
-    assert Queue(memory, "gc").pop_many(100) == [b"%d" % index for index in range(50)]
+    expected = [b"%d" % index for index in range(1, 50)] + [b"x"]
+    assert Queue(memory, "gc").pop_many(100) == expected
+
+
+@pytest.fixture
+def lane_kinds() -> Iterator[list[int]]:
+    """The lanes' kinds, as bound for one queue (push, pop, pop_with_priority, push_many,
+    pop_many)."""
+    from ranked.backends.native.queue import LANES
+
+    yield sorted(LANES.values())
+
+
+@needs_c
+def test_a_lane_called_as_another_kind_refuses(lane_kinds: list[int]) -> None:
+    memory = MemoryBackend()
+    queue = Queue(memory, "kinds")
+    push, pop = vars(queue)["push"].__self__, vars(queue)["pop"].__self__
+    with pytest.raises(TypeError, match="runs push"):
+        push.pop()
+    with pytest.raises(TypeError, match="runs pop"):
+        pop.push(b"x")
+    assert push.method == queue.push and pop.method == queue.pop
+    assert lane_kinds == [0, 1, 2, 3, 4]

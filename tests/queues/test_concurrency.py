@@ -6,17 +6,17 @@ import asyncio
 import threading
 from collections import Counter
 
-from ranked.backends.base import AsyncBackend, Backend
-from ranked.queue import AsyncQueue, Counts, Queue
+from ranked.backends.base import AsyncBackend
+from ranked.queue import AsyncQueue, Counts
 
-from .conftest import Env
+from .conftest import Api, Env
 
 ITEMS = 400
 CONSUMERS = 6
 
 
-def consume(backend: Backend, name: str, seen: list[bytes], failures: list[BaseException]) -> None:
-    queue = Queue(backend, name)
+def consume(api: Api, name: str, seen: list[bytes], failures: list[BaseException]) -> None:
+    queue = api.Queue(name)
     try:
         while (lease := queue.reserve(lease=30, timeout=0.2)) is not None:
             seen.append(lease.item)
@@ -25,47 +25,45 @@ def consume(backend: Backend, name: str, seen: list[bytes], failures: list[BaseE
         failures.append(error)
 
 
-def test_threads_each_item_delivered_exactly_once(env: Env) -> None:
-    queue = Queue(env.backend, "work")
+def test_threads_each_item_delivered_exactly_once(api: Api) -> None:
+    queue = api.Queue("work")
     queue.push_many([(b"%d" % index, index % 5) for index in range(ITEMS)])
-    backends = [env.open_sync() for _ in range(CONSUMERS)]
+    connections = [api.connect() for _ in range(CONSUMERS)]
     seen: list[bytes] = []
     failures: list[BaseException] = []
     threads = [
-        threading.Thread(target=consume, args=(backend, "work", seen, failures))
-        for backend in backends
+        threading.Thread(target=consume, args=(connection, "work", seen, failures))
+        for connection in connections
     ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    for backend in backends:
-        if backend is not env.backend:
-            backend.close()
+    for connection in connections:
+        connection.close()
     assert failures == []
     assert Counter(seen) == Counter(b"%d" % index for index in range(ITEMS))
     assert queue.counts() == Counts(0, 0, 0, 0)
 
 
-def test_plain_pops_from_threads_lose_and_repeat_nothing(env: Env) -> None:
-    queue = Queue(env.backend, "plain")
+def test_plain_pops_from_threads_lose_and_repeat_nothing(api: Api) -> None:
+    queue = api.Queue("plain")
     queue.push_many([(b"%d" % index, 0) for index in range(ITEMS)])
     seen: list[bytes] = []
 
-    def pop_all(backend: Backend) -> None:
-        mine = Queue(backend, "plain")
+    def pop_all(connection: Api) -> None:
+        mine = connection.Queue("plain")
         while (item := mine.pop()) is not None:
             seen.append(item)
 
-    backends = [env.open_sync() for _ in range(4)]
-    threads = [threading.Thread(target=pop_all, args=(backend,)) for backend in backends]
+    connections = [api.connect() for _ in range(4)]
+    threads = [threading.Thread(target=pop_all, args=(each,)) for each in connections]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    for backend in backends:
-        if backend is not env.backend:
-            backend.close()
+    for connection in connections:
+        connection.close()
     assert sorted(seen) == sorted(b"%d" % index for index in range(ITEMS))
 
 
@@ -89,8 +87,8 @@ def test_asyncio_tasks_each_item_delivered_exactly_once(env: Env) -> None:
     assert Counter(seen) == Counter(b"%d" % index for index in range(200))
 
 
-def test_a_consumer_that_dies_holding_a_lease_loses_nothing(env: Env) -> None:
-    queue = Queue(env.backend, "crash", max_attempts=5)
+def test_a_consumer_that_dies_holding_a_lease_loses_nothing(api: Api) -> None:
+    queue = api.Queue("crash", max_attempts=5)
     queue.push_many([(b"a", 1), (b"b", 2), (b"c", 3)])
     doomed = queue.reserve(lease=0.3)  # this consumer "dies": never acks
     assert doomed is not None and doomed.item == b"a"

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ranked.backends.base import Backend
 from ranked.queue import Counts, Lease, Queue
 
-from .conftest import SECOND, T0
+from .conftest import SECOND, T0, Api
 
 
 def reserve(queue: Queue[bytes], at: int, lease: float = 10) -> Lease[bytes]:
@@ -16,8 +15,8 @@ def reserve(queue: Queue[bytes], at: int, lease: float = 10) -> Lease[bytes]:
     return found
 
 
-def test_reserve_then_ack_removes_the_item(backend: Backend) -> None:
-    queue = Queue(backend, "jobs")
+def test_reserve_then_ack_removes_the_item(api: Api) -> None:
+    queue = api.Queue("jobs")
     queue.push(b"job", 3, now_us=T0)
     lease = reserve(queue, T0)
     assert (lease.item, lease.priority, lease.delivery) == (b"job", 3.0, 1)
@@ -30,8 +29,8 @@ def test_reserve_then_ack_removes_the_item(backend: Backend) -> None:
     assert queue.counts(now_us=T0 + 100 * SECOND) == Counts(0, 0, 0, 0)
 
 
-def test_an_expired_lease_requeues_in_place_with_attempts_counted(backend: Backend) -> None:
-    queue = Queue(backend, "retry")
+def test_an_expired_lease_requeues_in_place_with_attempts_counted(api: Api) -> None:
+    queue = api.Queue("retry")
     queue.push(b"first", 1, now_us=T0)
     queue.push(b"second", 1, now_us=T0 + 1)
     lease = reserve(queue, T0 + 2)
@@ -45,16 +44,16 @@ def test_an_expired_lease_requeues_in_place_with_attempts_counted(backend: Backe
     assert queue.ack(again, now_us=expiry)
 
 
-def test_ack_at_the_deadline_is_refused(backend: Backend) -> None:
-    queue = Queue(backend, "late")
+def test_ack_at_the_deadline_is_refused(api: Api) -> None:
+    queue = api.Queue("late")
     queue.push(b"job", 0, now_us=T0)
     lease = reserve(queue, T0, lease=1)
     assert not queue.ack(lease, now_us=T0 + SECOND)
     assert queue.counts(now_us=T0 + SECOND) == Counts(ready=1, delayed=0, leased=0, dead=0)
 
 
-def test_dead_letter_after_max_attempts(backend: Backend) -> None:
-    queue = Queue(backend, "poison", max_attempts=3)
+def test_dead_letter_after_max_attempts(api: Api) -> None:
+    queue = api.Queue("poison", max_attempts=3)
     queue.push(b"bad", 7, now_us=T0)
     now = T0
     for delivery in (1, 2, 3):
@@ -76,8 +75,8 @@ def test_dead_letter_after_max_attempts(backend: Backend) -> None:
     assert queue.ack(lease, now_us=now)
 
 
-def test_nack_requeues_delays_and_kills(backend: Backend) -> None:
-    queue = Queue(backend, "nack", max_attempts=3)
+def test_nack_requeues_delays_and_kills(api: Api) -> None:
+    queue = api.Queue("nack", max_attempts=3)
     queue.push(b"job", 1, now_us=T0)
     first = reserve(queue, T0)
     assert queue.nack(first, now_us=T0 + 1) == "requeued"
@@ -92,8 +91,8 @@ def test_nack_requeues_delays_and_kills(backend: Backend) -> None:
     assert queue.counts(now_us=T0 + 6 * SECOND) == Counts(ready=0, delayed=0, leased=0, dead=1)
 
 
-def test_extend_keeps_a_lease(backend: Backend) -> None:
-    queue = Queue(backend, "long")
+def test_extend_keeps_a_lease(api: Api) -> None:
+    queue = api.Queue("long")
     queue.push(b"job", 1, now_us=T0)
     lease = reserve(queue, T0, lease=1)
     renewed = queue.extend(lease, 5, now_us=T0 + SECOND - 1)
@@ -104,15 +103,15 @@ def test_extend_keeps_a_lease(backend: Backend) -> None:
     assert queue.extend(lease, 5, now_us=T0 + 3 * SECOND) is None
 
 
-def test_extend_after_expiry_is_refused(backend: Backend) -> None:
-    queue = Queue(backend, "expired")
+def test_extend_after_expiry_is_refused(api: Api) -> None:
+    queue = api.Queue("expired")
     queue.push(b"job", 1, now_us=T0)
     lease = reserve(queue, T0, lease=1)
     assert queue.extend(lease, 5, now_us=T0 + SECOND) is None
 
 
-def test_reserve_many_and_ack_many(backend: Backend) -> None:
-    queue = Queue(backend, "batch")
+def test_reserve_many_and_ack_many(api: Api) -> None:
+    queue = api.Queue("batch")
     queue.push_many([(b"%d" % index, index) for index in range(5)], now_us=T0)
     leases = queue.reserve_many(3, lease=10, now_us=T0)
     assert [lease.item for lease in leases] == [b"0", b"1", b"2"]
@@ -123,8 +122,8 @@ def test_reserve_many_and_ack_many(backend: Backend) -> None:
     assert queue.counts(now_us=T0 + 1) == Counts(ready=2, delayed=0, leased=0, dead=0)
 
 
-def test_pop_after_a_failed_delivery_forgets_its_attempts(env: object, backend: Backend) -> None:
-    queue = Queue(backend, "mixed")
+def test_pop_after_a_failed_delivery_forgets_its_attempts(api: Api) -> None:
+    queue = api.Queue("mixed")
     queue.push(b"job", 1, now_us=T0)
     lease = reserve(queue, T0, lease=1)
     assert queue.peek_many(1, now_us=lease.deadline_us) == [(b"job", 1.0)]
@@ -132,8 +131,8 @@ def test_pop_after_a_failed_delivery_forgets_its_attempts(env: object, backend: 
     assert queue.counts(now_us=lease.deadline_us) == Counts(0, 0, 0, 0)
 
 
-def test_purge_dead(backend: Backend) -> None:
-    queue = Queue(backend, "purge", max_attempts=1)
+def test_purge_dead(api: Api) -> None:
+    queue = api.Queue("purge", max_attempts=1)
     queue.push_many([(b"a", 1), (b"b", 2)], now_us=T0)
     for lease in queue.reserve_many(2, lease=1, now_us=T0):
         assert queue.nack(lease, now_us=T0 + 1) == "dead"
@@ -143,8 +142,8 @@ def test_purge_dead(backend: Backend) -> None:
     assert queue.retry_dead() == 0
 
 
-def test_max_age_drops_stale_items_on_access(backend: Backend) -> None:
-    queue = Queue(backend, "fresh", max_age=10)
+def test_max_age_drops_stale_items_on_access(api: Api) -> None:
+    queue = api.Queue("fresh", max_age=10)
     queue.push(b"old", 1, now_us=T0)
     queue.push(b"old-delayed", 1, delay=20, now_us=T0 + 1)
     queue.push(b"young", 2, now_us=T0 + 5 * SECOND)
@@ -153,8 +152,8 @@ def test_max_age_drops_stale_items_on_access(backend: Backend) -> None:
     assert queue.counts(now_us=T0 + 30 * SECOND) == Counts(0, 0, 0, 0)
 
 
-def test_max_age_drops_a_stale_item_instead_of_requeueing_it(backend: Backend) -> None:
-    queue = Queue(backend, "fresh-lease", max_age=10)
+def test_max_age_drops_a_stale_item_instead_of_requeueing_it(api: Api) -> None:
+    queue = api.Queue("fresh-lease", max_age=10)
     queue.push(b"job", 1, now_us=T0)
     lease = reserve(queue, T0, lease=30)
     assert queue.counts(now_us=lease.deadline_us) == Counts(0, 0, 0, 0)

@@ -4,16 +4,20 @@
 equal priorities; delayed items; reliable mode with leases, retries and dead letters).
 :class:`ShardedQueue` / :class:`AsyncShardedQueue`: N such queues on N hash tags, merged
 by popping the global minimum of their heads.
+
+The asyncio classes are the source (``_async/``); the blocking ones (``_sync/``) are
+generated from them by ``scripts/generate_sync.py``.
 """
 
 from __future__ import annotations
 
 from ..errors import InvalidItemError, InvalidPriorityError, QueueArgumentError
+from ._async.queue import AsyncQueue
+from ._async.sharded import AsyncShardedQueue
 from ._plan import POLL_CAP
-from .aio import AsyncQueue
+from ._sync.queue import Queue
+from ._sync.sharded import ShardedQueue
 from .results import Counts, DeadLetter, Lease, NackOutcome
-from .sharded import AsyncShardedQueue, ShardedQueue
-from .sync import Queue
 
 __all__ = [
     "POLL_CAP",

@@ -1,278 +1,408 @@
-"""Sans-I/O queue logic: validation, the procedure calls, and shaping their replies.
+"""One queue's operations, with no I/O: each step described once as an
+:class:`~ranked.backends.procedure.Operation`, which :class:`~ranked.queue.AsyncQueue` and
+:class:`~ranked.queue.Queue` bind to their backend once per queue.
 
-:class:`Queue` and :class:`AsyncQueue` only send the calls built here to their backend
-(``backend.run``), and sleep between polls of a blocking pop on the schedule of
-:func:`pauses`: nothing else is written twice.
+An operation's ``encode`` checks the call's arguments (a refused call sends nothing) and
+turns them into the script's keys and arguments; ``native_args`` tells the memory
+backend's native code (``ranked.backends.native.queue``) which step it is, the queue's
+keys and whether items are text, so nothing under ``ranked.backends`` imports the queue.
+
+Blocking steps (``pop``, ``pop_pair``, ``reserve``) take a timeout: a backend that can
+wait for a push (memory) waits inside the step; the others answer at once and the queue
+polls them on the schedule of :func:`pauses`. ``waits`` says how the caller waits: in a
+thread (:data:`WAIT_IN_THREAD`) or in an asyncio task (:data:`WAIT_IN_TASK`).
 """
 
 from __future__ import annotations
 
-import math
+import functools
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, Generic
 
 from ..backends._scripts import Arg
-from ..backends.procedure import Procedure
-from ..errors import InvalidItemError, InvalidPriorityError, QueueArgumentError
-from ._procedures import ACK, CLEAR, COUNT, DEAD, EXTEND, NACK, POP, PUSH, TAKE, Taken
+from ..backends.procedure import Operation
+from ..core.limits import MAX_DURATION_S
+from ..errors import QueueArgumentError
+from ._checks import (
+    check_count,
+    check_now,
+    duration_us,
+    instant_us,
+    item_bytes,
+    lease_token,
+    priority_of,
+)
+from ._procedures import (
+    ACK,
+    CLEAR,
+    COUNTS,
+    DEAD,
+    EXTEND,
+    NACK,
+    PEEK,
+    POP,
+    POP_MANY,
+    POP_PAIR,
+    PUSH,
+    PUSH_MANY,
+    RESERVE,
+    TAKE,
+    Taken,
+    item_of,
+)
 from .keys import QueueKeys, leased, split_leased
 from .results import Counts, DeadLetter, ItemT, Lease, NackOutcome
 
-__all__ = ["POLL_CAP", "Call", "QueuePlan", "item_bytes", "pauses", "priority_of"]
-
-Call = tuple[Procedure[Any], Sequence[bytes], Sequence[Arg], "int | None"]
-"""One ``backend.run`` call: procedure, keys, arguments, instant (None: the server's)."""
+__all__ = [
+    "POLL_CAP",
+    "WAIT_IN_TASK",
+    "WAIT_IN_THREAD",
+    "QueuePlan",
+    "check_count",
+    "deadline_after",
+    "install_methods",
+    "lease_us",
+    "pauses",
+    "plan_of",
+    "seconds_left",
+]
 
 POLL_FIRST: Final = 0.001
 POLL_CAP: Final = 0.05
 """A blocked pop polls after 1 ms, then doubles the pause up to this cap (seconds): it
-sees a push at most ~50 ms (plus one round trip) late and costs at most ~20 calls/s idle."""
+sees a push at most ~50 ms (plus one round trip) late and costs at most ~20 calls/s idle.
+A memory backend waiting for pushes looks again this often for what signals nobody
+(delayed items falling due, leases expiring)."""
 
-MAX_SAFE_INTEGER: Final = 2**53
-_NACKS: Final[tuple[NackOutcome, ...]] = ("not held", "requeued", "delayed", "dead", "dropped")
+WAIT_IN_THREAD: Final = "thread"
+"""A blocking step's caller waits in its thread (the blocking API)."""
+WAIT_IN_TASK: Final = "task"
+"""A blocking step's caller waits in an asyncio task (the asyncio API)."""
 
-
-def priority_of(value: object) -> float:
-    """``value`` as a stored priority: a finite float (``-0.0`` as ``0.0``); an int must be
-    within +-2**53 (stored exactly). Anything else raises :class:`InvalidPriorityError`."""
-    if type(value) is float:
-        if value - value == 0.0:  # false for NaN and both infinities
-            return value + 0.0
-    elif isinstance(value, int) and not isinstance(value, bool):
-        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
-            return float(value)
-    elif isinstance(value, float) and math.isfinite(value):
-        return float(value) + 0.0
-    raise InvalidPriorityError(f"a priority must be a finite number, not {value!r}")
+Encoded = tuple[Sequence[bytes], Sequence[Arg], int | None]
 
 
-def item_bytes(item: object) -> bytes:
-    """An item as stored: ``bytes`` as is, ``str`` as UTF-8; anything else raises
-    :class:`InvalidItemError`."""
-    if type(item) is bytes:
-        return item
-    if isinstance(item, str):
-        try:
-            return item.encode()
-        except UnicodeEncodeError as error:
-            raise InvalidItemError(f"item {item!r} is not valid Unicode text") from error
-    if isinstance(item, (bytes, bytearray, memoryview)):
-        return bytes(item)
-    raise InvalidItemError(f"an item must be bytes or str, not {type(item).__name__}")
+def deadline_after(timeout: object) -> float:
+    """The monotonic instant ``timeout`` seconds from now (checked first: a bad timeout
+    fails before anything is popped)."""
+    return time.monotonic() + duration_us(timeout, "timeout") / 1e6
 
 
-def seconds_to_us(value: object, what: str, *, zero: bool = True) -> int:
-    """Seconds (a finite, non-negative number; positive unless ``zero``) as whole us."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise QueueArgumentError(f"{what} must be a finite number of seconds, not {value!r}")
-    micros = round(value * 1_000_000)
-    if micros < 0 or (micros == 0 and not zero):
-        raise QueueArgumentError(f"{what} must be {'>= 0' if zero else '> 0'}, not {value!r}")
-    return micros
+def lease_us(lease: object) -> int:
+    """A lease length in seconds as whole microseconds (more than 0, within range)."""
+    kind = type(lease)
+    if (kind is float or kind is int) and 0 < lease <= MAX_DURATION_S:  # type: ignore[operator]
+        return round(lease * 1_000_000)  # type: ignore[operator]
+    return duration_us(lease, "lease", zero=False)
 
 
-def check_timeout(timeout: object) -> None:
-    """Raise :class:`QueueArgumentError` unless ``timeout`` is None or a finite number of
-    seconds >= 0: checked before anything is popped, so a bad timeout fails the same way
-    whether or not an item was ready."""
-    if timeout is not None:
-        seconds_to_us(timeout, "timeout")
+def seconds_left(deadline: float) -> float:
+    """Seconds from now to the monotonic ``deadline`` (0 once it passed)."""
+    return max(deadline - time.monotonic(), 0.0)
 
 
-def check_count(count: object) -> int:
-    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-        raise QueueArgumentError(f"count must be an int >= 0, not {count!r}")
-    return count
-
-
-def pauses(timeout: float) -> Iterator[float]:
-    """The sleeps of a blocking call: 1 ms doubling up to :data:`POLL_CAP`, never past
-    ``timeout`` seconds from now (the caller polls after each)."""
-    deadline = time.monotonic() + timeout
+def pauses(deadline: float) -> Iterator[float]:
+    """The sleeps of a polled blocking call: 1 ms doubling up to :data:`POLL_CAP`, never
+    past the monotonic ``deadline`` (the caller polls after each)."""
     pause = POLL_FIRST
     while (left := deadline - time.monotonic()) > 0:
         yield min(pause, left)
         pause = min(pause * 2, POLL_CAP)
 
 
-class QueuePlan(Generic[ItemT]):
-    """One queue's logic with no I/O; see :class:`ranked.queue.Queue` for the semantics."""
+def install_methods(queue: object, base: type, steps: Mapping[str, object]) -> None:
+    """A step the backend hands back may offer ``method``: the same step taking the
+    queue method's own arguments (keywords, a timeout the backend waits for itself).
+    It becomes that method of ``queue``, with no Python frame before it, unless the
+    queue's class overrides the method."""
+    kind = type(queue)
+    for name, step in steps.items():
+        method = getattr(step, "method", None)
+        if method is not None and getattr(kind, name) is getattr(base, name):
+            vars(queue)[name] = method
 
-    __slots__ = ("_limit", "_max_age", "_pop_one", "_push_keys", "_track", "keys", "text")
+
+def plan_of(
+    name: str, *, max_attempts: int | None, max_age: float | None, text: bool, waits: str
+) -> QueuePlan[Any]:
+    """``QueuePlan(...)``: one plan (it never changes) for every queue object of the same
+    name and options, so that making a queue object costs little more than binding it."""
+    try:
+        return _shared_plan(name, max_attempts, max_age, text, waits, POLL_CAP)
+    except TypeError:  # an unhashable option: let the plan refuse it
+        return QueuePlan(name, max_attempts=max_attempts, max_age=max_age, text=text, waits=waits)
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _shared_plan(
+    name: str,
+    max_attempts: int | None,
+    max_age: float | None,
+    text: bool,
+    waits: str,
+    poll_cap: float,
+) -> QueuePlan[Any]:
+    """The plan of these options and of the poll cap in force (tests change it)."""
+    return QueuePlan(
+        name,
+        max_attempts=max_attempts,
+        max_age=max_age,
+        text=text,
+        waits=waits,
+        poll_cap=poll_cap,
+    )
+
+
+class QueuePlan(Generic[ItemT]):
+    """The operations of queue ``name`` (see :class:`ranked.queue.Queue` for the options;
+    ``waits``: :data:`WAIT_IN_THREAD` or :data:`WAIT_IN_TASK`; ``poll_cap``: how often a
+    backend's own wait looks again, :data:`POLL_CAP` by default)."""
+
+    __slots__ = (
+        "__dict__",  # the colder operations, made on first use (cached_property)
+        "_item",
+        "_limit",
+        "_max_age",
+        "_native",
+        "_push_keys",
+        "_track",
+        "keys",
+        "pop",
+        "pop_pair",
+        "push",
+        "text",
+    )
 
     def __init__(
-        self, name: str, *, max_attempts: int | None, max_age: float | None, text: bool
+        self,
+        name: str,
+        *,
+        max_attempts: int | None,
+        max_age: float | None,
+        text: bool,
+        waits: str,
+        poll_cap: float | None = None,
     ) -> None:
         if max_attempts is not None and (
             isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1
         ):
             raise QueueArgumentError(f"max_attempts must be None or an int >= 1: {max_attempts!r}")
-        self.keys = QueueKeys.of(name)
+        keys = self.keys = QueueKeys.of(name)
         self.text = text
+        self._item = item_of(text)
         self._limit = max_attempts or 0
-        self._max_age = 0 if max_age is None else seconds_to_us(max_age, "max_age", zero=False)
+        self._max_age = 0 if max_age is None else duration_us(max_age, "max_age", zero=False)
         self._track = 1 if self._max_age else 0
-        self._push_keys = (self.keys.ready, self.keys.delayed, self.keys.seq, self.keys.born)
-        self._pop_one: Call = (POP, self.keys.all(), self.take("pop", 1)[2], None)
+        self._push_keys = (keys.ready, keys.delayed, keys.seq, keys.born)
+        self._native = {
+            "keys": (keys.ready, keys.seq, keys.delayed, keys.leases, keys.attempts),
+            "text": text,
+            "track": bool(self._track),
+            "waits": waits,
+            "poll_cap": POLL_CAP if poll_cap is None else poll_cap,
+            "max_timeout": MAX_DURATION_S,
+        }
+        self.push = self._operation(PUSH, self._push, "push")
+        self.pop = self._operation(POP[text], self._pop, "pop")
+        self.pop_pair = self._operation(POP_PAIR[text], self._pop, "pop_with_priority")
+
+    def _operation(self, procedure: Any, encode: Any, step: str | None = None) -> Operation[Any]:
+        """``procedure`` with ``encode``; ``step``: its name for the memory backend's
+        native code (``native_args``), for the procedures marked native."""
+        return Operation(procedure, encode, {**self._native, "step": step} if step else {})
+
+    @functools.cached_property
+    def push_many(self) -> Operation[int]:
+        return self._operation(PUSH_MANY, self._push_many, "push_many")
+
+    @functools.cached_property
+    def pop_many(self) -> Operation[list[Any]]:
+        return self._operation(POP_MANY[self.text], self._pop_many, "pop_many")
+
+    @functools.cached_property
+    def peek(self) -> Operation[Any]:
+        return self._operation(PEEK[self.text], self._peek)
+
+    @functools.cached_property
+    def take(self) -> Operation[Taken]:
+        return self._operation(TAKE, self._take)
+
+    @functools.cached_property
+    def counts(self) -> Operation[Counts]:
+        return self._operation(COUNTS, self._counts)
+
+    @functools.cached_property
+    def clear(self) -> Operation[int]:
+        return self._operation(CLEAR, self._clear)
+
+    @functools.cached_property
+    def reserve(self) -> Operation[Taken | None]:
+        return self._operation(RESERVE, self._reserve, "reserve")
+
+    @functools.cached_property
+    def ack(self) -> Operation[int]:
+        return self._operation(ACK, self._ack)
+
+    @functools.cached_property
+    def ack_one(self) -> Operation[int]:
+        return self._operation(ACK, self._ack_one)
+
+    @functools.cached_property
+    def nack(self) -> Operation[NackOutcome]:
+        return self._operation(NACK, self._nack, "nack")
+
+    @functools.cached_property
+    def extend(self) -> Operation[int | None]:
+        return self._operation(EXTEND, self._extend)
+
+    @functools.cached_property
+    def dead(self) -> Operation[Any]:
+        return self._operation(DEAD, self._dead, "dead")
 
     @property
     def max_age_us(self) -> int:
         """``max_age`` in microseconds (0: none)."""
         return self._max_age
 
-    # -- calls -------------------------------------------------------------------------
+    # -- encodings: call arguments -> (keys, script arguments, instant) -----------------
 
-    def push(
-        self, item: object, priority: object, delay: object, at: object, now_us: int | None
-    ) -> Call:
-        """The call pushing one item (validated first)."""
+    def _push(
+        self, item: object, priority: object, delay: object, at: object, now_us: object
+    ) -> Encoded:
+        """``push(item, priority, delay, at, now_us)``."""
         if delay is None and at is None:
             args: Sequence[Arg] = (self._track, priority_of(priority), 0, 0, item_bytes(item))
         else:
-            args = (self._track, *self._entry(item, priority, delay, at))
-        return (
-            PUSH,
-            self._push_keys,
-            args,
-            now_us,
-        )
+            stored: float = priority_of(priority)
+            args = (self._track, *self._entry(item_bytes(item), stored, delay, at))
+        return self._push_keys, args, (None if now_us is None else check_now(now_us))
 
-    def push_many(
-        self,
-        items: Mapping[Any, object] | Iterable[tuple[object, object]],
-        delay: object,
-        at: object,
-        now_us: int | None,
-    ) -> Call | None:
-        """The call pushing many (item, priority) pairs, or None when there are none."""
-        pairs = items.items() if isinstance(items, Mapping) else items
+    def _push_many(
+        self, pairs: Sequence[tuple[bytes, float]], delay: object, at: object, now_us: object
+    ) -> Encoded:
+        """``push_many(pairs checked by pairs_of, delay, at, now_us)``."""
         args: list[Arg] = [self._track]
-        for pair in pairs:
-            if not isinstance(pair, tuple) or len(pair) != 2:
-                raise QueueArgumentError(f"expected (item, priority) pairs, got {pair!r}")
-            args += self._entry(pair[0], pair[1], delay, at)
-        if len(args) == 1:
-            return None
-        return (
-            PUSH,
-            self._push_keys,
-            args,
-            now_us,
-        )
+        for data, priority in pairs:
+            args += self._entry(data, priority, delay, at)
+        return self._push_keys, args, (None if now_us is None else check_now(now_us))
 
-    @staticmethod
-    def pairs_of(
-        items: Mapping[Any, object] | Iterable[tuple[object, object]],
-    ) -> list[tuple[bytes, float]]:
-        """(item, priority) pairs validated: items as bytes, priorities as floats."""
-        pairs = items.items() if isinstance(items, Mapping) else items
-        checked = []
-        for pair in pairs:
-            if not isinstance(pair, tuple) or len(pair) != 2:
-                raise QueueArgumentError(f"expected (item, priority) pairs, got {pair!r}")
-            checked.append((item_bytes(pair[0]), priority_of(pair[1])))
-        return checked
-
-    def _entry(self, item: object, priority: object, delay: object, at: object) -> tuple[Arg, ...]:
-        value = priority_of(priority)
-        data = item_bytes(item)
+    def when(self, delay: object, at: object) -> tuple[int, int]:
+        """(at_us, delay_us) of a push: at most one of them, each within range."""
         if delay is not None and at is not None:
             raise QueueArgumentError("give delay or at, not both")
-        delay_us = 0 if delay is None else seconds_to_us(delay, "delay")
-        at_us = 0 if at is None else seconds_to_us(at, "at")
-        return value, at_us, delay_us, data
+        delay_us = 0 if delay is None else duration_us(delay, "delay")
+        return (0 if at is None else instant_us(at, "at")), delay_us
 
-    def pop_one(self, now_us: int | None) -> Call:
-        """The call popping the head, answering (id, priority) or None (built once when
-        ``now_us`` is None)."""
-        if now_us is None:
-            return self._pop_one
-        return POP, self.keys.all(), self._pop_one[2], now_us
+    def _entry(self, data: bytes, priority: float, delay: object, at: object) -> tuple[Arg, ...]:
+        at_us, delay_us = self.when(delay, at)
+        return priority, at_us, delay_us, data
 
-    def take(
-        self,
-        mode: str,
-        count: int,
-        lease_us: int = 0,
-        *,
-        expect: bytes = b"",
-        now_us: int | None = None,
-    ) -> Call:
-        """Settle, then pop / peek / reserve ``count`` (or count, mode ``counts``)."""
-        args = (mode, count, lease_us, self._limit, self._max_age, expect)
-        return TAKE if mode != "counts" else COUNT, self.keys.all(), args, now_us
-
-    def ack(self, leases: Sequence[Lease[ItemT]], now_us: int | None) -> Call:
-        return ACK, (self.keys.leases, self.keys.born), [lease.token for lease in leases], now_us
-
-    def nack(self, lease: Lease[ItemT], delay: object, now_us: int | None) -> Call:
-        args = (lease.token, seconds_to_us(delay, "delay"), self._limit, self._max_age)
-        return NACK, self.keys.all(), args, now_us
-
-    def extend(self, lease: Lease[ItemT], seconds: object, now_us: int | None) -> Call:
+    def _pop(self, timeout: object, now_us: object) -> Encoded:
+        """``pop(timeout, now_us)`` / ``pop_pair``: one attempt (the timeout is checked
+        here and waited for by the caller or the backend)."""
+        if timeout is not None:
+            duration_us(timeout, "timeout")
         return (
-            EXTEND,
-            (self.keys.leases,),
-            (lease.token, seconds_to_us(seconds, "lease", zero=False)),
-            now_us,
+            self.keys.all(),
+            ("pop", 1, 0, self._limit, self._max_age, b""),
+            (None if now_us is None else check_now(now_us)),
         )
 
-    def clear(self) -> Call:
-        return CLEAR, (*self.keys.all(), self.keys.seq), (), None
+    def _pop_many(self, count: int, now_us: object) -> Encoded:
+        """``pop_many(count, now_us)``: settle, then pop up to ``count`` (checked by the
+        queue) items."""
+        args = ("pop", count, 0, self._limit, self._max_age, b"")
+        return self.keys.all(), args, (None if now_us is None else check_now(now_us))
 
-    def dead(self, mode: str, count: int | None, now_us: int | None) -> Call:
+    def _peek(self, now_us: object) -> Encoded:
+        """``peek(now_us)``: settle, then the head's item (or None)."""
+        args = ("peek", 1, 0, self._limit, self._max_age, b"")
+        return self.keys.all(), args, (None if now_us is None else check_now(now_us))
+
+    def _take(self, mode: str, count: int, expect: bytes, now_us: object) -> Encoded:
+        """``take(mode, count, expect, now_us)``: settle, then pop / peek ``count``
+        (``expect``: only if that id is the head)."""
+        args = (mode, count, 0, self._limit, self._max_age, expect)
+        return self.keys.all(), args, (None if now_us is None else check_now(now_us))
+
+    def _counts(self, now_us: object) -> Encoded:
+        args = ("counts", 0, 0, self._limit, self._max_age, b"")
+        return self.keys.all(), args, (None if now_us is None else check_now(now_us))
+
+    def _clear(self) -> Encoded:
+        return (*self.keys.all(), self.keys.seq), (), None
+
+    def _reserve(self, timeout: object, count: int, lease_us: int, now_us: object) -> Encoded:
+        """``reserve(timeout, count, lease_us, now_us)``."""
+        if timeout is not None:
+            duration_us(timeout, "timeout")
+        args = ("reserve", count, lease_us, self._limit, self._max_age, b"")
+        return self.keys.all(), args, (None if now_us is None else check_now(now_us))
+
+    def _ack(self, leases: Iterable[Lease[Any]], now_us: object) -> Encoded:
+        try:
+            each = iter(leases) if not isinstance(leases, Lease) else None
+        except TypeError:
+            each = None
+        if each is None:
+            raise QueueArgumentError(f"expected leases, not {type(leases).__name__}")
+        tokens = [lease_token(lease) for lease in each]
+        return (
+            (self.keys.leases, self.keys.born),
+            tokens,
+            (None if now_us is None else check_now(now_us)),
+        )
+
+    def _ack_one(self, lease: Lease[Any], now_us: object) -> Encoded:
+        """``ack_one(lease, now_us)``: :meth:`_ack` of one lease."""
+        keys = (self.keys.leases, self.keys.born)
+        return keys, (lease_token(lease),), (None if now_us is None else check_now(now_us))
+
+    def _nack(self, lease: Lease[Any], delay: object, now_us: object) -> Encoded:
+        args = (lease_token(lease), duration_us(delay, "delay"), self._limit, self._max_age)
+        return self.keys.all(), args, (None if now_us is None else check_now(now_us))
+
+    def _extend(self, lease: Lease[Any], seconds: object, now_us: object) -> Encoded:
+        args = (lease_token(lease), duration_us(seconds, "lease", zero=False))
+        return (self.keys.leases,), args, (None if now_us is None else check_now(now_us))
+
+    def _dead(self, mode: str, count: int | None, now_us: object) -> Encoded:
         if count is not None and (
             isinstance(count, bool) or not isinstance(count, int) or count < 1
         ):
             raise QueueArgumentError(f"count must be None (all) or an int >= 1, not {count!r}")
         args = (mode, -1 if count is None else count, self._track)
-        return DEAD, (self.keys.ready, self.keys.dead, self.keys.born), args, now_us
+        return (
+            (self.keys.ready, self.keys.dead, self.keys.born),
+            args,
+            (None if now_us is None else check_now(now_us)),
+        )
 
-    # -- replies -----------------------------------------------------------------------
-
-    def item(self, data: bytes) -> ItemT:
-        """Stored bytes as the queue's item type."""
-        return data.decode("utf-8", "surrogateescape") if self.text else data  # type: ignore[return-value]
-
-    def head_item(self, head: tuple[bytes, float] | None) -> ItemT | None:
-        return None if head is None else self.item(head[0][8:])
-
-    def head_pair(self, head: tuple[bytes, float] | None) -> tuple[ItemT, float] | None:
-        return None if head is None else (self.item(head[0][8:]), head[1])
-
-    def first(self, taken: Taken) -> ItemT | None:
-        rows = taken.rows
-        return self.item(rows[0][0][8:]) if rows else None
+    # -- results -----------------------------------------------------------------------
 
     def items(self, taken: Taken) -> list[ItemT]:
-        return [self.item(row[0][8:]) for row in taken.rows]
+        item = self._item
+        return [item(row[0][8:]) for row in taken.rows]
 
     def pairs(self, taken: Taken) -> list[tuple[ItemT, float]]:
-        return [(self.item(row[0][8:]), row[1]) for row in taken.rows]
+        item = self._item
+        return [(item(row[0][8:]), row[1]) for row in taken.rows]
 
-    def leases(self, taken: Taken, lease_us: int) -> list[Lease[ItemT]]:
+    def leases(self, taken: Taken | None, lease_us: int) -> list[Lease[ItemT]]:
+        if taken is None:
+            return []
         deadline = taken.now_us + lease_us
+        item = self._item
         return [
             Lease(
-                self.item(item_id[8:]),
-                priority,
-                delivery,
-                deadline,
-                leased(priority, delivery, item_id),
+                item(item_id[8:]), priority, delivery, deadline, leased(priority, delivery, item_id)
             )
             for item_id, priority, delivery in taken.rows
         ]
 
     @staticmethod
-    def counts(reply: Any) -> Counts:
-        return Counts(*(int(value) for value in reply[2:6]))
-
-    @staticmethod
-    def nack_outcome(code: int) -> NackOutcome:
-        return _NACKS[code]
-
-    def extended(self, lease: Lease[ItemT], deadline: int | None) -> Lease[ItemT] | None:
+    def extended(lease: Lease[ItemT], deadline: int | None) -> Lease[ItemT] | None:
         if deadline is None:
             return None
         return Lease(lease.item, lease.priority, lease.delivery, deadline, lease.token)
@@ -281,5 +411,5 @@ class QueuePlan(Generic[ItemT]):
         letters = []
         for member, died_at in rows:
             priority, delivery, item_id = split_leased(member)
-            letters.append(DeadLetter(self.item(item_id[8:]), priority, delivery, died_at))
+            letters.append(DeadLetter(self._item(item_id[8:]), priority, delivery, died_at))
         return letters

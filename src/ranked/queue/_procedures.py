@@ -1,28 +1,67 @@
-"""The queue's atomic steps: each a Lua script plus its Python twin and one decoder."""
+"""The queue's atomic steps: each a Lua script (``lua/<name>.lua``), its Python reference
+(:mod:`._memory`) and a decoder from the reply to the step's result.
+
+Steps whose result carries items come twice, for items as ``bytes`` and as ``str``
+(``text=True``), so that the decoded reply is already what the queue method returns.
+``native="queue"`` marks the steps the memory backend does its own way
+(``ranked.backends.native.queue``): the C lane for push and pop, the wait of a blocking
+pop, the wake-up after a write that may make items ready.
+"""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, Final, NamedTuple
 
 from ..backends.procedure import Procedure
 from . import _memory
+from .results import Counts, NackOutcome
 
-__all__ = ["ACK", "CLEAR", "COUNT", "DEAD", "EXTEND", "NACK", "POP", "PUSH", "TAKE", "Taken"]
+__all__ = [
+    "ACK",
+    "CLEAR",
+    "COUNTS",
+    "DEAD",
+    "EXTEND",
+    "NACK",
+    "NATIVE",
+    "PEEK",
+    "POP",
+    "POP_MANY",
+    "POP_PAIR",
+    "PUSH",
+    "PUSH_MANY",
+    "RESERVE",
+    "TAKE",
+    "Taken",
+    "item_of",
+]
 
-_PACKAGE = "ranked.queue"
+_PACKAGE: Final = "ranked.queue"
+NATIVE: Final = "queue"
+"""The name the memory backend's native queue steps are registered under."""
+
+_NACKS: Final[tuple[NackOutcome, ...]] = ("not held", "requeued", "delayed", "dead", "dropped")
 
 
 class Taken(NamedTuple):
     """A decoded take reply: the instant used, whether the expected head was missing,
-    and the rows (id, priority, deliveries), or the four counts."""
+    and the rows (id, priority, deliveries)."""
 
     now_us: int
     conflict: bool
     rows: list[tuple[bytes, float, int]]
 
-    def __bool__(self) -> bool:
-        """True when rows came back (what a blocking call waits for)."""
-        return bool(self.rows)
+
+def item_of(text: bool) -> Callable[[bytes], Any]:
+    """Stored bytes -> the queue's item: the bytes, or their UTF-8 text."""
+    if text:
+        return lambda data: data.decode("utf-8", "surrogateescape")
+    return bytes
+
+
+def _none(reply: Any) -> None:
+    return None
 
 
 def _int(reply: Any) -> int:
@@ -34,8 +73,6 @@ def _optional_int(reply: Any) -> int | None:
 
 
 def _taken(reply: Any) -> Taken:
-    if len(reply) == 5:  # one row: the common pop
-        return Taken(reply[0], reply[1] == 1, [(reply[2], float(reply[3]), int(reply[4]))])
     values = reply[2:]
     rows = [
         (values[index], float(values[index + 1]), int(values[index + 2]))
@@ -44,13 +81,17 @@ def _taken(reply: Any) -> Taken:
     return Taken(int(reply[0]), reply[1] == 1, rows)
 
 
-def _head(reply: Any) -> tuple[bytes, float] | None:
-    """A pop of one, decoded without building rows: (id, priority) or None."""
-    return (reply[2], float(reply[3])) if len(reply) > 2 else None
+def _reserved(reply: Any) -> Taken | None:
+    """A reserve: None when nothing was taken (what a blocking reserve waits on)."""
+    return _taken(reply) if len(reply) > 2 else None
 
 
-def _counts(reply: Any) -> Any:
-    return reply
+def _counts(reply: Any) -> Counts:
+    return Counts(*(int(value) for value in reply[2:6]))
+
+
+def _nack(reply: Any) -> NackOutcome:
+    return _NACKS[int(reply)]
 
 
 def _dead(reply: Any) -> Any:
@@ -59,12 +100,43 @@ def _dead(reply: Any) -> Any:
     return int(reply)
 
 
-PUSH: Procedure[int] = Procedure(_PACKAGE, "push", _memory.push, _int)
-TAKE: Procedure[Taken] = Procedure(_PACKAGE, "take", _memory.take, _taken)
-POP: Procedure[tuple[bytes, float] | None] = Procedure(_PACKAGE, "take", _memory.take, _head)
-COUNT: Procedure[Any] = Procedure(_PACKAGE, "take", _memory.take, _counts)
-ACK: Procedure[int] = Procedure(_PACKAGE, "ack", _memory.ack, _int)
-NACK: Procedure[int] = Procedure(_PACKAGE, "nack", _memory.nack, _int)
-EXTEND: Procedure[int | None] = Procedure(_PACKAGE, "extend", _memory.extend, _optional_int)
-CLEAR: Procedure[int] = Procedure(_PACKAGE, "clear", _memory.clear, _int)
-DEAD: Procedure[Any] = Procedure(_PACKAGE, "dead", _memory.dead, _dead)
+def _popped(text: bool) -> Callable[[Any], Any]:
+    """A pop (or peek) of one: the item (its id without the sequence), or None."""
+    if not text:
+        return lambda reply: reply[2][8:] if len(reply) > 2 else None
+    item = item_of(text)
+    return lambda reply: item(reply[2][8:]) if len(reply) > 2 else None
+
+
+def _popped_pair(text: bool) -> Callable[[Any], Any]:
+    """A pop of one: (item, priority), or None."""
+    item = item_of(text)
+    return lambda reply: (item(reply[2][8:]), float(reply[3])) if len(reply) > 2 else None
+
+
+def _popped_many(text: bool) -> Callable[[Any], Any]:
+    """A pop of many: the items, head first."""
+    item = item_of(text)
+    return lambda reply: [item(reply[index][8:]) for index in range(2, len(reply), 3)]
+
+
+def _take(decode: Callable[[Any], Any], native: str | None = None) -> Procedure[Any]:
+    return Procedure(_PACKAGE, "take", _memory.take, decode, native=native)
+
+
+PUSH: Final[Procedure[None]] = Procedure(_PACKAGE, "push", _memory.push, _none, native=NATIVE)
+PUSH_MANY: Final[Procedure[int]] = Procedure(_PACKAGE, "push", _memory.push, _int, native=NATIVE)
+POP: Final = {text: _take(_popped(text), NATIVE) for text in (False, True)}
+POP_PAIR: Final = {text: _take(_popped_pair(text), NATIVE) for text in (False, True)}
+POP_MANY: Final = {text: _take(_popped_many(text), NATIVE) for text in (False, True)}
+PEEK: Final = {text: _take(_popped(text)) for text in (False, True)}
+TAKE: Final[Procedure[Taken]] = _take(_taken)
+RESERVE: Final[Procedure[Taken | None]] = _take(_reserved, NATIVE)
+COUNTS: Final[Procedure[Counts]] = _take(_counts)
+ACK: Final[Procedure[int]] = Procedure(_PACKAGE, "ack", _memory.ack, _int)
+NACK: Final[Procedure[NackOutcome]] = Procedure(
+    _PACKAGE, "nack", _memory.nack, _nack, native=NATIVE
+)
+EXTEND: Final[Procedure[int | None]] = Procedure(_PACKAGE, "extend", _memory.extend, _optional_int)
+CLEAR: Final[Procedure[int]] = Procedure(_PACKAGE, "clear", _memory.clear, _int)
+DEAD: Final[Procedure[Any]] = Procedure(_PACKAGE, "dead", _memory.dead, _dead, native=NATIVE)

@@ -31,6 +31,7 @@ Factory = Callable[[Keyspace, threading.Lock, Operation[Any]], Callable[..., Any
 """``(keyspace, lock, operation) -> native callable or None``."""
 
 _MODULES: Final[dict[str, str]] = {
+    "queue": "queue",
     "ratelimit": "ratelimit",
 }
 """Native name -> the module of this package defining ``factory``."""

@@ -96,26 +96,39 @@ def board_rank(zset: SortedSet, member: bytes, style: str, reverse: bool, /) -> 
     as ``zset.rank(member, style=style, reverse=reverse)``."""
 
 class QueueLane:
-    """A memory queue's push, pop and pop_with_priority in C, built by
-    ``ranked.queue._lane.MemoryQueue``: the Python direct paths' steps under the
-    backend's lock, straight on the ready set's core; any other call or key state goes
-    to ``slow`` (the Python methods, same arguments)."""
+    """A memory queue's push, pop or pop_with_priority in C
+    (``src/ranked/backends/native/queue_lane.c``), built per bound operation by
+    ``ranked.backends.native.queue.factory``: the plain cases under the backend's lock,
+    straight on the ready set's core; any other call or key state goes to ``reference``
+    (the operation's own, with the lane's positional arguments)."""
 
     def __init__(
         self,
+        kind: int,
         keyspace: Any,
         lock: threading.Lock,
         wakeup: Any,
-        keys: tuple[bytes, bytes, bytes, bytes, bytes],
+        keys: tuple[bytes, ...],
         text: bool,
-        slow: tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]],
+        reference: Callable[..., Any],
+        max_timeout: float,
     ) -> None:
-        """``keyspace``: a ``Keyspace`` (its ``_values`` and ``_deadlines`` tables are
-        read on every call); ``wakeup``: the queue's ``Wakeup``; ``keys``: ready, seq,
-        delayed, leases, attempts; ``slow``: push, pop, pop_with_priority, taking the
-        same arguments as the lane's methods. A lane is initialised once: a second
-        ``__init__`` raises ``TypeError``, and so does calling a lane made by
-        ``QueueLane.__new__`` alone."""
+        """``kind``: 0 push, 1 pop, 2 pop_with_priority, 3 push_many, 4 pop_many;
+        ``keyspace``: a ``Keyspace`` (its ``_values`` and ``_deadlines`` tables are read
+        on every call); ``wakeup``: the queue's ``Wakeup``; ``keys``: ready, seq,
+        delayed, leases, attempts; ``max_timeout``: the longest timeout ``reference``
+        accepts (seconds). A lane is initialised once: a second ``__init__`` raises
+        ``TypeError``, and so does calling a lane made by ``QueueLane.__new__`` alone."""
+
+    def __call__(self, *args: Any) -> Any:
+        """The operation: push(item, priority, delay, at, now_us) -> None;
+        pop(timeout, now_us) -> the item / (item, priority) / None;
+        push_many(pairs, delay, at, now_us) -> int; pop_many(count, now_us) -> items."""
+
+    @property
+    def method(self) -> Callable[..., Any]:
+        """The same step taking the queue method's signature (``push``, ``pop`` or
+        ``pop_with_priority`` below, whichever the lane runs)."""
 
     def push(
         self,
@@ -126,13 +139,13 @@ class QueueLane:
         at: float | None = None,
         now_us: int | None = None,
     ) -> None:
-        """``Queue.push``."""
+        """``Queue.push``, on a push lane."""
 
     def pop(self, timeout: float | None = None, *, now_us: int | None = None) -> Any:
-        """``Queue.pop``."""
+        """``Queue.pop``, on a pop lane."""
 
     def pop_with_priority(self, timeout: float | None = None, *, now_us: int | None = None) -> Any:
-        """``Queue.pop_with_priority``."""
+        """``Queue.pop_with_priority``, on a pop_with_priority lane."""
 
 class Ready:
     """The finished result of a call made through :class:`AwaitNow`; await it once."""

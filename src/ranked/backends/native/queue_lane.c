@@ -1,58 +1,81 @@
-/* queue_lane.c - ranked.backends.native._native.QueueLane: a memory queue's push and
- * pop done in C, straight on the ready set's core.
+/* queue_lane.c - ranked.backends.native._native.QueueLane: a memory queue's push
+ * and pop done in C, straight on the ready set's core.
  *
- * ranked.queue._lane.MemoryQueue builds one lane per queue object and binds
- * the lane's push / pop / pop_with_priority as the object's own attributes,
- * so `queue.push(item, 3)` is one C call. Each method does exactly the
- * steps of MemoryQueue's Python direct path, serialised with the memory
- * backend's other users (lane_enter: the lock, or the GIL alone when the
- * lock is free and the step runs no Python code). Whenever the call or the
- * queue's keys are in any other state (a keyword it does not take, an item
- * or priority that is not a plain bytes / str / finite float / exact int, a
- * delayed item, a lease, a retried item, a TTL on a queue key, a missing or
- * non-decimal sequence, a ready key holding something else) it hands the
- * call, arguments untouched, to the Python method it was built with, which
- * runs that direct path or the generic procedure: results and errors stay
- * theirs.
+ * The memory backend's queue factory (ranked/backends/native/queue.py) builds
+ * one lane per bound operation: kind LANE_PUSH for the queue's push, LANE_POP /
+ * LANE_POP_PRIORITY for pop / pop_with_priority. Calling the lane runs the
+ * operation with its own positional arguments (push: item, priority, delay,
+ * at, now_us; pop: timeout, now_us); its `method` is the same step taking the
+ * queue method's signature (keywords included), which the queue installs as
+ * its method, so `queue.push(item, 3)` is one C call.
+ *
+ * The lane does the plain cases itself, serialised with the memory backend's
+ * other users (lane_enter: the lock, or the GIL alone when the lock is free
+ * and the step runs no Python code): a push visible now (plain bytes / str
+ * item, finite float or exact int priority, no delay, at or instant) and a pop
+ * of the head with nothing to settle (no delayed item, lease or retried item:
+ * those keys absent or empty; a pop with a timeout too, when an item
+ * is ready), and push_many / pop_many of a batch the same way under the
+ * lock. Whenever the call or the queue's keys are in any other state (a
+ * delay, a timeout with nothing ready, an explicit instant, an item or
+ * priority of another type, a delayed item, a lease, a retried item, a TTL on
+ * a queue key, a missing or non-decimal sequence, a ready key holding
+ * something else) it hands the call, as positional arguments, to the
+ * operation's reference it was built with (its encode, then the Python twin
+ * under the lock; for a pop, waiting for a push when there is a timeout):
+ * results and errors stay the reference's.
  *
  * The keyspace's value and deadline tables are read from its `_values` and
- * `_deadlines` attributes on every call (what `Keyspace.raw_values` and
- * `raw_deadlines` return; FLUSHALL replaces them). The parsed sequence
- * number is cached keyed by the identity of the bytes object the lane
+ * `_deadlines` attributes on every call (FLUSHALL replaces them). The parsed
+ * sequence number is cached keyed by the identity of the bytes object the lane
  * stored, which it keeps alive: any other writer stores another object.
  */
 #include "native.h" /* Python.h first: it sets the POSIX feature macros */
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
 #define SEQ_BYTES 8
 #define MAX_SAFE_INTEGER 9007199254740992LL /* 2**53 */
 #define MEMBER_STACK 256
+#define PUSH_ARGS 5      /* item, priority, delay, at, now_us */
+#define POP_ARGS 2       /* timeout, now_us */
+#define PUSH_MANY_ARGS 4 /* pairs, delay, at, now_us */
+#define POP_MANY_ARGS 2  /* count, now_us */
+
+enum { LANE_PUSH, LANE_POP, LANE_POP_PRIORITY, LANE_PUSH_MANY, LANE_POP_MANY, LANE_KINDS };
 
 typedef struct {
     PyObject_HEAD
-    PyObject *keyspace;     /* the Keyspace: _values, _deadlines */
-    PyObject *acquire;      /* the backend lock's bound acquire / release / locked */
+    vectorcallfunc vectorcall; /* QueueLane_call: calling the lane */
+    PyObject *keyspace;        /* the Keyspace: _values, _deadlines */
+    PyObject *acquire;         /* the backend lock's bound acquire / release / locked */
     PyObject *release;
     PyObject *locked;
-    PyObject *clock;        /* the keyspace's clock: Unix seconds */
-    int system_clock;       /* 1: clock is time.time, read here without calling it */
-    PyObject *wakeup;       /* the queue's Wakeup: .waiting, .notify() */
-    PyObject *ready;        /* key bytes of the ready set, ... */
-    PyObject *seq;          /* ... of the sequence text, ... */
-    PyObject *quiet[3];     /* ... and of delayed, leases, attempts */
-    PyObject *slow[3];      /* Python push, pop, pop_with_priority */
-    PyObject *seq_text;     /* the bytes this lane last stored at `seq`, or NULL */
-    long long seq_value;    /* its value */
-    int text;               /* 1: items come back as str */
+    PyObject *clock;           /* the keyspace's clock: Unix seconds */
+    int system_clock;          /* 1: clock is time.time, read here without calling it */
+    PyObject *wakeup;          /* the queue's Wakeup: .waiting, .notify() */
+    PyObject *ready;           /* key bytes of the ready set, ... */
+    PyObject *seq;             /* ... of the sequence text, ... */
+    PyObject *quiet[3];        /* ... and of delayed, leases, attempts */
+    PyObject *reference;       /* the operation's reference: the lane's positional arguments */
+    PyObject *seq_text;        /* the bytes this lane last stored at `seq`, or NULL */
+    long long seq_value;       /* its value */
+    double max_timeout;        /* the longest timeout the reference accepts (seconds) */
+    int text;                  /* 1: items come back as str */
+    int kind;                  /* LANE_PUSH, LANE_POP, ... (the operation it runs) */
 } QueueLaneObject;
 
-enum { SLOW_PUSH, SLOW_POP, SLOW_POP_PRIORITY };
-
 static PyObject *str_values, *str_deadlines, *str_waiting, *str_notify;
-static PyObject *str_priority, *str_delay, *str_at, *str_now_us, *str_timeout;
+static PyObject *str_item, *str_priority, *str_delay, *str_at, *str_now_us, *str_timeout;
+static PyObject *zero_priority; /* 0.0: push's default priority */
+static const char *const kind_names[] = {"push", "pop", "pop_with_priority", "push_many",
+                                         "pop_many"};
+/* The positional arguments of each kind's operation. */
+static const Py_ssize_t lane_arity[] = {PUSH_ARGS, POP_ARGS, POP_ARGS, PUSH_MANY_ARGS,
+                                        POP_MANY_ARGS};
 
 /* ==== lifecycle =========================================================== */
 
@@ -65,8 +88,7 @@ static int QueueLane_traverse(PyObject *self, visitproc visit, void *arg) {
     Py_VISIT(q->locked);
     Py_VISIT(q->clock);
     Py_VISIT(q->wakeup);
-    for (int i = 0; i < 3; i++)
-        Py_VISIT(q->slow[i]);
+    Py_VISIT(q->reference);
     return 0;
 }
 
@@ -82,10 +104,9 @@ static int QueueLane_clear(PyObject *self) {
     Py_CLEAR(q->ready);
     Py_CLEAR(q->seq);
     Py_CLEAR(q->seq_text);
-    for (int i = 0; i < 3; i++) {
+    Py_CLEAR(q->reference);
+    for (int i = 0; i < 3; i++)
         Py_CLEAR(q->quiet[i]);
-        Py_CLEAR(q->slow[i]);
-    }
     return 0;
 }
 
@@ -96,38 +117,59 @@ static void QueueLane_dealloc(PyObject *self) {
     Py_TYPE(self)->tp_free(self);
 }
 
-/* The standard library's time.time (new reference), or NULL with an
- * exception. */
-static PyObject *import_time_time(void) {
-    PyObject *module = PyImport_ImportModule("time");
-    if (!module)
-        return NULL;
-    PyObject *f = PyObject_GetAttrString(module, "time");
-    Py_DECREF(module);
-    return f;
+/* The standard library's time.time (borrowed: imported once and kept), or
+ * NULL with an exception. */
+static PyObject *time_time(void) {
+    static PyObject *found = NULL;
+    if (!found) {
+        PyObject *module = PyImport_ImportModule("time");
+        if (!module)
+            return NULL;
+        found = PyObject_GetAttrString(module, "time");
+        Py_DECREF(module);
+    }
+    return found;
 }
 
-/* QueueLane(keyspace, lock, wakeup, keys, text, slow): keys is the tuple of
- * bytes (ready, seq, delayed, leases, attempts), slow the tuple of callables
- * (push, pop, pop_with_priority) taking the same arguments as the lane's
- * methods. Everything is checked before the lane keeps references. A lane
- * is initialised once (TypeError after): its methods pass its fields,
- * borrowed, to calls that may run Python code (a lock's `locked`, a dict
- * lookup comparing a stored key), and a second __init__ run from such code
- * would free them in the middle of the call. */
+static PyObject *QueueLane_call(PyObject *self, PyObject *const *args, size_t nargsf,
+                                PyObject *kwnames);
+
+/* QueueLane.__new__: an empty lane whose calls already reach QueueLane_call
+ * (which refuses them until __init__ has run). */
+static PyObject *QueueLane_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    PyObject *self = PyType_GenericNew(type, args, kwds);
+    if (self)
+        ((QueueLaneObject *)self)->vectorcall = QueueLane_call;
+    return self;
+}
+
+/* QueueLane(kind, keyspace, lock, wakeup, keys, text, reference,
+ * max_timeout): kind 0 push, 1 pop, 2 pop_with_priority, 3 push_many, 4
+ * pop_many; keys the tuple of bytes (ready, seq, delayed, leases, attempts);
+ * reference the callable taking the lane's positional arguments that the
+ * lane hands every call it does not finish; max_timeout the longest timeout
+ * (seconds) the reference accepts. Everything is checked before the lane
+ * keeps references. A lane is initialised once (TypeError after): its
+ * methods pass its fields, borrowed, to calls that may run Python code (a
+ * lock's `locked`, the reference, a dict lookup comparing a stored key), and
+ * a second __init__ run from such code would free them in the middle of the
+ * call. */
 static int QueueLane_init(PyObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"keyspace", "lock", "wakeup", "keys", "text", "slow", NULL};
-    PyObject *keyspace, *lock, *wakeup, *keys, *slow;
-    int text;
+    static char *kwlist[] = {"kind", "keyspace", "lock",        "wakeup", "keys",
+                             "text", "reference", "max_timeout", NULL};
+    PyObject *keyspace, *lock, *wakeup, *keys, *reference;
+    int kind, text;
+    double max_timeout;
     if (((QueueLaneObject *)self)->keyspace) {
         PyErr_SetString(PyExc_TypeError, "QueueLane is already initialised");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO!pO!:QueueLane", kwlist, &keyspace, &lock,
-                                     &wakeup, &PyTuple_Type, &keys, &text, &PyTuple_Type, &slow))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iOOOO!pOd:QueueLane", kwlist, &kind, &keyspace,
+                                     &lock, &wakeup, &PyTuple_Type, &keys, &text, &reference,
+                                     &max_timeout))
         return -1;
-    if (PyTuple_GET_SIZE(keys) != 5 || PyTuple_GET_SIZE(slow) != 3) {
-        PyErr_SetString(PyExc_TypeError, "QueueLane needs 5 keys and 3 slow paths");
+    if (kind < 0 || kind >= LANE_KINDS || PyTuple_GET_SIZE(keys) != 5) {
+        PyErr_SetString(PyExc_ValueError, "QueueLane needs a kind in 0..4 and 5 keys");
         return -1;
     }
     for (int i = 0; i < 5; i++) {
@@ -136,17 +178,15 @@ static int QueueLane_init(PyObject *self, PyObject *args, PyObject *kwds) {
             return -1;
         }
     }
-    for (int i = 0; i < 3; i++) {
-        if (!PyCallable_Check(PyTuple_GET_ITEM(slow, i))) {
-            PyErr_SetString(PyExc_TypeError, "QueueLane slow paths must be callable");
-            return -1;
-        }
+    if (!PyCallable_Check(reference)) {
+        PyErr_SetString(PyExc_TypeError, "QueueLane reference must be callable");
+        return -1;
     }
     PyObject *acquire = PyObject_GetAttrString(lock, "acquire");
     PyObject *release = acquire ? PyObject_GetAttrString(lock, "release") : NULL;
     PyObject *locked = release ? PyObject_GetAttrString(lock, "locked") : NULL;
     PyObject *clock = locked ? PyObject_GetAttrString(keyspace, "clock") : NULL;
-    PyObject *system = clock ? import_time_time() : NULL;
+    PyObject *system = clock ? time_time() : NULL;
     if (!system) {
         Py_XDECREF(acquire);
         Py_XDECREF(release);
@@ -160,7 +200,6 @@ static int QueueLane_init(PyObject *self, PyObject *args, PyObject *kwds) {
         Py_DECREF(release);
         Py_DECREF(locked);
         Py_DECREF(clock);
-        Py_DECREF(system);
         PyErr_SetString(PyExc_TypeError, "QueueLane is already initialised");
         return -1;
     }
@@ -170,16 +209,16 @@ static int QueueLane_init(PyObject *self, PyObject *args, PyObject *kwds) {
     q->locked = locked;
     q->clock = clock;
     q->system_clock = clock == system;
-    Py_DECREF(system);
     q->wakeup = Py_NewRef(wakeup);
     q->ready = Py_NewRef(PyTuple_GET_ITEM(keys, 0));
     q->seq = Py_NewRef(PyTuple_GET_ITEM(keys, 1));
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3; i++)
         q->quiet[i] = Py_NewRef(PyTuple_GET_ITEM(keys, 2 + i));
-        q->slow[i] = Py_NewRef(PyTuple_GET_ITEM(slow, i));
-    }
+    q->reference = Py_NewRef(reference);
     q->seq_value = 0;
+    q->max_timeout = max_timeout;
     q->text = text;
+    q->kind = kind;
     return 0;
 }
 
@@ -270,7 +309,7 @@ static int lane_table(QueueLaneObject *q, PyObject *name, PyObject **out) {
 static inline int lane_has(PyObject *d, PyObject *key) { return PyDict_Contains(d, key); }
 
 /* Decimal text of `raw` (a bytes object) as a value >= 0 in *out: 1, or 0
- * when it is anything else (a sign, spaces, too long): the slow path then
+ * when it is anything else (a sign, spaces, too long): the reference then
  * reads it as Python's int() does. */
 static int lane_parse_seq(PyObject *raw, long long *out) {
     const char *p = PyBytes_AS_STRING(raw);
@@ -356,16 +395,10 @@ static PyObject *lane_seq_text(const QueueLaneObject *q, long long last) {
     return PyBytes_FromStringAndSize(buf, n);
 }
 
-/* Calls the Python twin of a method with the caller's arguments as given. */
-static PyObject *lane_slow(QueueLaneObject *q, int which, PyObject *const *args, Py_ssize_t nargs,
-                           PyObject *kwnames) {
-    return PyObject_Vectorcall(q->slow[which], args, (size_t)nargs, kwnames);
-}
-
 /* ==== push ================================================================ */
 
 /* The item's bytes: 1 with *p / *n pointing into `item` (borrowed), 0 when
- * the slow path must convert it (or raise). Exact bytes, or an exact str
+ * the reference must convert it (or raise). Exact bytes, or an exact str
  * that encodes to UTF-8 strictly, short enough for a member with its id. */
 static int lane_item(PyObject *item, const char **p, Py_ssize_t *n) {
     if (PyBytes_CheckExact(item)) {
@@ -373,7 +406,7 @@ static int lane_item(PyObject *item, const char **p, Py_ssize_t *n) {
         *n = PyBytes_GET_SIZE(item);
     } else if (PyUnicode_CheckExact(item)) {
         if (!(*p = PyUnicode_AsUTF8AndSize(item, n))) {
-            PyErr_Clear(); /* lone surrogates: the slow path raises InvalidItemError */
+            PyErr_Clear(); /* lone surrogates: the reference raises InvalidItemError */
             return 0;
         }
     } else
@@ -381,7 +414,7 @@ static int lane_item(PyObject *item, const char **p, Py_ssize_t *n) {
     return (size_t)*n <= ZSL_MAX_MEMBER_LEN - SEQ_BYTES;
 }
 
-/* The priority as stored: 1 with *out, 0 when the slow path must validate
+/* The priority as stored: 1 with *out, 0 when the reference must validate
  * it. A finite exact float (-0.0 as 0.0), or an exact int within +-2**53. */
 static int lane_priority(PyObject *o, double *out) {
     if (PyFloat_CheckExact(o)) {
@@ -404,42 +437,62 @@ static int lane_priority(PyObject *o, double *out) {
     return 0;
 }
 
-/* Keyword arguments of push the fast path takes: priority, and delay / at /
- * now_us when None. 1 (with *priority set when given), 0 otherwise. */
-static int lane_push_keywords(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                              PyObject **priority) {
-    Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *name = PyTuple_GET_ITEM(kwnames, i), *value = args[nargs + i];
-        if (name == str_priority && nargs == 1)
-            *priority = value;
-        else if (!(value == Py_None && (name == str_delay || name == str_at || name == str_now_us)))
-            return 0;
+/* One item to push: its bytes (borrowed from the caller's objects) and its
+ * priority as stored. */
+typedef struct {
+    const char *data;
+    Py_ssize_t size;
+    double score;
+} lane_entry;
+
+/* Inserts the id `last`-`data` at `score` in `z` (or moves it when it is
+ * already there: ZADD's rule): 0, or -1 with MemoryError. */
+static int lane_insert(zset *z, long long last, const lane_entry *e) {
+    char stack[MEMBER_STACK];
+    size_t len = (size_t)e->size + SEQ_BYTES;
+    char *member = len <= MEMBER_STACK ? stack : PyMem_Malloc(len);
+    if (!member) {
+        PyErr_NoMemory();
+        return -1;
     }
-    return 1;
+    for (int i = 0; i < SEQ_BYTES; i++)
+        member[i] = (char)(unsigned char)((unsigned long long)last >> (8 * (SEQ_BYTES - 1 - i)));
+    memcpy(member + SEQ_BYTES, e->data, (size_t)e->size);
+    int done = 0;
+    uint32_t h = zdict_hash(member, len);
+    zsl_node *x = zset_lookup(z, member, len, h);
+    if (x) { /* the same member already queued: ZADD moves it */
+        if (e->score != x->score)
+            zset_set_score(z, x, e->score, h);
+    } else if (!zset_insert(z, e->score, member, len, h)) {
+        PyErr_NoMemory();
+        done = -1;
+    }
+    if (member != stack)
+        PyMem_Free(member);
+    return done;
 }
 
-/* The direct push, serialised by lane_enter (`taken`: with the lock): 1
- * done, 0 declined (nothing written), -1 error (nothing written unless the
- * seq store after the insert fails, which replacing an existing key does
- * not; a failed wake-up leaves the push done). */
-static int lane_push_locked(QueueLaneObject *q, int taken, const char *data, Py_ssize_t size,
-                            double score) {
+/* The direct push of `n` >= 1 entries in order, serialised by lane_enter
+ * (`taken`: with the lock): 1 done, 0 declined (nothing written), -1 error
+ * (nothing written unless an insert runs out of memory, or the seq store
+ * after the inserts fails, which replacing an existing key does not; a
+ * failed wake-up leaves the push done). */
+static int lane_push_locked(QueueLaneObject *q, int taken, const lane_entry *entries,
+                            Py_ssize_t n) {
     PyObject *values = NULL, *deadlines = NULL, *ready = NULL, *raw = NULL, *text = NULL;
     int done = lane_table(q, str_values, &values);
     if (done <= 0)
         goto out;
     done = 0;
-    ready = Py_XNewRef(PyDict_GetItemWithError(values, q->ready));
-    raw = ready ? Py_XNewRef(PyDict_GetItemWithError(values, q->seq)) : NULL;
+    raw = Py_XNewRef(PyDict_GetItemWithError(values, q->seq));
     if (PyErr_Occurred()) {
         done = -1;
         goto out;
     }
-    if (!raw || !PyBytes_CheckExact(raw) || !Py_IS_TYPE(ready, &SortedSetType) ||
-        !((SortedSetObject *)ready)->raw)
-        goto out;
     long long last;
+    if (!raw || !PyBytes_CheckExact(raw))
+        goto out;
     if (raw == q->seq_text)
         last = q->seq_value;
     else if (!lane_parse_seq(raw, &last))
@@ -457,35 +510,24 @@ static int lane_push_locked(QueueLaneObject *q, int taken, const char *data, Py_
     long long now;
     if ((done = lane_now_us(q, &now)) <= 0)
         goto out;
-    last = last >= now ? last + 1 : now;
-    /* Everything that may fail or run Python code happens before the set changes. */
+    long long first = last >= now ? last + 1 : now; /* then one more per entry */
+    last = first + (n - 1);
+    /* Everything that may fail or run Python code happens before the set changes; the
+     * ready set is looked up last and held, so no Python code runs between taking it
+     * and writing to it. */
     if (!(text = lane_seq_text(q, last))) {
         done = -1;
         goto out;
     }
-    char stack[MEMBER_STACK];
-    size_t len = (size_t)size + SEQ_BYTES;
-    char *member = len <= MEMBER_STACK ? stack : PyMem_Malloc(len);
-    if (!member) {
-        PyErr_NoMemory();
-        done = -1;
+    done = 0;
+    ready = Py_XNewRef(PyDict_GetItemWithError(values, q->ready));
+    if (!ready || !Py_IS_TYPE(ready, &SortedSetType) || !((SortedSetObject *)ready)->raw) {
+        done = PyErr_Occurred() ? -1 : 0;
         goto out;
     }
-    for (int i = 0; i < SEQ_BYTES; i++)
-        member[i] = (char)(unsigned char)((unsigned long long)last >> (8 * (SEQ_BYTES - 1 - i)));
-    memcpy(member + SEQ_BYTES, data, (size_t)size);
     zset *z = &((SortedSetObject *)ready)->z;
-    uint32_t h = zdict_hash(member, len);
-    zsl_node *x = zset_lookup(z, member, len, h);
-    if (x) { /* the same member already queued: ZADD moves it */
-        if (score != x->score)
-            zset_set_score(z, x, score, h);
-    } else if (!zset_insert(z, score, member, len, h)) {
-        PyErr_NoMemory();
-        done = -1;
-    }
-    if (member != stack)
-        PyMem_Free(member);
+    for (Py_ssize_t i = 0; i < n && done == 0; i++)
+        done = lane_insert(z, first + i, &entries[i]);
     if (done < 0 || PyDict_SetItem(values, q->seq, text) < 0) {
         done = -1;
         goto out;
@@ -502,37 +544,70 @@ out:
     return done;
 }
 
-/* push(item, priority=0.0, *, delay=None, at=None, now_us=None) -> None.
- * The item's bytes are borrowed from args[0] (an exact bytes or str the
- * caller keeps alive); the lane's fields are fixed once initialised. */
-static PyObject *QueueLane_push(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames) {
-    QueueLaneObject *q = (QueueLaneObject *)self;
-    if (!lane_ready(q))
-        return NULL;
-    PyObject *priority = nargs == 2 ? args[1] : NULL;
-    const char *data;
-    Py_ssize_t size;
-    double score = 0.0;
-    if (nargs < 1 || nargs > 2 || (kwnames && !lane_push_keywords(args, nargs, kwnames, &priority)) ||
-        !lane_item(args[0], &data, &size) || (priority && !lane_priority(priority, &score)))
-        return lane_slow(q, SLOW_PUSH, args, nargs, kwnames);
-    int taken = lane_enter(q, q->system_clock);
-    if (taken < 0)
-        return NULL;
-    int done = lane_push_locked(q, taken, data, size, score);
-    PyObject *unlocked = lane_leave(q, taken, Py_NewRef(Py_None));
-    if (!unlocked)
-        return NULL;
-    Py_DECREF(unlocked);
-    if (done < 0)
-        return NULL;
-    if (done == 0)
-        return lane_slow(q, SLOW_PUSH, args, nargs, kwnames);
-    Py_RETURN_NONE;
+/* The entries of `pairs`, an exact list or tuple of exact (item, priority)
+ * tuples whose items and priorities lane_item / lane_priority take, in a new
+ * PyMem array in *out, with *owner a new reference to a tuple of the pairs
+ * that keeps the bytes the entries point into alive whatever happens to
+ * `pairs` while the lock is awaited: the number of entries; 0 when the
+ * reference must push them (empty, another shape or type; nothing to free);
+ * -1 with an exception. */
+static Py_ssize_t lane_entries(PyObject *pairs, lane_entry **out, PyObject **owner) {
+    PyObject *tuple;
+    if (PyTuple_CheckExact(pairs))
+        tuple = Py_NewRef(pairs);
+    else if (PyList_CheckExact(pairs))
+        tuple = PyList_AsTuple(pairs);
+    else
+        return 0;
+    if (!tuple)
+        return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    lane_entry *entries = n ? PyMem_New(lane_entry, (size_t)n) : NULL;
+    if (n && !entries) {
+        Py_DECREF(tuple);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PyTuple_GET_ITEM(tuple, i);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+            !lane_item(PyTuple_GET_ITEM(pair, 0), &entries[i].data, &entries[i].size) ||
+            !lane_priority(PyTuple_GET_ITEM(pair, 1), &entries[i].score)) {
+            n = 0;
+            break;
+        }
+    }
+    if (n == 0) {
+        PyMem_Free(entries);
+        Py_DECREF(tuple);
+        return 0;
+    }
+    *out = entries;
+    *owner = tuple;
+    return n;
 }
 
 /* ==== pop ================================================================= */
+
+/* 1 when none of the delayed, leases and attempts keys holds anything: each
+ * is absent, or an empty sorted set or hash (a reliable queue's leases empty
+ * out; the reference reads those as absent too); 0 when one holds something
+ * (the reference settles first); -1 with an exception. */
+static int lane_quiet(QueueLaneObject *q, PyObject *values) {
+    for (int i = 0; i < 3; i++) {
+        PyObject *v = PyDict_GetItemWithError(values, q->quiet[i]); /* borrowed */
+        if (!v) {
+            if (PyErr_Occurred())
+                return -1;
+            continue;
+        }
+        if (Py_IS_TYPE(v, &SortedSetType) ? ((SortedSetObject *)v)->z.length != 0
+                                          : !PyDict_CheckExact(v) || PyDict_GET_SIZE(v) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 
 /* The direct pop of the head, serialised by lane_enter: the item (or (item, priority)
  * with `with_priority`) as a new reference; Py_None (new reference) when
@@ -546,18 +621,15 @@ static PyObject *lane_pop_locked(QueueLaneObject *q, int with_priority) {
     PyObject *result = NULL, *values = NULL, *deadlines = NULL, *ready = NULL;
     if (lane_table(q, str_values, &values) <= 0)
         goto out;
-    for (int i = 0; i < 3; i++) {
-        int has = lane_has(values, q->quiet[i]);
-        if (has)
-            goto out;
-    }
+    if (lane_quiet(q, values) <= 0)
+        goto out;
     if (lane_table(q, str_deadlines, &deadlines) <= 0)
         goto out;
     if (PyDict_GET_SIZE(deadlines) && lane_has(deadlines, q->ready))
         goto out;
     ready = Py_XNewRef(PyDict_GetItemWithError(values, q->ready));
     if (!ready || !Py_IS_TYPE(ready, &SortedSetType) || !((SortedSetObject *)ready)->raw)
-        goto out; /* absent or another type: the slow path answers (None or WRONGTYPE) */
+        goto out; /* absent or another type: the reference answers (None or WRONGTYPE) */
     zset *z = &((SortedSetObject *)ready)->z;
     if (!z->length) {
         result = Py_NewRef(Py_None);
@@ -587,85 +659,394 @@ out:
     return result;
 }
 
-/* pop / pop_with_priority(timeout=None, *, now_us=None): the fast path when
- * both are None, else (or when declined) the Python twin. */
-static PyObject *lane_pop(QueueLaneObject *q, int which, PyObject *const *args, Py_ssize_t nargs,
-                          PyObject *kwnames) {
-    if (!lane_ready(q))
-        return NULL;
-    int plain = nargs == 0 || (nargs == 1 && args[0] == Py_None);
-    if (plain && kwnames) {
-        for (Py_ssize_t i = 0; plain && i < PyTuple_GET_SIZE(kwnames); i++) {
-            PyObject *name = PyTuple_GET_ITEM(kwnames, i);
-            plain = args[nargs + i] == Py_None &&
-                    ((name == str_timeout && nargs == 0) || name == str_now_us);
+/* The direct pop of up to `count` > 0 heads, with the lock held: a new
+ * list of items, NULL with no exception to decline, NULL with one on error.
+ * As lane_pop_locked, the ready set is looked up last and held; the items
+ * are made (no Python code runs) and the heads deleted before the list is
+ * allocated, which may run the collector: no pointer into the set is held
+ * across it. */
+static PyObject *lane_pop_many_locked(QueueLaneObject *q, Py_ssize_t count) {
+    PyObject *result = NULL, *values = NULL, *deadlines = NULL, *ready = NULL;
+    PyObject **items = NULL;
+    if (lane_table(q, str_values, &values) <= 0)
+        goto out;
+    if (lane_quiet(q, values) <= 0)
+        goto out;
+    if (lane_table(q, str_deadlines, &deadlines) <= 0)
+        goto out;
+    if (PyDict_GET_SIZE(deadlines) && lane_has(deadlines, q->ready))
+        goto out;
+    ready = Py_XNewRef(PyDict_GetItemWithError(values, q->ready));
+    if (!ready || !Py_IS_TYPE(ready, &SortedSetType) || !((SortedSetObject *)ready)->raw)
+        goto out; /* absent or another type: the reference answers ([] or WRONGTYPE) */
+    zset *z = &((SortedSetObject *)ready)->z;
+    Py_ssize_t n = (size_t)count < z->length ? count : (Py_ssize_t)z->length;
+    if (n && !(items = PyMem_New(PyObject *, (size_t)n))) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    /* Every item first: an allocation that fails leaves the set as it was. */
+    zsl_node *x = z->header->level[0].forward;
+    for (Py_ssize_t i = 0; i < n; i++, x = x->level[0].forward) {
+        const char *p = zsl_member(x) + (x->mlen > SEQ_BYTES ? SEQ_BYTES : x->mlen);
+        Py_ssize_t size = x->mlen > SEQ_BYTES ? (Py_ssize_t)(x->mlen - SEQ_BYTES) : 0;
+        items[i] = q->text ? PyUnicode_DecodeUTF8(p, size, "surrogateescape")
+                           : PyBytes_FromStringAndSize(p, size);
+        if (!items[i]) {
+            while (i > 0)
+                Py_DECREF(items[--i]);
+            goto out;
         }
     }
-    if (!plain)
-        return lane_slow(q, which, args, nargs, kwnames);
+    for (Py_ssize_t i = 0; i < n; i++)
+        zset_delete(z, z->header->level[0].forward);
+    result = PyList_New(n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (result)
+            PyList_SET_ITEM(result, i, items[i]);
+        else
+            Py_DECREF(items[i]);
+    }
+out:
+    PyMem_Free(items);
+    Py_XDECREF(ready);
+    Py_XDECREF(deadlines);
+    Py_XDECREF(values);
+    return result;
+}
+
+/* ==== calls =============================================================== */
+
+/* Hands the call to the operation's reference: `args` are the lane's
+ * positional arguments (PUSH_ARGS or POP_ARGS of them). */
+static PyObject *lane_reference(QueueLaneObject *q, PyObject *const *args, Py_ssize_t nargs) {
+    return PyObject_Vectorcall(q->reference, args, (size_t)nargs, NULL);
+}
+
+/* The push of `args` = (item, priority, delay, at, now_us): done here when
+ * the item and priority are plain and delay, at and now_us are None, else
+ * (or when declined) by the reference. */
+static PyObject *lane_push(QueueLaneObject *q, PyObject *const *args) {
+    lane_entry entry;
+    if (args[2] != Py_None || args[3] != Py_None || args[4] != Py_None ||
+        !lane_item(args[0], &entry.data, &entry.size) || !lane_priority(args[1], &entry.score))
+        return lane_reference(q, args, PUSH_ARGS);
+    int taken = lane_enter(q, q->system_clock);
+    if (taken < 0)
+        return NULL;
+    int done = lane_push_locked(q, taken, &entry, 1);
+    PyObject *unlocked = lane_leave(q, taken, Py_NewRef(Py_None));
+    if (!unlocked)
+        return NULL;
+    Py_DECREF(unlocked);
+    if (done < 0)
+        return NULL;
+    if (done == 0)
+        return lane_reference(q, args, PUSH_ARGS);
+    Py_RETURN_NONE;
+}
+
+/* The push of `args` = (pairs, delay, at, now_us), pairs as the queue
+ * checked them: done here, under the lock, when delay, at and now_us are
+ * None and every pair is plain; else (or when declined) by the reference.
+ * Answers how many were pushed. */
+static PyObject *lane_push_many(QueueLaneObject *q, PyObject *const *args) {
+    lane_entry *entries = NULL;
+    PyObject *owner = NULL;
+    Py_ssize_t n = 0;
+    if (args[1] == Py_None && args[2] == Py_None && args[3] == Py_None &&
+        (n = lane_entries(args[0], &entries, &owner)) < 0)
+        return NULL;
+    if (n == 0)
+        return lane_reference(q, args, PUSH_MANY_ARGS);
+    int done = lane_enter(q, 0);
+    if (done > 0) {
+        done = lane_push_locked(q, 1, entries, n);
+        PyObject *unlocked = lane_leave(q, 1, Py_NewRef(Py_None));
+        if (!unlocked)
+            done = -1;
+        Py_XDECREF(unlocked);
+    }
+    PyMem_Free(entries);
+    Py_DECREF(owner);
+    if (done < 0)
+        return NULL;
+    if (done == 0)
+        return lane_reference(q, args, PUSH_MANY_ARGS);
+    return PyLong_FromSsize_t(n);
+}
+
+/* The pop of `args` = (count, now_us): up to `count` heads taken here,
+ * under the lock, when `count` is an int > 0, now_us is None and nothing
+ * needs settling; else (or when declined) the reference. */
+static PyObject *lane_pop_many(QueueLaneObject *q, PyObject *const *args) {
+    Py_ssize_t count = -1;
+    if (args[1] == Py_None && PyLong_CheckExact(args[0])) {
+        count = PyLong_AsSsize_t(args[0]);
+        if (count < 0)
+            PyErr_Clear(); /* too large, or negative: the reference answers */
+    }
+    if (count <= 0)
+        return lane_reference(q, args, POP_MANY_ARGS);
+    if (lane_enter(q, 0) < 0)
+        return NULL;
+    PyObject *result = lane_leave(q, 1, lane_pop_many_locked(q, count));
+    if (result || PyErr_Occurred())
+        return result;
+    return lane_reference(q, args, POP_MANY_ARGS);
+}
+
+/* 1 when `timeout` is None or a number of seconds the reference accepts
+ * (an exact int or a finite exact float within [0, max_timeout]), with
+ * *seconds set (0 for None); 0 when the reference must look at it (and
+ * raise, or take a subclass as it sees fit). */
+static int lane_timeout(const QueueLaneObject *q, PyObject *timeout, double *seconds) {
+    if (timeout == Py_None) {
+        *seconds = 0.0;
+        return 1;
+    }
+    if (PyFloat_CheckExact(timeout)) {
+        *seconds = PyFloat_AS_DOUBLE(timeout);
+        return *seconds >= 0.0 && *seconds <= q->max_timeout; /* false for NaN */
+    }
+    if (PyLong_CheckExact(timeout)) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(timeout, &overflow);
+        if (overflow || v < 0 || (double)v > q->max_timeout) {
+            PyErr_Clear();
+            return 0;
+        }
+        *seconds = (double)v;
+        return 1;
+    }
+    return 0;
+}
+
+/* The pop of `args` = (timeout, now_us): with now_us None and a timeout
+ * the reference accepts, the head taken here when nothing needs settling;
+ * an empty queue answers None here only when there is nothing to wait for
+ * (no timeout, or 0). Anything else, or declined, goes to the reference
+ * (which waits for a push when there is a timeout). */
+static PyObject *lane_pop(QueueLaneObject *q, PyObject *const *args) {
+    double timeout;
+    if (args[1] != Py_None || !lane_timeout(q, args[0], &timeout))
+        return lane_reference(q, args, POP_ARGS);
     int taken = lane_enter(q, 1); /* no Python code runs before the pop is done */
     if (taken < 0)
         return NULL;
-    PyObject *result = lane_leave(q, taken, lane_pop_locked(q, which == SLOW_POP_PRIORITY));
+    PyObject *result = lane_leave(q, taken, lane_pop_locked(q, q->kind == LANE_POP_PRIORITY));
+    if (result == Py_None && timeout > 0.0)
+        Py_CLEAR(result); /* empty: the reference waits */
     if (result || PyErr_Occurred())
         return result;
-    return lane_slow(q, which, args, nargs, kwnames);
+    return lane_reference(q, args, POP_ARGS);
 }
 
-/* lane.pop(timeout=None, *, now_us=None): see lane_pop. */
+/* lane(*args): the operation with its positional arguments (see lane_push,
+ * lane_pop, lane_push_many, lane_pop_many); any other shape of call goes to
+ * the reference as given. */
+static PyObject *QueueLane_call(PyObject *self, PyObject *const *args, size_t nargsf,
+                                PyObject *kwnames) {
+    QueueLaneObject *q = (QueueLaneObject *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (!lane_ready(q))
+        return NULL;
+    if (!kwnames && nargs == lane_arity[q->kind]) {
+        switch (q->kind) {
+        case LANE_PUSH:
+            return lane_push(q, args);
+        case LANE_PUSH_MANY:
+            return lane_push_many(q, args);
+        case LANE_POP_MANY:
+            return lane_pop_many(q, args);
+        default:
+            return lane_pop(q, args);
+        }
+    }
+    return PyObject_Vectorcall(q->reference, args, (size_t)nargs, kwnames);
+}
+
+/* Binds a call of `fname` with signature (positional-or-keyword names[0 ..
+ * npos), then keyword-only names[npos .. n)) to `slots` (borrowed; NULL when
+ * not given), as Python binds a call: 0, or -1 with the TypeError Python
+ * would raise (too many positional arguments, an unknown or repeated
+ * keyword, a missing required one: the first `required` names). */
+static int lane_bind(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames, PyObject *const *names, Py_ssize_t n, Py_ssize_t npos,
+                     Py_ssize_t required, PyObject **slots) {
+    if (nargs > npos) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %zd positional arguments (%zd given)",
+                     fname, npos, nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        slots[i] = i < nargs ? args[i] : NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        Py_ssize_t i = 0;
+        while (i < n && name != names[i])
+            i++;
+        for (Py_ssize_t j = 0; i == n && j < n; j++) { /* not interned: compare the text */
+            int equal = PyUnicode_Compare(name, names[j]);
+            if (equal == -1 && PyErr_Occurred())
+                return -1;
+            if (equal == 0)
+                i = j;
+        }
+        if (i == n) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", fname,
+                         name);
+            return -1;
+        }
+        if (slots[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%U'", fname,
+                         name);
+            return -1;
+        }
+        slots[i] = args[nargs + k];
+    }
+    for (Py_ssize_t i = 0; i < required; i++) {
+        if (!slots[i]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%U'", fname, names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Raises TypeError when the lane is not initialised or its kind is not
+ * `kind`: 0 when it is, -1. */
+static int lane_is(QueueLaneObject *q, int kind) {
+    if (!lane_ready(q))
+        return -1;
+    if (q->kind == kind)
+        return 0;
+    PyErr_Format(PyExc_TypeError, "this QueueLane runs %s, not %s", kind_names[q->kind],
+                 kind_names[kind]);
+    return -1;
+}
+
+/* lane.push(item, priority=0.0, *, delay=None, at=None, now_us=None): Queue.push. */
+static PyObject *QueueLane_push(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames) {
+    QueueLaneObject *q = (QueueLaneObject *)self;
+    PyObject *const names[PUSH_ARGS] = {str_item, str_priority, str_delay, str_at, str_now_us};
+    PyObject *slots[PUSH_ARGS];
+    if (lane_is(q, LANE_PUSH) < 0)
+        return NULL;
+    if (!kwnames && (nargs == 1 || nargs == 2)) { /* the common call: no binding to do */
+        PyObject *const full[PUSH_ARGS] = {args[0], nargs == 2 ? args[1] : zero_priority, Py_None,
+                                           Py_None, Py_None};
+        return lane_push(q, full);
+    }
+    if (lane_bind("push", args, nargs, kwnames, names, PUSH_ARGS, 2, 1, slots) < 0)
+        return NULL;
+    slots[1] = slots[1] ? slots[1] : zero_priority;
+    for (int i = 2; i < PUSH_ARGS; i++)
+        slots[i] = slots[i] ? slots[i] : Py_None;
+    return lane_push(q, slots);
+}
+
+/* The method of a pop lane: (timeout=None, *, now_us=None), as lane_pop. */
+static PyObject *lane_pop_method(QueueLaneObject *q, int kind, PyObject *const *args,
+                                 Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *const names[POP_ARGS] = {str_timeout, str_now_us};
+    PyObject *slots[POP_ARGS];
+    if (lane_is(q, kind) < 0)
+        return NULL;
+    if (!kwnames && nargs == 0) { /* the common call */
+        PyObject *const none[POP_ARGS] = {Py_None, Py_None};
+        return lane_pop(q, none);
+    }
+    if (lane_bind(kind_names[kind], args, nargs, kwnames, names, POP_ARGS, 1, 0, slots) < 0)
+        return NULL;
+    for (int i = 0; i < POP_ARGS; i++)
+        slots[i] = slots[i] ? slots[i] : Py_None;
+    return lane_pop(q, slots);
+}
+
+/* lane.pop(timeout=None, *, now_us=None): Queue.pop. */
 static PyObject *QueueLane_pop(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames) {
-    return lane_pop((QueueLaneObject *)self, SLOW_POP, args, nargs, kwnames);
+    return lane_pop_method((QueueLaneObject *)self, LANE_POP, args, nargs, kwnames);
 }
 
-/* lane.pop_with_priority(timeout=None, *, now_us=None): see lane_pop. */
+/* lane.pop_with_priority(timeout=None, *, now_us=None): Queue.pop_with_priority. */
 static PyObject *QueueLane_pop_with_priority(PyObject *self, PyObject *const *args,
                                              Py_ssize_t nargs, PyObject *kwnames) {
-    return lane_pop((QueueLaneObject *)self, SLOW_POP_PRIORITY, args, nargs, kwnames);
+    return lane_pop_method((QueueLaneObject *)self, LANE_POP_PRIORITY, args, nargs, kwnames);
+}
+
+/* lane.method: the lane's own method (push, pop or pop_with_priority) bound
+ * to the lane, a new reference; None for push_many and pop_many, whose queue
+ * methods check their arguments in Python first. */
+static PyObject *QueueLane_method(PyObject *self, void *closure) {
+    if (!lane_ready((QueueLaneObject *)self))
+        return NULL;
+    int kind = ((QueueLaneObject *)self)->kind;
+    if (kind == LANE_PUSH_MANY || kind == LANE_POP_MANY)
+        Py_RETURN_NONE;
+    return PyObject_GetAttrString(self, kind_names[kind]);
 }
 
 /* ==== type ================================================================ */
 
 static PyMethodDef QueueLane_methods[] = {
     {"push", (PyCFunction)(void (*)(void))QueueLane_push, METH_FASTCALL | METH_KEYWORDS,
-     "push(item, priority=0.0, *, delay=None, at=None, now_us=None): Queue.push"},
+     "push($self, /, item, priority=0.0, *, delay=None, at=None, now_us=None)\n--\n\n"
+     "Queue.push, on a push lane."},
     {"pop", (PyCFunction)(void (*)(void))QueueLane_pop, METH_FASTCALL | METH_KEYWORDS,
-     "pop(timeout=None, *, now_us=None): Queue.pop"},
+     "pop($self, /, timeout=None, *, now_us=None)\n--\n\nQueue.pop, on a pop lane."},
     {"pop_with_priority", (PyCFunction)(void (*)(void))QueueLane_pop_with_priority,
      METH_FASTCALL | METH_KEYWORDS,
-     "pop_with_priority(timeout=None, *, now_us=None): Queue.pop_with_priority"},
+     "pop_with_priority($self, /, timeout=None, *, now_us=None)\n--\n\n"
+     "Queue.pop_with_priority, on a pop_with_priority lane."},
     {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef QueueLane_getset[] = {
+    {"method", QueueLane_method, NULL,
+     "The step taking the queue method's own signature (push, pop or pop_with_priority).", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyTypeObject QueueLaneType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "ranked.backends.native._native.QueueLane",
     .tp_basicsize = sizeof(QueueLaneObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "A memory queue's push and pop in C (see ranked.queue._lane).",
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A memory queue's push or pop in C (see ranked.backends.native.queue).",
     .tp_traverse = QueueLane_traverse,
     .tp_clear = QueueLane_clear,
     .tp_dealloc = QueueLane_dealloc,
     .tp_init = QueueLane_init,
-    .tp_new = PyType_GenericNew,
+    .tp_new = QueueLane_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(QueueLaneObject, vectorcall),
     .tp_methods = QueueLane_methods,
+    .tp_getset = QueueLane_getset,
 };
 
-/* Interns the names the lane compares keywords and attributes against and
- * adds QueueLane to `m`; 0, or -1 with an exception set. */
+/* Interns the names the lane compares keywords and attributes against, makes
+ * the default priority and adds QueueLane to `m`; 0, or -1 with an exception
+ * set. */
 int queue_lane_add_to_module(PyObject *m) {
     struct {
         PyObject **slot;
         const char *text;
     } names[] = {
-        {&str_values, "_values"},   {&str_deadlines, "_deadlines"}, {&str_waiting, "waiting"},
-        {&str_notify, "notify"},    {&str_priority, "priority"},    {&str_delay, "delay"},
-        {&str_at, "at"},            {&str_now_us, "now_us"},        {&str_timeout, "timeout"},
+        {&str_values, "_values"},  {&str_deadlines, "_deadlines"}, {&str_waiting, "waiting"},
+        {&str_notify, "notify"},   {&str_item, "item"},            {&str_priority, "priority"},
+        {&str_delay, "delay"},     {&str_at, "at"},                {&str_now_us, "now_us"},
+        {&str_timeout, "timeout"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (!*names[i].slot && !(*names[i].slot = PyUnicode_InternFromString(names[i].text)))
             return -1;
     }
+    if (!zero_priority && !(zero_priority = PyFloat_FromDouble(0.0)))
+        return -1;
     if (PyType_Ready(&QueueLaneType) < 0)
         return -1;
     return PyModule_AddObjectRef(m, "QueueLane", (PyObject *)&QueueLaneType);

@@ -1,15 +1,14 @@
-"""Blocked pops on the memory backend, woken by pushes instead of polling.
+"""Blocked pops on the memory backend, woken by writes instead of polling.
 
-A Lua script cannot block, so on Redis a waiting pop polls (see :func:`._plan.pauses`).
-In one process the pushing thread can wake the waiters itself: every queue object of one
-name on one :class:`MemoryBackend` shares one :class:`Wakeup`, whose condition variable
-uses the backend's lock. A waiter checks the queue and starts waiting under that lock,
-and a push signals under it, so no wake-up is lost. A push with nobody waiting pays one
+A Lua script cannot block, so on Redis a waiting pop polls. In one process the writing
+thread can wake the waiters itself: every queue step of one ready key on one keyspace
+shares one :class:`Wakeup`, whose condition variable uses the backend's lock. A waiter
+tries the step and starts waiting under that lock, and a write wakes it after its change
+(see :func:`notify_after`), so no wake-up is lost. A write with nobody waiting pays one
 attribute test.
 
-Waiters still look again every :data:`._plan.POLL_CAP` seconds: delayed items falling
-due, leases expiring and writes that bypass the queue objects (raw keyspace commands, a
-``ShardedQueue``) signal nobody.
+Waiters still look again every ``cap`` seconds (the queue's ``POLL_CAP``): delayed items
+falling due and leases expiring signal nobody.
 """
 
 from __future__ import annotations
@@ -21,18 +20,18 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..backends.memory import MemoryBackend
+from ...engine.keyspace import Keyspace
 
 __all__ = ["Wakeup", "wakeup_of"]
 
-_REGISTRY: Final[weakref.WeakKeyDictionary[MemoryBackend, dict[bytes, Wakeup]]] = (
+_REGISTRY: Final[weakref.WeakKeyDictionary[Keyspace, dict[bytes, Wakeup]]] = (
     weakref.WeakKeyDictionary()
 )
 _REGISTRY_LOCK: Final = threading.Lock()
 
 
 class Wakeup:
-    """The waiters of one queue on one backend. :meth:`notify` expects the backend's lock
+    """The waiters of one queue on one keyspace. :meth:`notify` expects the backend's lock
     held (the condition's lock); the waits take it themselves."""
 
     __slots__ = ("condition", "futures", "waiting")
@@ -41,7 +40,7 @@ class Wakeup:
         self.condition = threading.Condition(lock)
         self.futures: set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = set()
         self.waiting = 0
-        """Threads plus tasks waiting: what a push tests."""
+        """Threads plus tasks waiting: what a write tests."""
 
     def notify(self) -> None:
         """Wake every waiter (they race for the items; losers wait again)."""
@@ -51,14 +50,14 @@ class Wakeup:
         self.futures.clear()
 
     def wait(self, attempt: Callable[[], Any], seconds: float, cap: float) -> Any:
-        """Call ``attempt`` (under the lock) until it answers truthy or ``seconds`` pass,
-        waiting between tries until a notify, or ``cap`` seconds at most."""
+        """Call ``attempt`` (under the lock) until it answers something other than None
+        or ``seconds`` pass, waiting between tries until a notify, or ``cap`` seconds."""
         deadline = time.monotonic() + seconds
         with self.condition:
             while True:
                 answer = attempt()
                 left = deadline - time.monotonic()
-                if answer or left <= 0:
+                if answer is not None or left <= 0:
                     return answer
                 self.waiting += 1
                 try:
@@ -74,7 +73,7 @@ class Wakeup:
             with self.condition:
                 answer = attempt()
                 left = deadline - time.monotonic()
-                if answer or left <= 0:
+                if answer is not None or left <= 0:
                     return answer
                 entry = (loop, loop.create_future())
                 self.futures.add(entry)
@@ -92,11 +91,29 @@ def _resolve(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def wakeup_of(backend: MemoryBackend, key: bytes) -> Wakeup:
-    """The :class:`Wakeup` shared by every queue object whose ready set is ``key``."""
+def wakeup_of(keyspace: Keyspace, lock: threading.Lock, key: bytes) -> Wakeup:
+    """The :class:`Wakeup` shared by every step on the queue whose ready set is ``key``."""
     with _REGISTRY_LOCK:
-        found = _REGISTRY.setdefault(backend, {})
+        found = _REGISTRY.setdefault(keyspace, {})
         wakeup = found.get(key)
         if wakeup is None:
-            wakeup = found[key] = Wakeup(backend.lock)
+            wakeup = found[key] = Wakeup(lock)
         return wakeup
+
+
+def notify_after(
+    run: Callable[..., Any], wakeup: Wakeup, lock: threading.Lock
+) -> Callable[..., Any]:
+    """``run`` (a step that takes the lock itself), then a wake-up of the queue's waiters
+    if there are any. Reading ``waiting`` after the write, outside the lock, misses no
+    one: a waiter counts itself under the lock in the same hold as its failed try, so a
+    try before this write is counted by the time the write is done."""
+
+    def step(*args: Any) -> Any:
+        answer = run(*args)
+        if wakeup.waiting:
+            with lock:
+                wakeup.notify()
+        return answer
+
+    return step

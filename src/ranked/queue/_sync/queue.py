@@ -1,15 +1,34 @@
-"""The synchronous priority queue: seed 001's operations plus delayed and reliable modes."""
+# Generated from ranked/queue/_async/queue.py by scripts/generate_sync.py: do not edit.
+"""The priority queue, written once: ``_async/queue.py`` (:class:`AsyncQueue`) is the source
+and ``_sync/queue.py`` (:class:`Queue`) is generated from it by ``scripts/generate_sync.py``.
+
+Each operation is bound to the backend once per queue (:class:`~._plan.QueuePlan`
+describes them) and every method calls what the backend handed back; nothing here knows
+which backend it is.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any, Generic, Literal, overload
 
-from ..backends.base import Backend
-from ..backends.memory import MemoryBackend
-from ._plan import Call, QueuePlan, check_count, check_timeout, pauses, seconds_to_us
-from .results import Counts, DeadLetter, Item, Items, ItemT, Lease, NackOutcome
+from ...backends.base import Backend
+from ...backends.procedure import Bound
+from .._checks import check_count, pairs_of
+from .._plan import (
+    WAIT_IN_THREAD,
+    QueuePlan,
+    deadline_after,
+    install_methods,
+    lease_us,
+    pauses,
+    plan_of,
+    seconds_left,
+)
+from .._procedures import Taken
+from ..results import Counts, DeadLetter, Item, Items, ItemT, Lease, NackOutcome
 
 __all__ = ["Queue"]
 
@@ -19,8 +38,8 @@ class Queue(Generic[ItemT]):
     priorities in push order (FIFO). Items are opaque bytes (``str`` is stored as UTF-8);
     the same item may be queued many times (a job queue, not a set).
 
-    Every operation is one atomic procedure on the backend (one round trip on Redis),
-    reading time from the server unless ``now_us`` (Unix microseconds) is given.
+    Every operation is one atomic step on the backend (one round trip on Redis), reading
+    time from the server unless ``now_us`` (Unix microseconds) is given.
 
     ``max_attempts``: in reliable mode, an item whose ``max_attempts``-th delivery fails
     (its lease expires, or it is nacked) moves to the dead letters; None retries forever.
@@ -28,16 +47,14 @@ class Queue(Generic[ItemT]):
     on access). ``text``: return items as ``str`` (UTF-8) instead of ``bytes``.
     """
 
-    __slots__ = ("_backend", "_plan", "_run")
-
-    def __new__(cls, backend: Backend, name: str, **options: Any) -> Queue[Any]:
-        """On a memory backend (without ``max_age``), a :class:`MemoryQueue`: the same
-        queue with direct paths for its commonest calls."""
-        if cls is Queue and type(backend) is MemoryBackend and options.get("max_age") is None:
-            from ._lane import MemoryQueue
-
-            return object.__new__(MemoryQueue)
-        return object.__new__(cls)
+    __slots__ = (
+        "__dict__",  # whole methods from the backend (install_methods); the colder steps
+        "_backend",
+        "_plan",
+        "_pop",
+        "_pop_pair",
+        "_push",
+    )
 
     @overload
     def __init__(
@@ -68,27 +85,82 @@ class Queue(Generic[ItemT]):
         max_age: float | None = None,
         text: bool = False,
     ) -> None:
-        self._backend = backend
-        self._run = backend.run
-        self._plan: QueuePlan[ItemT] = QueuePlan(
-            name, max_attempts=max_attempts, max_age=max_age, text=text
+        plan: QueuePlan[ItemT] = plan_of(
+            name, max_attempts=max_attempts, max_age=max_age, text=text, waits=WAIT_IN_THREAD
         )
+        self._plan: QueuePlan[ItemT] = plan
+        self._backend = backend
+        # The commonest steps are bound now (a backend may hand them back as whole
+        # methods); the others on first use (cached_property), once per queue either way.
+        self._push: Bound[None] = backend.bind(plan.push)
+        self._pop: Bound[Any] = backend.bind(plan.pop)
+        self._pop_pair: Bound[Any] = backend.bind(plan.pop_pair)
+        steps = {"push": self._push, "pop": self._pop, "pop_with_priority": self._pop_pair}
+        install_methods(self, Queue, steps)
+
+    @cached_property
+    def _push_many(self) -> Bound[int]:
+        return self._backend.bind(self._plan.push_many)
+
+    @cached_property
+    def _pop_many(self) -> Bound[list[ItemT]]:
+        return self._backend.bind(self._plan.pop_many)
+
+    @cached_property
+    def _peek(self) -> Bound[Any]:
+        return self._backend.bind(self._plan.peek)
+
+    @cached_property
+    def _take(self) -> Bound[Taken]:
+        return self._backend.bind(self._plan.take)
+
+    @cached_property
+    def _counts(self) -> Bound[Counts]:
+        return self._backend.bind(self._plan.counts)
+
+    @cached_property
+    def _clear(self) -> Bound[int]:
+        return self._backend.bind(self._plan.clear)
+
+    @cached_property
+    def _reserve(self) -> Bound[Taken | None]:
+        return self._backend.bind(self._plan.reserve)
+
+    @cached_property
+    def _ack(self) -> Bound[int]:
+        return self._backend.bind(self._plan.ack)
+
+    @cached_property
+    def _ack_one(self) -> Bound[int]:
+        return self._backend.bind(self._plan.ack_one)
+
+    @cached_property
+    def _nack(self) -> Bound[NackOutcome]:
+        return self._backend.bind(self._plan.nack)
+
+    @cached_property
+    def _extend(self) -> Bound[int | None]:
+        return self._backend.bind(self._plan.extend)
+
+    @cached_property
+    def _dead(self) -> Bound[Any]:
+        return self._backend.bind(self._plan.dead)
 
     @property
     def name(self) -> str:
         return self._plan.keys.name
 
-    def _wait(self, call: Call, timeout: float | None) -> Any:
-        """Run ``call`` until its answer is truthy (an item came back) or ``timeout``."""
-        check_timeout(timeout)
-        answer = self._run(*call)
-        if answer or not timeout:
-            return answer
-        for pause in pauses(seconds_to_us(timeout, "timeout") / 1e6):
-            time.sleep(pause)
-            answer = self._run(*call)
-            if answer:
+    def _waiting(self, step: Bound[Any], timeout: object, *args: Any) -> Any:
+        """``step(timeout, *args)`` until it answers (not None) or ``timeout`` seconds
+        pass. A backend that can wait for a push (memory) waits inside the step; the
+        others answer at once and are polled after each of :func:`pauses`."""
+        deadline = deadline_after(timeout)
+        answer = step(timeout, *args)
+        for pause in pauses(deadline):
+            if answer is not None:
                 break
+            time.sleep(pause)
+            answer = step(seconds_left(deadline), *args)
         return answer
 
     # -- seed 001's operations ---------------------------------------------------------
@@ -106,7 +178,7 @@ class Queue(Generic[ItemT]):
 
         O(log n). Redis: INCR-like sequence + ZADD in one script.
         """
-        self._run(*self._plan.push(item, priority, delay, at, now_us))
+        self._push(item, priority, delay, at, now_us)
 
     def push_many(
         self,
@@ -118,42 +190,50 @@ class Queue(Generic[ItemT]):
     ) -> int:
         """Queue many (item, priority) pairs in order, atomically; returns how many.
         O(k log n), one round trip."""
-        call = self._plan.push_many(items, delay, at, now_us)
-        return 0 if call is None else int(self._run(*call))
+        pairs = pairs_of(items)
+        self._plan.when(delay, at)
+        return self._push_many(pairs, delay, at, now_us) if pairs else 0
 
     def pop(self, timeout: float | None = None, *, now_us: int | None = None) -> ItemT | None:
         """Remove and return the head, or None when empty. ``timeout`` (seconds): wait up
         to that long for an item (Redis: polling, see :data:`POLL_CAP`; memory: woken by a
         push). O(log n). Redis: ZPOPMIN."""
         if timeout is None:
-            return self._plan.head_item(self._run(*self._plan.pop_one(now_us)))
-        return self._plan.head_item(self._wait(self._plan.pop_one(now_us), timeout))
+            item: ItemT | None = self._pop(None, now_us)
+        else:
+            item = self._waiting(self._pop, timeout, now_us)
+        return item
 
     def pop_with_priority(
         self, timeout: float | None = None, *, now_us: int | None = None
     ) -> tuple[ItemT, float] | None:
         """As :meth:`pop`, with the item's priority."""
-        return self._plan.head_pair(self._wait(self._plan.pop_one(now_us), timeout))
+        if timeout is None:
+            pair: tuple[ItemT, float] | None = self._pop_pair(None, now_us)
+        else:
+            pair = self._waiting(self._pop_pair, timeout, now_us)
+        return pair
 
     def pop_many(self, count: int, *, now_us: int | None = None) -> list[ItemT]:
         """Remove and return up to ``count`` items, head first. O(k log n). Redis: ZPOPMIN k."""
         if not check_count(count):
             return []
-        return self._plan.items(self._run(*self._plan.take("pop", count, now_us=now_us)))
+        return self._pop_many(count, now_us)
 
     def peek(self, *, now_us: int | None = None) -> ItemT | None:
         """The head without removing it, or None. O(log n). Redis: ZRANGE 0 0."""
-        return self._plan.first(self._run(*self._plan.take("peek", 1, now_us=now_us)))
+        item: ItemT | None = self._peek(now_us)
+        return item
 
     def peek_many(self, count: int, *, now_us: int | None = None) -> list[tuple[ItemT, float]]:
         """The first ``count`` (item, priority) pairs, head first. O(log n + k)."""
         if not check_count(count):
             return []
-        return self._plan.pairs(self._run(*self._plan.take("peek", count, now_us=now_us)))
+        return self._plan.pairs(self._take("peek", count, b"", now_us))
 
     def size(self, *, now_us: int | None = None) -> int:
         """Visible items (delayed and leased ones not counted). O(1). Redis: ZCARD."""
-        return self.counts(now_us=now_us).ready
+        return (self.counts(now_us=now_us)).ready
 
     def is_empty(self, *, now_us: int | None = None) -> bool:
         """True when no item is visible."""
@@ -161,12 +241,12 @@ class Queue(Generic[ItemT]):
 
     def counts(self, *, now_us: int | None = None) -> Counts:
         """Items by state (ready, delayed, leased, dead), after settling. O(1) + settling."""
-        return self._plan.counts(self._run(*self._plan.take("counts", 0, now_us=now_us)))
+        return self._counts(now_us)
 
     def clear(self) -> int:
         """Delete every item (ready, delayed, leased, dead) and the queue's keys; returns
         how many ready, delayed or leased items there were. O(n). Redis: DEL."""
-        return int(self._run(*self._plan.clear()))
+        return self._clear()
 
     # -- reliable mode -----------------------------------------------------------------
 
@@ -189,47 +269,51 @@ class Queue(Generic[ItemT]):
         now_us: int | None = None,
     ) -> list[Lease[ItemT]]:
         """Reserve up to ``count`` items with one lease deadline. O(k log n)."""
-        lease_us = seconds_to_us(lease, "lease", zero=False)
+        micros = lease_us(lease)
         if not check_count(count):
             return []
-        taken = self._wait(self._plan.take("reserve", count, lease_us, now_us=now_us), timeout)
-        return self._plan.leases(taken, lease_us)
+        if timeout is None:
+            taken: Taken | None = self._reserve(None, count, micros, now_us)
+        else:
+            taken = self._waiting(self._reserve, timeout, count, micros, now_us)
+        return self._plan.leases(taken, micros)
 
     def ack(self, lease: Lease[ItemT], *, now_us: int | None = None) -> bool:
         """Settle a delivery: True if the lease was still held (the item is gone for
         good), False if it had expired or was settled already (the item is, or will be,
         delivered again). O(log n)."""
-        return bool(self._run(*self._plan.ack((lease,), now_us)))
+        return bool(self._ack_one(lease, now_us))
 
     def ack_many(self, leases: Sequence[Lease[ItemT]], *, now_us: int | None = None) -> int:
         """:meth:`ack` many leases in one step; returns how many were still held."""
-        return int(self._run(*self._plan.ack(leases, now_us))) if leases else 0
+        return self._ack(leases, now_us) if leases else 0
 
     def nack(
         self, lease: Lease[ItemT], *, delay: float = 0.0, now_us: int | None = None
     ) -> NackOutcome:
         """Give a delivery back as failed: requeued now, or after ``delay`` seconds; dead
         if it was the last allowed delivery. "not held" if the lease was not held."""
-        return self._plan.nack_outcome(int(self._run(*self._plan.nack(lease, delay, now_us))))
+        return self._nack(lease, delay, now_us)
 
     def extend(
         self, lease: Lease[ItemT], lease_seconds: float, *, now_us: int | None = None
     ) -> Lease[ItemT] | None:
         """Hold a delivery ``lease_seconds`` from now; the renewed lease, or None if it
         was no longer held. O(log n)."""
-        deadline = self._run(*self._plan.extend(lease, lease_seconds, now_us))
-        return self._plan.extended(lease, deadline)
+        return self._plan.extended(lease, self._extend(lease, lease_seconds, now_us))
 
     def dead_letters(
         self, count: int | None = None, *, now_us: int | None = None
     ) -> list[DeadLetter[ItemT]]:
         """Dead letters, oldest death first (``count`` of them, or all)."""
-        return self._plan.dead_letters(self._run(*self._plan.dead("list", count, now_us)))
+        return self._plan.dead_letters(self._dead("list", count, now_us))
 
     def retry_dead(self, count: int | None = None, *, now_us: int | None = None) -> int:
         """Put the oldest dead letters back in the queue with a fresh delivery count."""
-        return int(self._run(*self._plan.dead("retry", count, now_us)))
+        retried: int = self._dead("retry", count, now_us)
+        return retried
 
     def purge_dead(self) -> int:
         """Delete every dead letter; returns how many."""
-        return int(self._run(*self._plan.dead("purge", None, None)))
+        purged: int = self._dead("purge", None, None)
+        return purged

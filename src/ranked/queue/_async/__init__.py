@@ -1,0 +1,1 @@
+"""The queues' asyncio API, the source the blocking API (``_sync``) is generated from."""
