@@ -5,7 +5,10 @@ Run from the repository root (after ``pip install -e .[bench]``)::
     python benchmarks/queue.py               # n = 1,000,000 queued items
     python benchmarks/queue.py --quick       # smoke run: n = 10,000, few cycles (CI, < 60 s)
     python benchmarks/queue.py --markdown    # also write benchmarks/RESULTS-queue.md
-    python benchmarks/queue.py --memory-only # sections 1 and 2 only (no redis-server)
+    python benchmarks/queue.py --memory-only # sections 1, 2 and 4 (no redis-server)
+    python benchmarks/queue.py --ops         # section 4 only: each memory operation
+    python benchmarks/queue.py --compare ../main/src   # sections 2 and 4: this checkout's
+                                             # src against another one, A/B (see compare)
 
 Every figure is the median cost of one push+pop cycle (push one item, pop the head) with
 ``n`` items queued, so the structure keeps its size. Repetitions go round-robin over the
@@ -20,6 +23,15 @@ systems compared, so load on a shared machine hits them alike.
    library's thread-safe ``queue.PriorityQueue`` with the same tuples (target: faster).
 3. redis, n items: ``Queue`` on ``redis://`` against a plain redis-py ``ZADD`` +
    ``ZPOPMIN`` loop on the same server (no FIFO among equals, no atomic multi-key steps).
+4. memory, 10,000 items: each operation of ``Queue`` on its own (per call, or per item
+   for the batch forms), to compare one version of the queue with another.
+
+``--compare OTHER_SRC`` compares two versions of ranked on a shared, busy machine: one
+worker process per version (``PYTHONPATH`` = this checkout's ``src``, then
+``OTHER_SRC``) builds sections 2 and 4, and the two take turns running small batches of
+each system in random order, so both see the same load; it prints the medians and their
+ratio (this / other). Whole runs alternated one after the other drift too much to
+compare.
 """
 
 from __future__ import annotations
@@ -38,12 +50,15 @@ import argparse  # noqa: E402 - sys.path fixed above
 import contextlib  # noqa: E402
 import heapq  # noqa: E402
 import itertools  # noqa: E402
+import os  # noqa: E402
 import queue as stdlib_queue  # noqa: E402
 import random  # noqa: E402
 import statistics  # noqa: E402
 import struct  # noqa: E402
+import subprocess  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
 
 from benchmarks._servers import BenchRedis  # noqa: E402
 from benchmarks.engine import _fmt_time, machine_info  # noqa: E402
@@ -175,6 +190,121 @@ def heap_systems(size: int, cycles: int) -> dict[str, Cycle]:
     }
 
 
+def operation_systems(size: int, cycles: int) -> dict[str, Cycle]:
+    """Each memory operation on a queue of its own holding ``size`` items; every cycle
+    leaves its queue as it found it (a push and a pop, a reserve and an ack, ...)."""
+    from ranked.backends.memory import MemoryBackend
+    from ranked.queue import Queue
+
+    preload, pushed = workload(size, cycles)
+    words = [(item.decode(), priority) for item, priority in pushed]
+    backend = MemoryBackend()
+    now = time.time_ns() // 1000
+
+    def loaded(name: str, **options: Any) -> Queue[Any]:
+        queue: Queue[Any] = Queue(backend, name, **options)
+        queue.push_many(preload)
+        return queue
+
+    push_pop_queue = loaded("push-pop")
+    push_pop_priority_queue = loaded("pair")
+    push_pop_text_queue = loaded("text", text=True)
+    push_keyword_pop_queue = loaded("keywords")
+    batch_queue = loaded("batch")
+    at_instant_queue = loaded("instant")
+    pop_timeout_queue = loaded("timeout")
+    peek_queue = loaded("peek")
+    size_of_queue = loaded("size")
+    reserve_ack_queue = loaded("reserve")
+
+    def push_pop(count: int) -> None:
+        queue = push_pop_queue
+        push, pop = queue.push, queue.pop
+        for item, priority in pushed[:count]:
+            push(item, priority)
+            pop()
+
+    def push_pop_priority(count: int) -> None:
+        queue = push_pop_priority_queue
+        push, pop = queue.push, queue.pop_with_priority
+        for item, priority in pushed[:count]:
+            push(item, priority)
+            pop()
+
+    def push_pop_text(count: int) -> None:
+        queue = push_pop_text_queue
+        push, pop = queue.push, queue.pop
+        for item, priority in words[:count]:
+            push(item, priority)
+            pop()
+
+    def push_keyword_pop(count: int) -> None:
+        queue = push_keyword_pop_queue
+        push, pop = queue.push, queue.pop
+        for item, priority in pushed[:count]:
+            push(item, priority=priority)
+            pop(timeout=None)
+
+    def batch(count: int) -> None:
+        queue = batch_queue
+        for start in range(0, count, BATCH):
+            queue.push_many(pushed[start : start + BATCH])
+            queue.pop_many(BATCH)
+
+    def at_instant(count: int) -> None:
+        queue = at_instant_queue
+        push, pop = queue.push, queue.pop
+        for item, priority in pushed[:count]:
+            push(item, priority, now_us=now)
+            pop(now_us=now)
+
+    def pop_timeout(count: int) -> None:
+        queue = pop_timeout_queue
+        push, pop = queue.push, queue.pop
+        for item, priority in pushed[:count]:
+            push(item, priority)
+            pop(timeout=1)
+
+    def peek(count: int) -> None:
+        queue = peek_queue
+        head = queue.peek
+        for _ in range(count):
+            head()
+
+    def size_of(count: int) -> None:
+        queue = size_of_queue
+        size = queue.size
+        for _ in range(count):
+            size()
+
+    def reserve_ack(count: int) -> None:
+        queue = reserve_ack_queue
+        reserve, ack, push = queue.reserve, queue.ack, queue.push
+        for _ in range(count):
+            lease = reserve(30)
+            assert lease is not None
+            ack(lease)
+            push(lease.item, lease.priority)
+
+    def construct(count: int) -> None:
+        for _ in range(count):
+            Queue(backend, "made")
+
+    return {
+        "push + pop": push_pop,
+        "push + pop_with_priority": push_pop_priority,
+        "push + pop, text=True": push_pop_text,
+        "push(priority=) + pop(timeout=None)": push_keyword_pop,
+        "push_many + pop_many (100), per item": batch,
+        "push + pop with now_us": at_instant,
+        "push + pop(timeout=1) of a ready item": pop_timeout,
+        "peek": peek,
+        "size": size_of,
+        "reserve + ack + push back": reserve_ack,
+        "Queue(backend, name)": construct,
+    }
+
+
 # -- redis -------------------------------------------------------------------------------
 
 
@@ -234,6 +364,81 @@ def table(results: dict[str, float], baseline: str, target: float | None) -> lis
     return lines
 
 
+def operations(size: int, cycles: int, repeats: int, emit: Callable[[str], None]) -> None:
+    """Section 4: each memory operation's median cost."""
+    emit(f"### 4. memory, n = {size:,}: each operation")
+    emit("")
+    results = median_per_cycle(operation_systems(size, cycles * repeats), cycles, repeats)
+    emit("| operation | median per call (per item for batches) |")
+    emit("|---|---|")
+    for name, seconds in results.items():
+        emit(f"| {name} | {_fmt_time(seconds)} |")
+    emit("")
+
+
+def serve(cycles: int) -> None:
+    """A ``--compare`` worker: builds sections 2 and 4 with the ranked on ``sys.path``,
+    prints their names (tab-separated), then for each "name<TAB>count" line on stdin runs
+    that many cycles and prints the seconds per cycle."""
+    systems = {f"2 | {k}": v for k, v in heap_systems(10_000, cycles).items()}
+    systems |= {f"4 | {k}": v for k, v in operation_systems(10_000, cycles).items()}
+    print("\t".join(systems), flush=True)
+    for line in sys.stdin:
+        name, count = line.rstrip("\n").rsplit("\t", 1)
+        started = time.perf_counter()
+        systems[name](int(count))
+        print((time.perf_counter() - started) / int(count), flush=True)
+
+
+def compare(other_src: str, rounds: int, batch: int) -> None:
+    """This checkout's ``src`` against ``other_src``, sections 2 and 4 (see the module)."""
+    trees = {"this": str(HERE.parent / "src"), "other": str(Path(other_src).resolve())}
+    workers = {
+        name: subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(rounds * batch + 10)],
+            env={**os.environ, "PYTHONPATH": src},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name, src in trees.items()
+    }
+    pipes = {name: (worker.stdin, worker.stdout) for name, worker in workers.items()}
+    headers = []
+    for _, receive in pipes.values():
+        assert receive is not None
+        headers.append(receive.readline().rstrip("\n").split("\t"))
+    names = headers[0]
+    if any(header != names for header in headers):
+        raise SystemExit("the two versions build different systems")
+    times: dict[str, dict[str, list[float]]] = {tree: {n: [] for n in names} for tree in trees}
+    order = random.Random(SEED)
+    for _ in range(rounds):
+        for name in names:
+            count = 100 if name.endswith("Queue(backend, name)") else batch
+            for tree in order.sample(list(trees), len(trees)):
+                send, receive = pipes[tree]
+                assert send is not None and receive is not None
+                send.write(f"{name}\t{count}\n")
+                send.flush()
+                times[tree][name].append(float(receive.readline()))
+    for worker in workers.values():
+        assert worker.stdin is not None
+        worker.stdin.close()
+        worker.wait()
+    print(
+        f"{rounds} rounds of {batch:,} cycles, alternating: this = {trees['this']}, "
+        f"other = {trees['other']}"
+    )
+    print()
+    print("| system | other (median) | this (median) | this / other |")
+    print("|---|---|---|---|")
+    for name in names:
+        other = statistics.median(times["other"][name])
+        this = statistics.median(times["this"][name])
+        print(f"| {name} | {_fmt_time(other)} | {_fmt_time(this)} | {this / other:.2f}x |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -243,9 +448,19 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--markdown", action="store_true", help="write benchmarks/RESULTS-queue.md")
     parser.add_argument(
-        "--memory-only", action="store_true", help="sections 1 and 2 only: no Redis, no markdown"
+        "--memory-only", action="store_true", help="sections 1, 2 and 4: no Redis, no markdown"
     )
+    parser.add_argument("--ops", action="store_true", help="section 4 only: each operation")
+    parser.add_argument("--compare", metavar="OTHER_SRC", help="A/B against another src")
+    parser.add_argument("--rounds", type=int, default=61, help="--compare rounds")
+    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        serve(args.serve)
+        return
+    if args.compare:
+        compare(args.compare, args.rounds, 1_000)
+        return
     if args.memory_only and args.markdown:
         parser.error("--markdown needs the full run (drop --memory-only)")
     size = args.size or (10_000 if args.quick else 1_000_000)
@@ -260,6 +475,9 @@ def main() -> None:
         print(line, flush=True)
         out.append(line)
 
+    if args.ops:
+        operations(heap_size, memory_cycles, repeats, print)
+        return
     with contextlib.nullcontext(None) if args.memory_only else BenchRedis() as server:
         version = server.version() if server else "not run"
         emit(f"### 1. memory, n = {size:,}: the queue layer over the engine")
@@ -296,6 +514,7 @@ def main() -> None:
             emit(f"- {name} / queue.PriorityQueue (the thread-safe peer): {ratio:.2f}x, {verdict}")
         emit()
         if server is None:
+            operations(heap_size, memory_cycles, repeats, emit)
             return
         emit(f"### 3. redis, n = {size:,}: against a plain redis-py ZADD + ZPOPMIN loop")
         emit()
@@ -306,6 +525,8 @@ def main() -> None:
             close()
         for line in table(results, "redis-py ZADD + ZPOPMIN", None):
             emit(line)
+        emit()
+        operations(heap_size, memory_cycles, repeats, emit)
         machine = machine_info(version)
     print()
     print(machine)
