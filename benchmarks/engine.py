@@ -774,6 +774,7 @@ def system_factories(redis_port: int) -> dict[str, Callable[[], System]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    load_at_start = os.getloadavg()[0]
     if args.child:
         print(json.dumps(live_child(LiveRun(**json.loads(args.child)))))
         return 0
@@ -809,7 +810,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if baseline:
             print("plain-C skip list (no Python in the loop):\n" + baseline)
         if args.markdown:
-            write_markdown(tables, settings, baseline, machine_info(server.version()))
+            machine = machine_info(server.version())
+            machine += (
+                f"\n- load average at the start {load_at_start:.1f}, niceness {os.nice(0)}; "
+                "the machine is shared with other jobs"
+            )
+            write_markdown(tables, settings, baseline, machine)
     return 0
 
 
@@ -824,7 +830,6 @@ def write_markdown(
         "Written by `python benchmarks/engine.py --markdown`; do not edit by hand.",
         "",
         machine,
-        f"- niceness {os.nice(0)}; the machine is shared with other jobs",
         "",
         "Members `player:N`, random integer scores up to 10 n, fixed seed. Index, top-10 and "
         "around-me read from the high end (ZREVRANK / ZREVRANGE). *Speedup vs fastest peer* "
