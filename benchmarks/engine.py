@@ -589,7 +589,7 @@ def live_child(run: LiveRun) -> dict[str, float]:
     100 calls at a time (the pipelined peer a pipeline at a time): on a shared machine, a run
     of calls the scheduler interrupts is then an outlier the median leaves out."""
     system = system_factories(run.redis_port)[run.system]()
-    rng = random.Random(f"{SEED}/{run.size}/{run.round}")  # same draws for each system
+    rng = random.Random(f"{SEED}/{run.size}/{run.round}")  # one board for every system
     scores = [score for _, score in make_pairs(run.size)]
     order = list(range(run.size))
     rng.shuffle(order)
