@@ -2,24 +2,34 @@
 
 Run from the repository root (after ``pip install -e .[bench]``)::
 
-    python benchmarks/engine.py                 # sizes 10k, 100k, 1M
+    python benchmarks/engine.py                 # sizes 10k, 100k, 1M; live and bulk modes
     python benchmarks/engine.py --quick         # smoke run: 10k, few ops (CI)
+    python benchmarks/engine.py --mode live --rounds 7
     python benchmarks/engine.py --huge          # also 10M (C, sortedcontainers, Redis only)
     python benchmarks/engine.py --markdown      # also write benchmarks/RESULTS.md
     python benchmarks/engine.py --systems "ranked C,sortedcontainers" --ops "top-10,incr"
                                                 # only those systems and operations
 
 Every system gets the same data: members ``player:N`` with random integer scores from a
-fixed seed. Each operation is timed over a batch of random members, repeated, and the
-MEDIAN per-operation time is reported. Slow systems (pure Python, fakeredis, Redis with one
-round trip per call) run smaller batches; the per-op figure is comparable all the same.
-The last column is ranked C's speedup against the fastest *peer* (every other system).
+fixed seed. Two modes, each reporting the MEDIAN per-operation time:
+
+- live (what a live board sees): each round runs every system alone in a child process
+  of its own, the order of systems rotating each round. The child grows the board by single
+  inserts in random order, then times each operation on fresh random samples, every member
+  string made as the call is made (as a request brings it), not the object inserted.
+- bulk: every system in this process holds the same bulk-loaded set; each operation's
+  batch, made of the member objects that were loaded, is timed on all of them in turn.
+
+Slow systems (pure Python, fakeredis, Redis with one round trip per call) run smaller
+batches; the per-op figure is comparable all the same. The last column is ranked C's
+speedup against the fastest *peer* (every other system).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import platform
 import random
@@ -29,9 +39,10 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -71,14 +82,15 @@ class System(Protocol):
     max_size: int
 
     def load(self, pairs: Pairs) -> None: ...
-    def add(self, members: Sequence[str], scores: Sequence[float]) -> None: ...
-    def incr(self, members: Sequence[str]) -> None: ...
-    def score(self, members: Sequence[str]) -> None: ...
-    def index(self, members: Sequence[str]) -> None: ...
+    def grow(self, pairs: Pairs) -> None: ...
+    def add(self, members: Iterable[str], scores: Iterable[float]) -> None: ...
+    def incr(self, members: Iterable[str]) -> None: ...
+    def score(self, members: Iterable[str]) -> None: ...
+    def index(self, members: Iterable[str]) -> None: ...
     def top10(self, times: int) -> None: ...
-    def around(self, members: Sequence[str]) -> None: ...
-    def range_by_score(self, lows: Sequence[float]) -> None: ...
-    def remove(self, members: Sequence[str]) -> None: ...
+    def around(self, members: Iterable[str]) -> None: ...
+    def range_by_score(self, lows: Iterable[float]) -> None: ...
+    def remove(self, members: Iterable[str]) -> None: ...
     def restore(self, pairs: Pairs) -> None: ...
     def bytes_per_member(self, pairs: Pairs) -> float: ...
     def close(self) -> None: ...
@@ -113,22 +125,27 @@ class Ranked:
         self.zset = self.cls()
         self.zset.load(pairs)
 
-    def add(self, members: Sequence[str], scores: Sequence[float]) -> None:
+    def grow(self, pairs: Pairs) -> None:
+        add = self.zset.add
+        for member, score in pairs:
+            add(member, score)
+
+    def add(self, members: Iterable[str], scores: Iterable[float]) -> None:
         add = self.zset.add
         for member, score in zip(members, scores, strict=True):
             add(member, score)
 
-    def incr(self, members: Sequence[str]) -> None:
+    def incr(self, members: Iterable[str]) -> None:
         incr = self.zset.incr
         for member in members:
             incr(member, 1)
 
-    def score(self, members: Sequence[str]) -> None:
+    def score(self, members: Iterable[str]) -> None:
         score = self.zset.score
         for member in members:
             score(member)
 
-    def index(self, members: Sequence[str]) -> None:
+    def index(self, members: Iterable[str]) -> None:
         index = self.zset.index
         for member in members:
             index(member, reverse=True)
@@ -138,17 +155,17 @@ class Ranked:
         for _ in range(times):
             page(0, 9, reverse=True)
 
-    def around(self, members: Sequence[str]) -> None:
+    def around(self, members: Iterable[str]) -> None:
         around = self.zset.range_around
         for member in members:
             around(member, 5, 5, reverse=True)
 
-    def range_by_score(self, lows: Sequence[float]) -> None:
+    def range_by_score(self, lows: Iterable[float]) -> None:
         by_score = self.zset.range_by_score
         for low in lows:
             by_score(low, count=100)
 
-    def remove(self, members: Sequence[str]) -> None:
+    def remove(self, members: Iterable[str]) -> None:
         remove = self.zset.remove
         for member in members:
             remove(member)
@@ -183,7 +200,10 @@ class SortedContainers:
     def load(self, pairs: Pairs) -> None:
         self.items, self.scores = self._build(pairs)
 
-    def add(self, members: Sequence[str], scores: Sequence[float]) -> None:
+    def grow(self, pairs: Pairs) -> None:
+        self.add((member for member, _ in pairs), (score for _, score in pairs))
+
+    def add(self, members: Iterable[str], scores: Iterable[float]) -> None:
         items, table = self.items, self.scores
         for member, score in zip(members, scores, strict=True):
             old = table.get(member)
@@ -192,7 +212,7 @@ class SortedContainers:
             items.add((score, member))
             table[member] = score
 
-    def incr(self, members: Sequence[str]) -> None:
+    def incr(self, members: Iterable[str]) -> None:
         items, table = self.items, self.scores
         for member in members:
             old = table[member]
@@ -200,12 +220,12 @@ class SortedContainers:
             items.add((old + 1, member))
             table[member] = old + 1
 
-    def score(self, members: Sequence[str]) -> None:
+    def score(self, members: Iterable[str]) -> None:
         get = self.scores.get
         for member in members:
             get(member)
 
-    def index(self, members: Sequence[str]) -> None:
+    def index(self, members: Iterable[str]) -> None:
         items, table, last = self.items, self.scores, len(self.items) - 1
         for member in members:
             _ = last - items.bisect_left((table[member], member))
@@ -216,19 +236,19 @@ class SortedContainers:
             size = len(items)
             list(items.islice(size - 10, size, reverse=True))
 
-    def around(self, members: Sequence[str]) -> None:
+    def around(self, members: Iterable[str]) -> None:
         items, table = self.items, self.scores
         for member in members:
             at = items.bisect_left((table[member], member))
             list(items.islice(max(0, at - 5), at + 6, reverse=True))
 
-    def range_by_score(self, lows: Sequence[float]) -> None:
+    def range_by_score(self, lows: Iterable[float]) -> None:
         items = self.items
         for low in lows:
             start = items.bisect_left((low,))
             list(items.islice(start, start + 100))
 
-    def remove(self, members: Sequence[str]) -> None:
+    def remove(self, members: Iterable[str]) -> None:
         items, table = self.items, self.scores
         for member in members:
             items.remove((table.pop(member), member))
@@ -266,22 +286,27 @@ class RedisLike:
                 pipe.execute()
         pipe.execute()
 
-    def add(self, members: Sequence[str], scores: Sequence[float]) -> None:
+    def grow(self, pairs: Pairs) -> None:
+        # The server inserts the members of one ZADD one at a time, in the order given: the
+        # set it builds is the one single ZADDs build, without a round trip per member.
+        self.load(pairs)
+
+    def add(self, members: Iterable[str], scores: Iterable[float]) -> None:
         zadd = self.client.zadd
         for member, score in zip(members, scores, strict=True):
             zadd(self.key, {member: score})
 
-    def incr(self, members: Sequence[str]) -> None:
+    def incr(self, members: Iterable[str]) -> None:
         zincrby = self.client.zincrby
         for member in members:
             zincrby(self.key, 1, member)
 
-    def score(self, members: Sequence[str]) -> None:
+    def score(self, members: Iterable[str]) -> None:
         zscore = self.client.zscore
         for member in members:
             zscore(self.key, member)
 
-    def index(self, members: Sequence[str]) -> None:
+    def index(self, members: Iterable[str]) -> None:
         zrevrank = self.client.zrevrank
         for member in members:
             zrevrank(self.key, member)
@@ -291,18 +316,18 @@ class RedisLike:
         for _ in range(times):
             zrevrange(self.key, 0, 9, withscores=True)
 
-    def around(self, members: Sequence[str]) -> None:
+    def around(self, members: Iterable[str]) -> None:
         zrevrank, zrevrange = self.client.zrevrank, self.client.zrevrange
         for member in members:
             at = zrevrank(self.key, member)
             zrevrange(self.key, max(0, at - 5), at + 5, withscores=True)
 
-    def range_by_score(self, lows: Sequence[float]) -> None:
+    def range_by_score(self, lows: Iterable[float]) -> None:
         by_score = self.client.zrangebyscore
         for low in lows:
             by_score(self.key, low, "+inf", start=0, num=100, withscores=True)
 
-    def remove(self, members: Sequence[str]) -> None:
+    def remove(self, members: Iterable[str]) -> None:
         zrem = self.client.zrem
         for member in members:
             zrem(self.key, member)
@@ -344,44 +369,39 @@ class PipelinedRedis(RedisLike):
     slow = False
     BATCH = 1000
 
-    def _batches(self, items: Sequence[Any]) -> Iterable[Sequence[Any]]:
-        for start in range(0, len(items), self.BATCH):
-            yield items[start : start + self.BATCH]
-
-    def _run(self, items: Sequence[Any], queue: Callable[[Any, Any], None]) -> list[Any]:
+    def _run(self, items: Iterable[Any], queue: Callable[[Any, Any], None]) -> list[Any]:
         results: list[Any] = []
-        for batch in self._batches(items):
+        rest = iter(items)
+        while batch := list(islice(rest, self.BATCH)):
             pipe = self.client.pipeline(transaction=False)
             for item in batch:
                 queue(pipe, item)
             results += pipe.execute()
         return results
 
-    def add(self, members: Sequence[str], scores: Sequence[float]) -> None:
-        self._run(
-            list(zip(members, scores, strict=True)), lambda p, ms: p.zadd(self.key, {ms[0]: ms[1]})
-        )
+    def add(self, members: Iterable[str], scores: Iterable[float]) -> None:
+        self._run(zip(members, scores, strict=True), lambda p, ms: p.zadd(self.key, {ms[0]: ms[1]}))
 
-    def incr(self, members: Sequence[str]) -> None:
+    def incr(self, members: Iterable[str]) -> None:
         self._run(members, lambda p, m: p.zincrby(self.key, 1, m))
 
-    def score(self, members: Sequence[str]) -> None:
+    def score(self, members: Iterable[str]) -> None:
         self._run(members, lambda p, m: p.zscore(self.key, m))
 
-    def index(self, members: Sequence[str]) -> None:
+    def index(self, members: Iterable[str]) -> None:
         self._run(members, lambda p, m: p.zrevrank(self.key, m))
 
     def top10(self, times: int) -> None:
         self._run(range(times), lambda p, _: p.zrevrange(self.key, 0, 9, withscores=True))
 
-    def around(self, members: Sequence[str]) -> None:
+    def around(self, members: Iterable[str]) -> None:
         # Two pipelined passes: every rank first, then every page around it.
         ranks = self._run(members, lambda p, m: p.zrevrank(self.key, m))
         self._run(
             ranks, lambda p, at: p.zrevrange(self.key, max(0, at - 5), at + 5, withscores=True)
         )
 
-    def range_by_score(self, lows: Sequence[float]) -> None:
+    def range_by_score(self, lows: Iterable[float]) -> None:
         self._run(
             lows,
             lambda p, low: p.zrangebyscore(
@@ -389,20 +409,25 @@ class PipelinedRedis(RedisLike):
             ),
         )
 
-    def remove(self, members: Sequence[str]) -> None:
+    def remove(self, members: Iterable[str]) -> None:
         self._run(members, lambda p, m: p.zrem(self.key, m))
 
 
 # -- measuring --------------------------------------------------------------------------
 @dataclass
 class Settings:
-    ops_fast: int
-    ops_slow: int
-    repeats: int
+    ops_fast: int  # bulk mode: calls per batch
+    ops_slow: int  # bulk mode: calls per batch of the slow systems
+    repeats: int  # bulk mode: repetitions of each batch
+    rounds: int  # live mode: one child process per system per round
+    live_fast: int = 10_000  # live mode: calls per batch
+    live_slow: int = 200  # live mode: calls per batch of the slow systems
+    batches: int = 3  # live mode: batches per op in each child, each a fresh sample
 
 
 @dataclass
 class Table:
+    mode: str
     size: int
     systems: list[str]
     seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # op -> system -> s/op
@@ -412,17 +437,18 @@ class Table:
 def _operation(
     system: System,
     op: str,
-    members: Sequence[str],
+    count: int,
+    members: Iterable[str],
     new_scores: Sequence[float],
     lows: Sequence[float],
 ) -> Callable[[], None]:
-    """A no-argument call running ``op`` once per member of the batch."""
+    """A no-argument call running ``op`` ``count`` times, once per member of the batch."""
     runs: dict[str, Callable[[], None]] = {
         "add/update": lambda: system.add(members, new_scores),
         "incr": lambda: system.incr(members),
         "score": lambda: system.score(members),
         "index (rank)": lambda: system.index(members),
-        "top-10": lambda: system.top10(len(members)),
+        "top-10": lambda: system.top10(count),
         "around-me (+-5)": lambda: system.around(members),
         "range by score (100)": lambda: system.range_by_score(lows),
         "remove": lambda: system.remove(members),
@@ -447,7 +473,7 @@ class Inputs:
 
     def run(self, system: System, *, op: str) -> Callable[[], None]:
         n = self.count(system)
-        return _operation(system, op, self.members[:n], self.new_scores[:n], self.lows[:n])
+        return _operation(system, op, n, self.members[:n], self.new_scores[:n], self.lows[:n])
 
     def put_back(self, system: System) -> None:
         """Undo a repetition's writes so every repetition sees the same set."""
@@ -493,14 +519,15 @@ def make_pairs(size: int) -> Pairs:
 def run_size(
     size: int, systems: Sequence[System], settings: Settings, ops: Sequence[str] = OPS[2:]
 ) -> Table:
-    """Every system holds the same set; each operation is timed on all of them in turn."""
+    """Bulk mode: every system in this process holds the same bulk-loaded set; each
+    operation's batch is timed on all of them in turn, the same batch every repetition."""
     pairs = make_pairs(size)
     shuffled = pairs[:]
     random.Random(SEED + 1).shuffle(shuffled)  # bulk load sees arbitrary order
     # Sorted by (score, member bytes): the engine's O(n) bulk-load path.
     ordered = sorted(pairs, key=lambda pair: (pair[1], pair[0].encode()))
     active = [system for system in systems if size <= system.max_size]
-    table = Table(size, [system.name for system in active])
+    table = Table("Bulk-loaded", size, [system.name for system in active])
     print(f"  loading {len(active)} systems ...", file=sys.stderr, flush=True)
     load_repeats = settings.repeats if size <= 100_000 else max(1, settings.repeats // 2)
     for op, data in (("bulk load (sorted input)", ordered), ("bulk load", shuffled)):
@@ -538,6 +565,94 @@ def run_size(
     return table
 
 
+# -- live board -------------------------------------------------------------------------
+# Growing a million members one insert at a time takes these 25-35 s a round.
+LIVE_MAX_SIZE = {"ranked pure Python": 100_000, "fakeredis": 100_000}
+
+
+@dataclass
+class LiveRun:
+    """One child process: one system, one size, one round."""
+
+    system: str
+    size: int
+    round: int
+    calls: int
+    batches: int
+    ops: list[str]
+    redis_port: int
+
+
+def live_child(run: LiveRun) -> dict[str, float]:
+    """Seconds per call of each op on a board grown by single inserts in random order; every
+    call gets a member string made as the loop reaches it. Each batch is a fresh sample, timed
+    100 calls at a time (the pipelined peer a pipeline at a time): on a shared machine, a run
+    of calls the scheduler interrupts is then an outlier the median leaves out."""
+    system = system_factories(run.redis_port)[run.system]()
+    rng = random.Random(f"{SEED}/{run.size}/{run.round}")  # one board for every system
+    scores = [score for _, score in make_pairs(run.size)]
+    order = list(range(run.size))
+    rng.shuffle(order)
+    system.grow([(f"player:{i}", scores[i]) for i in order])
+    gc.collect()
+    high, count = 10 * run.size, min(run.calls, run.size)
+    step = PipelinedRedis.BATCH if isinstance(system, PipelinedRedis) else 100
+    samples: dict[str, list[float]] = {op: [] for op in run.ops}
+    for _ in range(run.batches):
+        for op in run.ops:
+            ids = rng.sample(range(run.size), count)
+            for start in range(0, count, step):
+                part = ids[start : start + step]
+                new_scores = [float(rng.randint(0, high)) for _ in part]
+                lows = [float(rng.randint(0, high)) for _ in part]
+                members = (f"player:{i}" for i in part)
+                call = _operation(system, op, len(part), members, new_scores, lows)
+                began = time.perf_counter()
+                call()
+                samples[op].append((time.perf_counter() - began) / len(part))
+            if op == "remove":  # put them back, so later batches find every member
+                system.restore([(f"player:{i}", scores[i]) for i in ids])
+    system.close()
+    return {op: statistics.median(times) for op, times in samples.items()}
+
+
+def _spawn(run: LiveRun) -> dict[str, float]:
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(asdict(run))]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{run.system} at n = {run.size:,} failed:\n{done.stderr}")
+    result: dict[str, float] = json.loads(done.stdout)
+    return result
+
+
+def run_live(
+    size: int, systems: Sequence[System], settings: Settings, ops: Sequence[str], redis_port: int
+) -> Table:
+    """Live mode: each round runs every system alone in a child process of its own, the
+    order of systems rotating by one each round; medians over the rounds."""
+    active = [
+        system for system in systems if size <= LIVE_MAX_SIZE.get(system.name, system.max_size)
+    ]
+    samples: dict[str, dict[str, list[float]]] = {op: {} for op in ops}
+    for number in range(settings.rounds):
+        turn = number % len(active)
+        order = active[turn:] + active[:turn]
+        names = ", ".join(system.name for system in order)
+        print(f"  live round {number + 1}/{settings.rounds}: {names}", file=sys.stderr, flush=True)
+        for system in order:
+            start = time.perf_counter()
+            calls = settings.live_slow if system.slow else settings.live_fast
+            run = LiveRun(system.name, size, number, calls, settings.batches, list(ops), redis_port)
+            for op, seconds in _spawn(run).items():
+                samples[op].setdefault(system.name, []).append(seconds)
+            took = time.perf_counter() - start
+            print(f"    {system.name}: {took:.1f} s", file=sys.stderr, flush=True)
+    table = Table("Live board", size, [system.name for system in active])
+    for op, row in samples.items():
+        table.seconds[op] = {name: statistics.median(times) for name, times in row.items()}
+    return table
+
+
 # -- reporting --------------------------------------------------------------------------
 def _fmt_time(seconds: float) -> str:
     if seconds >= 1e-3:
@@ -558,19 +673,20 @@ def _speedup(row: dict[str, float]) -> str:
 def render(table: Table) -> str:
     header = ["operation (per op)", *table.systems, "speedup vs fastest peer"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for op in OPS:
-        row = table.seconds.get(op, {})
+    for op in (op for op in OPS if op in table.seconds):
+        row = table.seconds[op]
         cells = [_fmt_time(row[name]) if name in row else "-" for name in table.systems]
         lines.append(f"| {op} | " + " | ".join(cells) + f" | {_speedup(row)} |")
     memory = table.bytes_per_member
-    cells = [f"{memory[name]:.0f} B" if name in memory else "-" for name in table.systems]
-    smaller = {name: value for name, value in memory.items() if name != "ranked C"}
-    ratio = "n/a"
-    if "ranked C" in memory and smaller:
-        best = min(smaller, key=smaller.__getitem__)
-        ratio = f"{smaller[best] / memory['ranked C']:.1f}x smaller ({best})"
-    lines.append("| bytes per member | " + " | ".join(cells) + f" | {ratio} |")
-    return f"### n = {table.size:,}\n\n" + "\n".join(lines) + "\n"
+    if memory:
+        cells = [f"{memory[name]:.0f} B" if name in memory else "-" for name in table.systems]
+        smaller = {name: value for name, value in memory.items() if name != "ranked C"}
+        ratio = "n/a"
+        if "ranked C" in memory and smaller:
+            best = min(smaller, key=smaller.__getitem__)
+            ratio = f"{smaller[best] / memory['ranked C']:.1f}x smaller ({best})"
+        lines.append("| bytes per member | " + " | ".join(cells) + f" | {ratio} |")
+    return f"### {table.mode}, n = {table.size:,}\n\n" + "\n".join(lines) + "\n"
 
 
 def machine_info(redis_version: str | None) -> str:
@@ -619,7 +735,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated")
     parser.add_argument("--huge", action="store_true", help="add n = 10,000,000")
     parser.add_argument("--quick", action="store_true", help="smoke run: 10k, few ops")
-    parser.add_argument("--repeats", type=int, default=5, help="repetitions (median)")
+    parser.add_argument(
+        "--mode", choices=("both", "live", "bulk"), default="both", help="default: both"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="live rounds (median)")
+    parser.add_argument("--repeats", type=int, default=5, help="bulk repetitions (median)")
     parser.add_argument("--markdown", action="store_true", help="write benchmarks/RESULTS.md")
     parser.add_argument(
         "--systems",
@@ -629,12 +749,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--ops",
         default="",
-        help="comma-separated operations to time (default: all; loads always run)",
+        help="comma-separated operations to time (default: all; bulk loads always run)",
     )
+    parser.add_argument("--child", default="", help=argparse.SUPPRESS)  # a live run, as JSON
     return parser.parse_args(argv)
 
 
-def build_systems(redis_port: int) -> list[System]:
+def system_factories(redis_port: int) -> dict[str, Callable[[], System]]:
+    """Each system by name, made on demand (a live child makes only its own)."""
     import redis
 
     from ranked.engine._zset import SortedSet as CSortedSet
@@ -643,26 +765,33 @@ def build_systems(redis_port: int) -> list[System]:
     def client() -> Any:
         return redis.Redis(host="127.0.0.1", port=redis_port, protocol=2)
 
-    return [
-        Ranked("ranked C", CSortedSet, slow=False, max_size=10**8),
-        Ranked("ranked pure Python", PySortedSet, slow=True, max_size=1_000_000),
-        SortedContainers(),
-        FakeRedis(),
-        RedisLike("Redis (1 call/op)", client(), 10**8),
-        PipelinedRedis("Redis (pipeline 1000)", client(), 10**8),
-    ]
+    return {
+        "ranked C": lambda: Ranked("ranked C", CSortedSet, slow=False, max_size=10**8),
+        "ranked pure Python": lambda: Ranked(
+            "ranked pure Python", PySortedSet, slow=True, max_size=1_000_000
+        ),
+        "sortedcontainers": SortedContainers,
+        "fakeredis": FakeRedis,
+        "Redis (1 call/op)": lambda: RedisLike("Redis (1 call/op)", client(), 10**8),
+        "Redis (pipeline 1000)": lambda: PipelinedRedis("Redis (pipeline 1000)", client(), 10**8),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    load_at_start = os.getloadavg()[0]
+    if args.child:
+        print(json.dumps(live_child(LiveRun(**json.loads(args.child)))))
+        return 0
     sizes = [int(size) for size in args.sizes.split(",")]
     if args.huge:
         sizes.append(10_000_000)
-    settings = Settings(ops_fast=20_000, ops_slow=2_000, repeats=args.repeats)
+    settings = Settings(20_000, 2_000, args.repeats, args.rounds)
     if args.quick:
-        sizes, settings = [10_000], Settings(ops_fast=500, ops_slow=100, repeats=1)
+        sizes, settings = [10_000], Settings(500, 100, 1, 2, 500, 100, batches=1)
+    modes = ("live", "bulk") if args.mode == "both" else (args.mode,)
     with BenchRedis() as server:
-        systems = build_systems(server.port)
+        systems = [make() for make in system_factories(server.port).values()]
         if args.systems:
             wanted = {name.strip() for name in args.systems.split(",")}
             unknown = wanted - {system.name for system in systems}
@@ -676,19 +805,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         tables = []
         for size in sizes:
             print(f"n = {size:,}", file=sys.stderr, flush=True)
-            tables.append(run_size(size, systems, settings, ops))
-            print(render(tables[-1]), flush=True)
+            if "live" in modes:
+                tables.append(run_live(size, systems, settings, ops, server.port))
+                print(render(tables[-1]), flush=True)
+            if "bulk" in modes:
+                tables.append(run_size(size, systems, settings, ops))
+                print(render(tables[-1]), flush=True)
         baseline = c_baseline([s for s in sizes if s <= 1_000_000])
         if baseline:
             print("plain-C skip list (no Python in the loop):\n" + baseline)
         if args.markdown:
-            write_markdown(tables, settings, baseline, machine_info(server.version()))
+            machine = machine_info(server.version())
+            machine += (
+                f"\n- load average at the start {load_at_start:.1f}, niceness {os.nice(0)}; "
+                "the machine is shared with other jobs"
+            )
+            write_markdown(tables, settings, baseline, machine)
     return 0
 
 
 def write_markdown(
     tables: Sequence[Table], settings: Settings, baseline: str | None, machine: str
 ) -> None:
+    live = [table for table in tables if table.mode == "Live board"]
+    bulk = [table for table in tables if table.mode != "Live board"]
     parts = [
         "# Engine benchmark results",
         "",
@@ -696,21 +836,48 @@ def write_markdown(
         "",
         machine,
         "",
-        "Members `player:N`, random integer scores, fixed seed; the same data for every "
-        "system; repetitions run round-robin over the systems, so load on the shared machine "
-        f"hits them alike. Per-operation times are medians of {settings.repeats} repetitions over "
-        f"batches of {settings.ops_fast:,} random members ({settings.ops_slow:,} for ranked "
-        "pure Python, fakeredis and Redis with one call per op). Index, top-10 and "
+        "Members `player:N`, random integer scores up to 10 n, fixed seed. Index, top-10 and "
         "around-me read from the high end (ZREVRANK / ZREVRANGE). *Speedup vs fastest peer* "
         "is the fastest system other than ranked C divided by ranked C (above 1: ranked C "
-        "is faster). Bytes per member: ranked `memory_usage()/n`, Redis `MEMORY USAGE` / "
-        "ZCARD, sortedcontainers and fakeredis the tracemalloc growth of building the set.",
+        "is faster).",
         "",
-        *(render(table) for table in tables),
     ]
+    if live:
+        parts += [
+            "## Live board",
+            "",
+            "What a live board sees. Each round runs every system alone in a child process of "
+            "its own, the order of systems rotating by one each round. The child grows the "
+            "board by single inserts in random order (the Redis peers by ZADDs of 1,000 "
+            "members, which the server inserts one at a time), then times each operation "
+            f"on {settings.batches} batches, each a fresh random sample of "
+            f"{settings.live_fast:,} members ({settings.live_slow:,} for ranked pure Python, "
+            "fakeredis and Redis with one call per op; ranked pure Python and fakeredis up to "
+            'n = 100,000), every member string made as the call is made (`f"player:{i}"`, as '
+            "a request brings it). A batch is timed 100 calls at a time (Redis pipelined: "
+            "1,000, one pipeline), so that a run of calls the scheduler interrupts is an "
+            f"outlier. Per-operation times are the median over {settings.rounds} rounds of "
+            "each child's median run.",
+            "",
+            *(render(table) for table in live),
+        ]
+    if bulk:
+        parts += [
+            "## Bulk-loaded",
+            "",
+            "All systems in one process, each holding the same set bulk-loaded from shuffled "
+            "pairs; repetitions run round-robin over the systems. Per-operation times are "
+            f"medians of {settings.repeats} repetitions of the same batch of "
+            f"{settings.ops_fast:,} random members ({settings.ops_slow:,} for the slow "
+            "systems), the very member objects that were loaded. Bytes per member: ranked "
+            "`memory_usage()/n`, Redis `MEMORY USAGE` / ZCARD, sortedcontainers and fakeredis "
+            "the tracemalloc growth of building the set.",
+            "",
+            *(render(table) for table in bulk),
+        ]
     if baseline:
         parts += [
-            "### Plain-C skip list (no Python in the loop)",
+            "## Plain-C skip list (no Python in the loop)",
             "",
             "`free`: consecutive calls overlap in the CPU (throughput); `chained`: each call "
             "waits for the previous one's result (one call's latency, as from Python). "
