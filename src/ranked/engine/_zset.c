@@ -1,9 +1,11 @@
 /* _zset.c - the Python binding of the engine: ranked.engine._zset.SortedSet.
  *
- * The contract is _zset.pyi; the pure-Python twin skiplist.py follows the same
- * contract and raises the same errors with the same texts. All structure
- * lives in the Python-free core (zsl.h: zsl_list.c, zsl_dict.c, zsl_rand.c);
- * this file converts arguments, calls the core and builds results.
+ * The contract, the signatures and the full docstrings are written once, in the
+ * pure-Python twin skiplist.py (the contract is its SortedSet's docstring, and
+ * _zset.pyi re-exports that class for type checkers); this class follows them and
+ * raises the same errors with the same texts. All structure lives in the
+ * Python-free core (zsl.h: zsl_list.c, zsl_dict.c, zsl_rand.c); this file
+ * converts arguments, calls the core and builds results.
  *
  * Rules every method here follows:
  *  - every argument is converted and validated before the set changes, so an
@@ -20,7 +22,7 @@
  * in Python are 0-based; core ranks are 1-based.
  *
  * Each SortedSet_<name> method's contract is the docstring of <name> in
- * SortedSet_methods (with its signature in _zset.pyi): it returns a new
+ * SortedSet_methods (with its signature in skiplist.py): it returns a new
  * reference, or NULL with an exception set (the set unchanged, by the rules
  * above).
  */
@@ -2490,7 +2492,8 @@ PyTypeObject SortedSetType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.engine._zset.SortedSet",
     .tp_basicsize = sizeof(SortedSetObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A Redis-style sorted set (C engine). The contract is _zset.pyi.",
+    .tp_doc = "A Redis-style sorted set (C engine). Its contract is the docstring of "
+               "ranked.engine.skiplist.SortedSet.",
     .tp_new = SortedSet_tp_new,
     .tp_init = SortedSet_init,
     .tp_dealloc = SortedSet_dealloc,
