@@ -52,6 +52,8 @@ _random = random.Random()
 
 Pair = tuple[str | bytes, float]
 Before = Callable[["_Node"], bool]  # "is this node before the point I look for?"
+Range = tuple[Before, Before]  # (lies before the range, does not lie after it)
+Lanes = tuple[list["_Node"], list[int], list[int]]  # per level: node, rank, dense rank
 
 
 def _random_level() -> int:
@@ -102,25 +104,41 @@ def _at_or_before_point(score: float, member: bytes) -> Before:
 
 
 def _below_score(bound: float, *, inclusive: bool) -> Before:
+    """Nodes whose score is < ``bound`` (<= when ``inclusive``)."""
     if inclusive:
         return lambda node: node.score <= bound
     return lambda node: node.score < bound
 
 
-def _below_member(bound: bytes | None, *, inclusive: bool) -> Before:
+def _below_member(bound: bytes | None, *, inclusive: bool, unbounded: bool) -> Before:
+    """Nodes whose member is < ``bound`` (<= when ``inclusive``). With no bound (an open
+    end, Redis ``-`` / ``+``) every node when ``unbounded``, else none."""
     if bound is None:
-        return lambda node: False
+        return lambda node: unbounded
     if inclusive:
         return lambda node: node.member <= bound
     return lambda node: node.member < bound
 
 
-def _up_to_member(bound: bytes | None, *, inclusive: bool) -> Before:
-    if bound is None:
-        return lambda node: True
-    if inclusive:
-        return lambda node: node.member <= bound
-    return lambda node: node.member < bound
+def _score_range(low: float, high: float, min_exclusive: object, max_exclusive: object) -> Range:
+    """The predicates of a score range: (lies before it, does not lie after it).
+
+    The exclusive flags convert here, low then high, before anything reads the set.
+    """
+    return (
+        _below_score(low, inclusive=bool(min_exclusive)),
+        _below_score(high, inclusive=not max_exclusive),
+    )
+
+
+def _lex_range(
+    low: bytes | None, high: bytes | None, min_exclusive: object, max_exclusive: object
+) -> Range:
+    """The predicates of a lex range (``None``: an open end), as :func:`_score_range`."""
+    return (
+        _below_member(low, inclusive=bool(min_exclusive), unbounded=False),
+        _below_member(high, inclusive=not max_exclusive, unbounded=True),
+    )
 
 
 def _clamp_indexes(start: int, stop: int, length: int) -> tuple[int, int] | None:
@@ -209,26 +227,19 @@ class SortedSet:
 
     # -- the skip list: descents ------------------------------------------------------
 
-    def _descend(self, before: Before) -> tuple[list[_Node], list[int], list[int]]:
+    def _descend(self, before: Before) -> Lanes:
         """For each level i: the last node ``update[i]`` that is ``before`` the point,
         its rank ``rank[i]`` (header = 0) and its dense rank ``dense[i]``."""
-        header = self._header
-        update = [header] * MAX_LEVEL
-        rank = [0] * MAX_LEVEL
-        dense = [0] * MAX_LEVEL
-        node, position, groups = header, 0, 0
-        for level in range(self._level - 1, -1, -1):
-            nxt = node.forward[level]
-            while nxt is not None and before(nxt):
-                position += node.span[level]
-                groups += node.dspan[level]
-                node, nxt = nxt, nxt.forward[level]
-            update[level], rank[level], dense[level] = node, position, groups
-        return update, rank, dense
+        lanes: Lanes = ([self._header] * MAX_LEVEL, [0] * MAX_LEVEL, [0] * MAX_LEVEL)
+        self._last_before(before, lanes)
+        return lanes
 
-    def _last_before(self, before: Before) -> tuple[_Node, int, int]:
+    def _last_before(self, before: Before, lanes: Lanes | None = None) -> tuple[_Node, int, int]:
         """The last node ``before`` the point (the header if none), with how many nodes
-        and how many score groups lie up to and including it. O(log n)."""
+        and how many score groups lie up to and including it. O(log n).
+
+        With ``lanes``, also records the same three for every level in use, as
+        :meth:`_descend` returns them."""
         node, position, groups = self._header, 0, 0
         for level in range(self._level - 1, -1, -1):
             nxt = node.forward[level]
@@ -236,6 +247,8 @@ class SortedSet:
                 position += node.span[level]
                 groups += node.dspan[level]
                 node, nxt = nxt, nxt.forward[level]
+            if lanes is not None:
+                lanes[0][level], lanes[1][level], lanes[2][level] = node, position, groups
         return node, position, groups
 
     def _node_at(self, rank: int) -> _Node:
@@ -700,19 +713,14 @@ class SortedSet:
             node = node.backward if reverse else node.forward[0]
         return out
 
-    def _range(
-        self,
-        below_low: Before,
-        up_to_high: Before,
-        reverse: bool,
-        offset: int,
-        count: int,
-    ) -> list[Pair]:
+    def _range(self, bounds: Range, reverse: bool, offset: int, count: int) -> list[Pair]:
         """Shared walk of score and lex ranges.
 
-        ``below_low(n)``: n lies before the range; ``up_to_high(n)``: n does not lie
-        after it. LIMIT offsets are skipped with one descent on spans.
+        ``bounds`` = (``below_low``, ``up_to_high``): ``below_low(n)``: n lies before the
+        range; ``up_to_high(n)``: n does not lie after it. LIMIT offsets are skipped with
+        one descent on spans.
         """
+        below_low, up_to_high = bounds
         if offset < 0 or count == 0:
             return []
         if reverse:
@@ -744,13 +752,8 @@ class SortedSet:
         """
         low, high = to_score(min, "min"), to_score(max, "max")
         skip, limit = to_count(offset, "offset"), to_count(count, "count")
-        return self._range(
-            _below_score(low, inclusive=bool(min_exclusive)),
-            _below_score(high, inclusive=not max_exclusive),
-            bool(reverse),
-            skip,
-            limit,
-        )
+        bounds = _score_range(low, high, min_exclusive, max_exclusive)
+        return self._range(bounds, bool(reverse), skip, limit)
 
     def range_by_lex(
         self,
@@ -769,13 +772,8 @@ class SortedSet:
         """
         low, high = to_member_or_none(min), to_member_or_none(max)
         skip, limit = to_count(offset, "offset"), to_count(count, "count")
-        return self._range(
-            _below_member(low, inclusive=bool(min_exclusive)),
-            _up_to_member(high, inclusive=not max_exclusive),
-            bool(reverse),
-            skip,
-            limit,
-        )
+        bounds = _lex_range(low, high, min_exclusive, max_exclusive)
+        return self._range(bounds, bool(reverse), skip, limit)
 
     def count_by_score(
         self,
@@ -787,9 +785,7 @@ class SortedSet:
     ) -> int:
         """Number of members with a score in the range. O(log n). Redis: ZCOUNT."""
         low, high = to_score(min, "min"), to_score(max, "max")
-        below = self._last_before(_below_score(low, inclusive=bool(min_exclusive)))[1]
-        up_to = self._last_before(_below_score(high, inclusive=not max_exclusive))[1]
-        return up_to - below if up_to > below else 0
+        return self._count(_score_range(low, high, min_exclusive, max_exclusive))
 
     def count_by_lex(
         self,
@@ -801,8 +797,12 @@ class SortedSet:
     ) -> int:
         """Number of members in the lex range. O(log n). Redis: ZLEXCOUNT."""
         low, high = to_member_or_none(min), to_member_or_none(max)
-        below = self._last_before(_below_member(low, inclusive=bool(min_exclusive)))[1]
-        up_to = self._last_before(_up_to_member(high, inclusive=not max_exclusive))[1]
+        return self._count(_lex_range(low, high, min_exclusive, max_exclusive))
+
+    def _count(self, bounds: Range) -> int:
+        """How many nodes lie in the range: two descents. O(log n)."""
+        below = self._last_before(bounds[0])[1]
+        up_to = self._last_before(bounds[1])[1]
         return up_to - below if up_to > below else 0
 
     def items(
@@ -899,8 +899,7 @@ class SortedSet:
     ) -> int:
         """Remove members in the score range. O(log n + k). Redis: ZREMRANGEBYSCORE."""
         low, high = to_score(min, "min"), to_score(max, "max")
-        update = self._descend(_below_score(low, inclusive=bool(min_exclusive)))[0]
-        return self._remove_run(update, -1, _below_score(high, inclusive=not max_exclusive))
+        return self._remove_range(_score_range(low, high, min_exclusive, max_exclusive))
 
     def remove_range_by_lex(
         self,
@@ -912,40 +911,42 @@ class SortedSet:
     ) -> int:
         """Remove members in the lex range. O(log n + k). Redis: ZREMRANGEBYLEX."""
         low, high = to_member_or_none(min), to_member_or_none(max)
-        update = self._descend(_below_member(low, inclusive=bool(min_exclusive)))[0]
-        return self._remove_run(update, -1, _up_to_member(high, inclusive=not max_exclusive))
+        return self._remove_range(_lex_range(low, high, min_exclusive, max_exclusive))
+
+    def _remove_range(self, bounds: Range) -> int:
+        """Delete every node in the range. O(log n + k)."""
+        below_low, up_to_high = bounds
+        return self._remove_run(self._descend(below_low)[0], -1, up_to_high)
 
     def pop_min(self, count: int = 1) -> list[Pair]:
         """Remove and return up to ``count`` lowest pairs, lowest first. O(k log n).
 
         Redis: ZPOPMIN. ``count < 0`` raises ``ValueError``; 0 returns [].
         """
-        limit = to_count(count)
-        if limit < 0:
-            raise ValueError("count must not be negative")
-        out: list[Pair] = []
-        update = [self._header] * MAX_LEVEL  # the header precedes the first node everywhere
-        while len(out) < limit and self._length:
-            node = self._header.forward[0]
-            assert node is not None
-            out.append((self._out(node.member), node.score))
-            self._unlink(node, update)
-            del self._dict[node.member]
-        return out
+        return self._pop(count, highest=False)
 
     def pop_max(self, count: int = 1) -> list[Pair]:
         """Remove and return up to ``count`` highest pairs, highest first. O(k log n).
 
         Redis: ZPOPMAX. ``count < 0`` raises ``ValueError``; 0 returns [].
         """
+        return self._pop(count, highest=True)
+
+    def _pop(self, count: int, *, highest: bool) -> list[Pair]:
         limit = to_count(count)
         if limit < 0:
             raise ValueError("count must not be negative")
         out: list[Pair] = []
+        first = [self._header] * MAX_LEVEL  # the header precedes the first node everywhere
         while len(out) < limit and self._tail is not None:
-            node = self._tail
+            node = self._tail if highest else self._header.forward[0]
+            assert node is not None
             out.append((self._out(node.member), node.score))
-            self._delete(node)
+            if highest:
+                self._delete(node)
+            else:
+                self._unlink(node, first)  # no descent: nothing lies before the first node
+                del self._dict[node.member]
         return out
 
     def random_member(self) -> Pair | None:
@@ -1020,10 +1021,7 @@ class SortedSet:
         that order the inputs, and the members read, are those once every argument has
         converted.
         """
-        paired = algebra.weigh_inputs(cls._sources(sets), weights, aggregate)
-        raw = bool(raw)  # every argument converts before a set is read, as in the C engine
-        inputs = algebra.smallest_first(paired)
-        return cls._from_scores(algebra.union_scores(inputs, aggregate).items(), raw)
+        return cls._combine(algebra.union_scores, sets, weights, aggregate, raw)
 
     @classmethod
     def inter(
@@ -1041,10 +1039,22 @@ class SortedSet:
         product from another input enters the aggregate as is (SUM then turns a NaN total
         into 0, MIN and MAX ignore it).
         """
+        return cls._combine(algebra.inter_scores, sets, weights, aggregate, raw)
+
+    @classmethod
+    def _combine(
+        cls,
+        scores: algebra.Combine,
+        sets: Sequence[SortedSet],
+        weights: Sequence[float] | None,
+        aggregate: Aggregate,
+        raw: object,
+    ) -> SortedSet:
+        """Union or inter (``scores``) of the weighted inputs, smallest input first."""
         paired = algebra.weigh_inputs(cls._sources(sets), weights, aggregate)
-        raw = bool(raw)
+        flag = bool(raw)  # every argument converts before a set is read, as in the C engine
         inputs = algebra.smallest_first(paired)
-        return cls._from_scores(algebra.inter_scores(inputs, aggregate).items(), raw)
+        return cls._from_scores(scores(inputs, aggregate).items(), flag)
 
     @classmethod
     def diff(cls, sets: Sequence[SortedSet], *, raw: bool = False) -> SortedSet:
