@@ -13,12 +13,20 @@ of the additions:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 from ._skiplist_args import AGGREGATES, to_score
 
-__all__ = ["Source", "diff_pairs", "inter_scores", "smallest_first", "union_scores", "weigh_inputs"]
+__all__ = [
+    "Combine",
+    "Source",
+    "diff_pairs",
+    "inter_scores",
+    "smallest_first",
+    "union_scores",
+    "weigh_inputs",
+]
 
 
 class Source(Protocol):
@@ -29,6 +37,10 @@ class Source(Protocol):
     def _pairs(self) -> Iterator[tuple[bytes, float]]: ...
 
     def _lookup(self, member: bytes) -> float | None: ...
+
+
+Combine = Callable[[list[tuple[Source, float]], str], dict[bytes, float]]
+"""``union_scores`` or ``inter_scores``: the (set, weight) inputs and the aggregate."""
 
 
 def weigh_inputs(

@@ -1,9 +1,11 @@
 /* _zset.c - the Python binding of the engine: ranked.engine._zset.SortedSet.
  *
- * The contract is _zset.pyi; the pure-Python twin skiplist.py follows the same
- * contract and raises the same errors with the same texts. All structure
- * lives in the Python-free core (zsl.h: zsl_list.c, zsl_dict.c, zsl_rand.c);
- * this file converts arguments, calls the core and builds results.
+ * The contract, the signatures and the full docstrings are written once, in the
+ * pure-Python twin skiplist.py (the contract is its SortedSet's docstring, and
+ * _zset.pyi re-exports that class for type checkers); this class follows them and
+ * raises the same errors with the same texts. All structure lives in the
+ * Python-free core (zsl.h: zsl_list.c, zsl_dict.c, zsl_rand.c); this file
+ * converts arguments, calls the core and builds results.
  *
  * Rules every method here follows:
  *  - every argument is converted and validated before the set changes, so an
@@ -20,7 +22,7 @@
  * in Python are 0-based; core ranks are 1-based.
  *
  * Each SortedSet_<name> method's contract is the docstring of <name> in
- * SortedSet_methods (with its signature in _zset.pyi): it returns a new
+ * SortedSet_methods (with its signature in skiplist.py): it returns a new
  * reference, or NULL with an exception set (the set unchanged, by the rules
  * above).
  */
@@ -240,6 +242,20 @@ type_error:
     return -1;
 }
 
+/* Convert the member `mo`, then the score `so` named `what` (so == NULL keeps
+ * *score, a default the caller set), in argument order. 0, or -1 with an
+ * exception and nothing left to release. */
+static inline int py_member_score(PyObject *mo, PyObject *so, const char *what, mbuf *m,
+                                  double *score) {
+    if (py_member(mo, m) < 0)
+        return -1;
+    if (so && py_score(so, what, score) < 0) {
+        mbuf_release(m);
+        return -1;
+    }
+    return 0;
+}
+
 /* Values beyond this are clamped: every index rule gives the same answer
  * for them as for the exact value, for any set that fits in memory. */
 #define COUNT_CLAMP (LLONG_MAX / 4)
@@ -341,15 +357,28 @@ static inline void py_pairs_prefetch(PyObject *pairs, Py_ssize_t i, Py_ssize_t n
 #endif
 }
 
+/* Validated pairs v[0:n] (PyMem_Malloc'ed); `keeper` (a new reference) keeps
+ * every member buffer alive. */
+typedef struct {
+    PyObject *keeper;
+    cpair *v;
+    Py_ssize_t n;
+} cpairs;
+
+/* Free the pairs and drop their keeper. */
+static void cpairs_release(cpairs *c) {
+    PyMem_Free(c->v);
+    Py_DECREF(c->keeper);
+}
+
 /* Materialise and validate pairs (a Mapping, or an iterable of (member, score)
- * tuples). On success returns a new reference that keeps every member buffer
- * alive, with *out (PyMem_Malloc'ed, caller frees) and *count set. On error
- * returns NULL with an exception set and nothing to free. */
-static PyObject *py_pairs(PyObject *pairs, cpair **out, Py_ssize_t *count) {
+ * tuples) into *out, which the caller releases with cpairs_release. 0, or -1
+ * with an exception set and nothing to release. */
+static int py_pairs(PyObject *pairs, cpairs *out) {
     if (PyUnicode_Check(pairs) || PyBytes_Check(pairs) || PyByteArray_Check(pairs)) {
         PyErr_SetString(PyExc_TypeError,
                         "pairs must be a mapping or an iterable of (member, score) pairs");
-        return NULL;
+        return -1;
     }
     PyObject *keeper;
     if (PyDict_Check(pairs)) {
@@ -357,11 +386,11 @@ static PyObject *py_pairs(PyObject *pairs, cpair **out, Py_ssize_t *count) {
     } else {
         int is_mapping = PyObject_IsInstance(pairs, MappingABC);
         if (is_mapping < 0)
-            return NULL;
+            return -1;
         if (is_mapping) {
             PyObject *items = PyObject_CallMethod(pairs, "items", NULL);
             if (!items)
-                return NULL;
+                return -1;
             keeper = PySequence_List(items);
             Py_DECREF(items);
         } else {
@@ -369,19 +398,19 @@ static PyObject *py_pairs(PyObject *pairs, cpair **out, Py_ssize_t *count) {
                 PyErr_Format(PyExc_TypeError,
                              "pairs must be a mapping or an iterable, not %.200s",
                              Py_TYPE(pairs)->tp_name);
-                return NULL;
+                return -1;
             }
             keeper = PySequence_List(pairs);
         }
     }
     if (!keeper)
-        return NULL;
+        return -1;
     Py_ssize_t n = PyList_GET_SIZE(keeper);
     cpair *arr = PyMem_Malloc(sizeof(cpair) * (size_t)(n ? n : 1));
     if (!arr) {
         Py_DECREF(keeper);
         PyErr_NoMemory();
-        return NULL;
+        return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         py_pairs_prefetch(keeper, i, n);
@@ -409,13 +438,12 @@ static PyObject *py_pairs(PyObject *pairs, cpair **out, Py_ssize_t *count) {
         if (py_score(PyTuple_GET_ITEM(item, 1), "score", &arr[i].score) < 0)
             goto error;
     }
-    *out = arr;
-    *count = n;
-    return keeper;
+    *out = (cpairs){keeper, arr, n};
+    return 0;
 error:
     PyMem_Free(arr);
     Py_DECREF(keeper);
-    return NULL;
+    return -1;
 }
 
 /* ==== result building ===================================================== */
@@ -562,6 +590,29 @@ static PyObject *ss_collect(SortedSetObject *s, size_t rank, int reverse, long l
     return list;
 }
 
+/* Fill the k slots of the new list `list` (taken over) with the pairs of
+ * node x and the k - 1 nodes after it (before it when reverse); they exist,
+ * as found under modcount mc with no Python code run since. `rank` is x's
+ * 1-based rank, for the cached end rows (ss_edge_pair), or 0 to build every
+ * pair anew (py_pair). Every pair's allocation may run finalisers that change
+ * the set: a change raises RuntimeError before x is read again. Returns
+ * list, or NULL (list dropped). */
+static inline PyObject *ss_fill(SortedSetObject *s, PyObject *list, const zsl_node *x,
+                                size_t rank, int reverse, size_t k, uint64_t mc) {
+    for (size_t i = 0; i < k; i++) {
+        PyObject *t = rank ? ss_edge_pair(s, x, reverse ? rank - i : rank + i) : py_pair(s, x);
+        if (!t) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+        if (s->z.modcount != mc) /* x may be gone: never touch it again */
+            return py_changed_error(list);
+        x = reverse ? x->backward : x->level[0].forward;
+    }
+    return list;
+}
+
 /* Exactly k pairs starting at 1-based rank `rank` (1 <= rank, and k nodes
  * exist in that direction: the caller clamped, with no Python code run
  * since). The list allocation may run finalisers that change the set: the
@@ -575,52 +626,36 @@ static PyObject *ss_collect_exact(SortedSetObject *s, size_t rank, int reverse, 
         return NULL;
     if (s->z.modcount != mc)
         return py_changed_error(list);
-    zsl_node *x = zset_by_rank(&s->z, rank);
-    for (size_t i = 0; i < k && x; i++) {
-        PyObject *t = ss_edge_pair(s, x, reverse ? rank - i : rank + i);
-        if (!t) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, (Py_ssize_t)i, t);
-        if (s->z.modcount != mc)
-            return py_changed_error(list);
-        x = reverse ? x->backward : x->level[0].forward;
-    }
-    return list;
+    return ss_fill(s, list, zset_by_rank(&s->z, rank), rank, reverse, k, mc);
 }
 
 /* ==== object lifecycle ==================================================== */
 
-/* A fresh empty set of the exact SortedSet type; NULL with MemoryError. */
-static SortedSetObject *ss_new(int raw) {
-    SortedSetObject *s = PyObject_New(SortedSetObject, &SortedSetType);
+/* Make the just allocated object s (NULL: its allocation failed, with an
+ * exception set) an empty set whose members come back as bytes when raw.
+ * Returns s, or NULL with an exception (s dropped). */
+static SortedSetObject *ss_setup(SortedSetObject *s, int raw) {
     if (!s)
         return NULL;
     s->edge = NULL; /* before anything that may deallocate s */
+    s->raw = raw;
     if (zset_init(&s->z) < 0) {
         s->z.header = NULL;
         Py_DECREF(s);
         PyErr_NoMemory();
         return NULL;
     }
-    s->raw = raw;
     return s;
 }
 
-/* tp_new: an empty set (str members); NULL with MemoryError. */
+/* A fresh empty set of the exact SortedSet type; NULL with MemoryError. */
+static SortedSetObject *ss_new(int raw) {
+    return ss_setup(PyObject_New(SortedSetObject, &SortedSetType), raw);
+}
+
+/* tp_new: an empty set (str members) of `type`; NULL with MemoryError. */
 static PyObject *SortedSet_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    SortedSetObject *s = (SortedSetObject *)type->tp_alloc(type, 0);
-    if (!s)
-        return NULL;
-    if (zset_init(&s->z) < 0) {
-        s->z.header = NULL;
-        Py_DECREF(s);
-        return PyErr_NoMemory();
-    }
-    s->raw = 0;
-    s->edge = NULL;
-    return (PyObject *)s;
+    return (PyObject *)ss_setup((SortedSetObject *)type->tp_alloc(type, 0), 0);
 }
 
 /* Free the cached end rows, every node and the table, then the object. */
@@ -649,17 +684,16 @@ static int SortedSet_init(PyObject *self, PyObject *args, PyObject *kwds) {
     if (raw < 0)
         return -1;
     SortedSetObject *s = (SortedSetObject *)self;
-    cpair *arr = NULL;
-    Py_ssize_t n = 0;
-    PyObject *keeper = NULL;
-    if (pairs != Py_None && !(keeper = py_pairs(pairs, &arr, &n)))
+    cpairs c;
+    if (pairs != Py_None && py_pairs(pairs, &c) < 0)
         return -1;
     s->raw = raw;
     if (s->z.length)
         zset_clear(&s->z);
-    Py_ssize_t rc = keeper ? ss_load(s, arr, n) : 0;
-    PyMem_Free(arr);
-    Py_XDECREF(keeper);
+    if (pairs == Py_None)
+        return 0;
+    Py_ssize_t rc = ss_load(s, c.v, c.n);
+    cpairs_release(&c);
     return rc < 0 ? -1 : 0;
 }
 
@@ -702,6 +736,12 @@ static PyObject *SortedSet_get_raw(PyObject *self, void *closure) {
 
 /* ==== writes ============================================================== */
 
+/* Do the GT / LT flags in `flags` forbid moving a member from score `cur`
+ * to `now`? (NaN never passes either test.) */
+static inline int flags_refuse(int flags, double now, double cur) {
+    return ((flags & FLAG_GT) && !(now > cur)) || ((flags & FLAG_LT) && !(now < cur));
+}
+
 /* ZADD of one converted pair under the FLAG_* mask (already checked).
  * Returns 1 when added (with CH: added or changed), 0 otherwise, -1 with
  * MemoryError. */
@@ -720,7 +760,7 @@ static int ss_add(SortedSetObject *s, const char *p, size_t n, uint32_t h, doubl
     if (flags & FLAG_NX)
         return 0;
     double cur = x->score;
-    if (((flags & FLAG_GT) && !(score > cur)) || ((flags & FLAG_LT) && !(score < cur)))
+    if (flags_refuse(flags, score, cur))
         return 0;
     if (score != cur) { /* so 0.0 never overwrites a stored -0.0 */
         zset_set_score(&s->z, x, score, h);
@@ -735,19 +775,13 @@ static argspec spec_add = {"add", 2, 2, 7, kw_add, {NULL}};
 static PyObject *SortedSet_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames) {
     PyObject *a[7];
-    if (py_parse(&spec_add, args, nargs, kwnames, a) < 0)
-        return NULL;
     int flags = 0;
-    if (kwnames && (flags = py_flags(a + 2, 5)) < 0)
-        return NULL;
     mbuf m;
     double score;
-    if (py_member(a[0], &m) < 0)
+    if (py_parse(&spec_add, args, nargs, kwnames, a) < 0 ||
+        (kwnames && (flags = py_flags(a + 2, 5)) < 0) ||
+        py_member_score(a[0], a[1], "score", &m, &score) < 0)
         return NULL;
-    if (py_score(a[1], "score", &score) < 0) {
-        mbuf_release(&m);
-        return NULL;
-    }
     int r = ss_add((SortedSetObject *)self, m.p, m.n, zdict_hash(m.p, m.n), score, flags);
     mbuf_release(&m);
     return r < 0 ? NULL : PyLong_FromLong(r);
@@ -759,27 +793,22 @@ static argspec spec_add_many = {"add_many", 1, 1, 6, kw_add_many, {NULL}};
 static PyObject *SortedSet_add_many(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                     PyObject *kwnames) {
     PyObject *a[6];
-    if (py_parse(&spec_add_many, args, nargs, kwnames, a) < 0)
-        return NULL;
-    int flags = py_flags(a + 1, 5);
-    if (flags < 0)
-        return NULL;
-    cpair *arr;
-    Py_ssize_t n;
-    PyObject *keeper = py_pairs(a[0], &arr, &n);
-    if (!keeper)
+    int flags;
+    cpairs c;
+    if (py_parse(&spec_add_many, args, nargs, kwnames, a) < 0 ||
+        (flags = py_flags(a + 1, 5)) < 0 || py_pairs(a[0], &c) < 0)
         return NULL;
     long total = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int r = ss_add((SortedSetObject *)self, arr[i].p, arr[i].n, arr[i].h, arr[i].score, flags);
+    for (Py_ssize_t i = 0; i < c.n; i++) {
+        const cpair *q = &c.v[i];
+        int r = ss_add((SortedSetObject *)self, q->p, q->n, q->h, q->score, flags);
         if (r < 0) {
             total = -1;
             break;
         }
         total += r;
     }
-    PyMem_Free(arr);
-    Py_DECREF(keeper);
+    cpairs_release(&c);
     return total < 0 ? NULL : PyLong_FromLong(total);
 }
 
@@ -789,19 +818,13 @@ static argspec spec_incr = {"incr", 2, 1, 6, kw_incr, {NULL}};
 static PyObject *SortedSet_incr(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames) {
     PyObject *a[6];
-    if (py_parse(&spec_incr, args, nargs, kwnames, a) < 0)
-        return NULL;
     int flags = 0;
-    if (kwnames && (flags = py_flags(a + 2, 4)) < 0)
-        return NULL;
     mbuf m;
     double step = 1.0;
-    if (py_member(a[0], &m) < 0)
+    if (py_parse(&spec_incr, args, nargs, kwnames, a) < 0 ||
+        (kwnames && (flags = py_flags(a + 2, 4)) < 0) ||
+        py_member_score(a[0], a[1], "increment", &m, &step) < 0)
         return NULL;
-    if (a[1] && py_score(a[1], "increment", &step) < 0) {
-        mbuf_release(&m);
-        return NULL;
-    }
     SortedSetObject *s = (SortedSetObject *)self;
     uint32_t h = zdict_hash(m.p, m.n);
     zsl_node *x = zset_lookup(&s->z, m.p, m.n, h);
@@ -821,7 +844,7 @@ static PyObject *SortedSet_incr(PyObject *self, PyObject *const *args, Py_ssize_
         if (isnan(now)) {
             PyErr_SetString(InvalidScoreError, "resulting score is not a number (NaN)");
             result = NULL;
-        } else if (((flags & FLAG_GT) && !(now > cur)) || ((flags & FLAG_LT) && !(now < cur))) {
+        } else if (flags_refuse(flags, now, cur)) {
             result = Py_NewRef(Py_None);
         } else {
             if (now != cur)
@@ -983,16 +1006,11 @@ static argspec spec_load = {"load", 1, 1, 1, kw_load, {NULL}};
 static PyObject *SortedSet_load(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                 PyObject *kwnames) {
     PyObject *a[1];
-    if (py_parse(&spec_load, args, nargs, kwnames, a) < 0)
+    cpairs c;
+    if (py_parse(&spec_load, args, nargs, kwnames, a) < 0 || py_pairs(a[0], &c) < 0)
         return NULL;
-    cpair *arr;
-    Py_ssize_t n;
-    PyObject *keeper = py_pairs(a[0], &arr, &n);
-    if (!keeper)
-        return NULL;
-    Py_ssize_t added = ss_load((SortedSetObject *)self, arr, n);
-    PyMem_Free(arr);
-    Py_DECREF(keeper);
+    Py_ssize_t added = ss_load((SortedSetObject *)self, c.v, c.n);
+    cpairs_release(&c);
     return added < 0 ? NULL : PyLong_FromSsize_t(added);
 }
 
@@ -1004,10 +1022,8 @@ static argspec spec_score = {"score", 1, 1, 1, kw_member, {NULL}};
 static PyObject *SortedSet_score(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames) {
     PyObject *a[1];
-    if (py_parse(&spec_score, args, nargs, kwnames, a) < 0)
-        return NULL;
     mbuf m;
-    if (py_member(a[0], &m) < 0)
+    if (py_parse(&spec_score, args, nargs, kwnames, a) < 0 || py_member(a[0], &m) < 0)
         return NULL;
     zsl_node *x = zset_find(&((SortedSetObject *)self)->z, m.p, m.n);
     mbuf_release(&m);
@@ -1056,27 +1072,50 @@ static PyObject *SortedSet_scores(PyObject *self, PyObject *const *args, Py_ssiz
     return out;
 }
 
+#define STYLE_UNIQUE 0
+#define STYLE_COMPETITION 1
+#define STYLE_DENSE 2
+
+/* The rank of member `mo` in `style` (STYLE_*): 1-based, from the lowest
+ * score, or from the highest when reverse. Sets *rank, 0 for a member that
+ * is not in the set. 0, or -1 when mo does not convert. The member is
+ * converted last, after every other argument: it runs no Python code.
+ * O(log n) for every style. */
+static inline int ss_rank(const zset *z, PyObject *mo, int style, int reverse, size_t *rank) {
+    mbuf m;
+    if (py_member(mo, &m) < 0)
+        return -1;
+    size_t r = 0, dr = 0, *drank = style == STYLE_DENSE ? &dr : NULL;
+    const zsl_node *x = style == STYLE_COMPETITION ? zset_find(z, m.p, m.n)
+                                                   : zset_find_rank(z, m.p, m.n, &r, drank, 0, 0);
+    mbuf_release(&m);
+    if (!x)
+        r = 0;
+    else if (style == STYLE_UNIQUE)
+        r = reverse ? z->length - r + 1 : r;
+    else if (style == STYLE_COMPETITION)
+        r = reverse ? 1 + z->length - zset_count_below(z, x->score, 1)
+                    : 1 + zset_count_below(z, x->score, 0);
+    else
+        r = reverse ? z->groups - dr + 1 : dr;
+    *rank = r;
+    return 0;
+}
+
 static const char *const kw_index[] = {"member", "reverse"};
 static argspec spec_index = {"index", 1, 1, 2, kw_index, {NULL}};
 
 static PyObject *SortedSet_index(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames) {
     PyObject *a[2];
-    if (py_parse(&spec_index, args, nargs, kwnames, a) < 0)
-        return NULL;
-    int reverse = py_truth(a[1]);
-    if (reverse < 0)
-        return NULL;
-    mbuf m;
-    if (py_member(a[0], &m) < 0)
-        return NULL;
-    zset *z = &((SortedSetObject *)self)->z;
+    int reverse;
     size_t r;
-    const zsl_node *x = zset_find_rank(z, m.p, m.n, &r, NULL, 0, 0);
-    mbuf_release(&m);
-    if (!x)
+    if (py_parse(&spec_index, args, nargs, kwnames, a) < 0 || (reverse = py_truth(a[1])) < 0 ||
+        ss_rank(&((SortedSetObject *)self)->z, a[0], STYLE_UNIQUE, reverse, &r) < 0)
+        return NULL;
+    if (!r)
         Py_RETURN_NONE;
-    return PyLong_FromSize_t(reverse ? z->length - r : r - 1);
+    return PyLong_FromSize_t(r - 1);
 }
 
 static const char *const kw_rank[] = {"member", "style", "reverse"};
@@ -1087,7 +1126,7 @@ static PyObject *SortedSet_rank(PyObject *self, PyObject *const *args, Py_ssize_
     PyObject *a[3];
     if (py_parse(&spec_rank, args, nargs, kwnames, a) < 0)
         return NULL;
-    int style = 1; /* 0 unique, 1 competition, 2 dense */
+    int style = STYLE_COMPETITION; /* the index in style_names */
     if (a[1]) {
         style = -1;
         for (int i = 0; i < 3 && style < 0; i++)
@@ -1105,26 +1144,11 @@ static PyObject *SortedSet_rank(PyObject *self, PyObject *const *args, Py_ssize_
         }
     }
     int reverse = py_truth(a[2]);
-    if (reverse < 0)
+    size_t r;
+    if (reverse < 0 || ss_rank(&((SortedSetObject *)self)->z, a[0], style, reverse, &r) < 0)
         return NULL;
-    mbuf m;
-    if (py_member(a[0], &m) < 0)
-        return NULL;
-    zset *z = &((SortedSetObject *)self)->z;
-    size_t r, dr;
-    const zsl_node *x = style == 1 ? zset_find(z, m.p, m.n)
-                                   : zset_find_rank(z, m.p, m.n, &r, &dr, 0, 0);
-    mbuf_release(&m);
-    if (!x)
+    if (!r)
         Py_RETURN_NONE;
-    if (style == 0) {
-        r = reverse ? z->length - r + 1 : r;
-    } else if (style == 1) {
-        r = reverse ? 1 + z->length - zset_count_below(z, x->score, 1)
-                    : 1 + zset_count_below(z, x->score, 0);
-    } else {
-        r = reverse ? z->groups - dr + 1 : dr;
-    }
     return PyLong_FromSize_t(r);
 }
 
@@ -1161,6 +1185,12 @@ static PyObject *SortedSet_subscript(PyObject *self, PyObject *index) {
 
 /* ==== range reads ========================================================= */
 
+/* Convert ZRANGE-style start and stop indexes (o[0], o[1]). 0, or -1 with
+ * TypeError. */
+static int py_start_stop(PyObject *const *o, long long *start, long long *stop) {
+    return py_count(o[0], "start", 0, start) < 0 || py_count(o[1], "stop", 0, stop) < 0 ? -1 : 0;
+}
+
 /* ZRANGE index rules: negatives count from the end, then clamp. Returns 0
  * for an empty range, else 1 with 0-based *first <= *last < length. */
 static int ss_clamp(long long start, long long stop, size_t length, size_t *first,
@@ -1188,11 +1218,9 @@ static PyObject *SortedSet_range_by_index(PyObject *self, PyObject *const *args,
                                           Py_ssize_t nargs, PyObject *kwnames) {
     PyObject *a[3];
     long long start, stop;
+    int reverse;
     if (py_parse(&spec_range_index, args, nargs, kwnames, a) < 0 ||
-        py_count(a[0], "start", 0, &start) < 0 || py_count(a[1], "stop", 0, &stop) < 0)
-        return NULL;
-    int reverse = py_truth(a[2]);
-    if (reverse < 0)
+        py_start_stop(a, &start, &stop) < 0 || (reverse = py_truth(a[2])) < 0)
         return NULL;
     SortedSetObject *s = (SortedSetObject *)self;
     size_t first, last;
@@ -1254,62 +1282,75 @@ static PyObject *SortedSet_range_around(PyObject *self, PyObject *const *args, P
         return NULL;
     if (z->modcount != mc)
         return py_changed_error(list);
-    for (size_t i = 0; i < k; i++) {
-        PyObject *t = py_pair(s, x);
-        if (!t) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, (Py_ssize_t)i, t);
-        if (z->modcount != mc) /* x may be gone: never touch it again */
-            return py_changed_error(list);
-        x = reverse ? x->backward : x->level[0].forward;
-    }
-    PyObject *pos = PyLong_FromSize_t(index);
-    if (!pos) {
-        Py_DECREF(list);
+    if (!(list = ss_fill(s, list, x, 0, reverse, k, mc)))
         return NULL;
-    }
-    return py_tuple2(pos, list);
+    return py_tuple2(PyLong_FromSize_t(index), list);
 }
 
-/* Shared range walk for score and lex ranges, as the twin's _range:
- * below = number of nodes before the range, upto = number of nodes not after
- * it (both by one descent); walk from the first (or last) rank in range while
- * the far (or near) bound holds. */
-static PyObject *ss_range(SortedSetObject *s, size_t below, size_t upto, const bound *hi,
-                          const bound *lo, int reverse, long long offset, long long count) {
-    if (offset < 0 || count == 0)
-        return PyList_New(0);
-    if (reverse) {
-        if ((long long)upto - offset < 1)
-            return PyList_New(0);
-        return ss_collect(s, (size_t)((long long)upto - offset), 1, count, lo);
-    }
-    if ((long long)below + 1 + offset > (long long)s->z.length)
-        return PyList_New(0);
-    return ss_collect(s, (size_t)((long long)below + 1 + offset), 0, count, hi);
-}
-
-/* Parsed score range: nodes before it / not after it, and the two walk bounds. */
+/* A score or lex range measured on a set: below = number of nodes before
+ * it, upto = number of nodes not after it (each by one descent), and the
+ * bounds a walk over it checks: hi going up, lo going down. */
 typedef struct {
     size_t below, upto;
     bound hi, lo;
-} score_range;
+} range_walk;
 
-/* Fill *r for the score range [min, max] (each end exclusive as asked):
- * the counts before and up to it, and the bounds of a walk over it. */
+/* Number of members in the measured range r. */
+static inline size_t range_size(const range_walk *r) {
+    return r->upto > r->below ? r->upto - r->below : 0;
+}
+
+/* Shared range walk for score and lex ranges, as the twin's _range: walk
+ * from the first (or last) rank in range r, skipping `offset` members, while
+ * the far (or near) bound holds, taking up to `count` (< 0: all). */
+static PyObject *ss_range(SortedSetObject *s, const range_walk *r, int reverse, long long offset,
+                          long long count) {
+    if (offset < 0 || count == 0)
+        return PyList_New(0);
+    if (reverse) {
+        if ((long long)r->upto - offset < 1)
+            return PyList_New(0);
+        return ss_collect(s, (size_t)((long long)r->upto - offset), 1, count, &r->lo);
+    }
+    if ((long long)r->below + 1 + offset > (long long)s->z.length)
+        return PyList_New(0);
+    return ss_collect(s, (size_t)((long long)r->below + 1 + offset), 0, count, &r->hi);
+}
+
+/* Convert the exclusive flags of a range, min's then max's. 0, or -1 with
+ * the exception of the first that fails. */
+static int py_exclusive(PyObject *min_excl, PyObject *max_excl, int *lo_excl, int *hi_excl) {
+    return (*lo_excl = py_truth(min_excl)) < 0 || (*hi_excl = py_truth(max_excl)) < 0 ? -1 : 0;
+}
+
+/* Convert score bounds min and max; an absent one (NULL) is -inf / +inf.
+ * 0, or -1 with TypeError / OverflowError / InvalidScoreError. */
+static int py_score_bounds(PyObject *min, PyObject *max, double *lo, double *hi) {
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    return (min && py_score(min, "min", lo) < 0) || (max && py_score(max, "max", hi) < 0) ? -1 : 0;
+}
+
+/* Measure the score range [min, max] (each end exclusive as asked) on z
+ * into *r. */
 static void ss_score_range(const zset *z, double min, double max, int min_excl, int max_excl,
-                           score_range *r) {
+                           range_walk *r) {
     r->below = zset_count_below(z, min, min_excl);
     r->upto = zset_count_below(z, max, !max_excl);
     r->hi = (bound){1, !max_excl, max, NULL, 0};
     r->lo = (bound){2, !min_excl, min, NULL, 0};
 }
 
-/* Members < m (<= m when incl), or 0 for an absent bound. O(log n). */
-static size_t ss_lex_below(const zset *z, const mbuf *m, int given, int incl) {
-    return given ? zset_count_lex_below(z, m->p, m->n, incl) : 0;
+/* Convert the arguments a[0..3] of a score range (min, max, min_exclusive,
+ * max_exclusive), then measure it on z into *r. 0, or -1 with an exception. */
+static int py_score_range(const zset *z, PyObject *const *a, range_walk *r) {
+    double min, max;
+    int min_excl, max_excl;
+    if (py_score_bounds(a[0], a[1], &min, &max) < 0 ||
+        py_exclusive(a[2], a[3], &min_excl, &max_excl) < 0)
+        return -1;
+    ss_score_range(z, min, max, min_excl, max_excl, r);
+    return 0;
 }
 
 static const char *const kw_range_score[] = {"min",     "max",    "min_exclusive", "max_exclusive",
@@ -1319,19 +1360,18 @@ static argspec spec_range_score = {"range_by_score", 2, 0, 7, kw_range_score, {N
 static PyObject *SortedSet_range_by_score(PyObject *self, PyObject *const *args,
                                           Py_ssize_t nargs, PyObject *kwnames) {
     PyObject *a[7];
-    double min = -INFINITY, max = INFINITY;
+    double min, max;
     long long offset, count;
+    int min_excl, max_excl, reverse;
     if (py_parse(&spec_range_score, args, nargs, kwnames, a) < 0 ||
-        (a[0] && py_score(a[0], "min", &min) < 0) || (a[1] && py_score(a[1], "max", &max) < 0) ||
-        py_count(a[5], "offset", 0, &offset) < 0 || py_count(a[6], "count", -1, &count) < 0)
-        return NULL;
-    int min_excl = py_truth(a[2]), max_excl = py_truth(a[3]), reverse = py_truth(a[4]);
-    if (min_excl < 0 || max_excl < 0 || reverse < 0)
+        py_score_bounds(a[0], a[1], &min, &max) < 0 || py_count(a[5], "offset", 0, &offset) < 0 ||
+        py_count(a[6], "count", -1, &count) < 0 ||
+        py_exclusive(a[2], a[3], &min_excl, &max_excl) < 0 || (reverse = py_truth(a[4])) < 0)
         return NULL;
     SortedSetObject *s = (SortedSetObject *)self;
-    score_range r;
+    range_walk r;
     ss_score_range(&s->z, min, max, min_excl, max_excl, &r);
-    return ss_range(s, r.below, r.upto, &r.hi, &r.lo, reverse, offset, count);
+    return ss_range(s, &r, reverse, offset, count);
 }
 
 /* Lex range arguments, converted. */
@@ -1353,26 +1393,21 @@ static int py_lex_args(PyObject *min, PyObject *max, PyObject *min_excl, PyObjec
     l->lo.owned = l->hi.owned = NULL;
     if (py_member_or_none(min, &l->lo, &l->lo_given) < 0)
         return -1;
-    if (py_member_or_none(max, &l->hi, &l->hi_given) < 0) {
-        lex_release(l);
-        return -1;
-    }
-    l->lo_excl = py_truth(min_excl);
-    l->hi_excl = py_truth(max_excl);
-    if (l->lo_excl < 0 || l->hi_excl < 0) {
+    if (py_member_or_none(max, &l->hi, &l->hi_given) < 0 ||
+        py_exclusive(min_excl, max_excl, &l->lo_excl, &l->hi_excl) < 0) {
         lex_release(l);
         return -1;
     }
     return 0;
 }
 
-/* below/upto counts and walk bounds of a lex range. */
-static void ss_lex_range(const zset *z, const lex_args *l, size_t *below, size_t *upto,
-                         bound *hi, bound *lo) {
-    *below = ss_lex_below(z, &l->lo, l->lo_given, l->lo_excl);
-    *upto = l->hi_given ? zset_count_lex_below(z, l->hi.p, l->hi.n, !l->hi_excl) : z->length;
-    *hi = l->hi_given ? (bound){3, !l->hi_excl, 0, l->hi.p, l->hi.n} : (bound){0, 0, 0, NULL, 0};
-    *lo = l->lo_given ? (bound){4, !l->lo_excl, 0, l->lo.p, l->lo.n} : (bound){0, 0, 0, NULL, 0};
+/* Measure the lex range l on z into *r; r's bounds borrow l's member bytes,
+ * so l is released only once r is no longer used. */
+static void ss_lex_range(const zset *z, const lex_args *l, range_walk *r) {
+    r->below = l->lo_given ? zset_count_lex_below(z, l->lo.p, l->lo.n, l->lo_excl) : 0;
+    r->upto = l->hi_given ? zset_count_lex_below(z, l->hi.p, l->hi.n, !l->hi_excl) : z->length;
+    r->hi = l->hi_given ? (bound){3, !l->hi_excl, 0, l->hi.p, l->hi.n} : (bound){0, 0, 0, NULL, 0};
+    r->lo = l->lo_given ? (bound){4, !l->lo_excl, 0, l->lo.p, l->lo.n} : (bound){0, 0, 0, NULL, 0};
 }
 
 static const char *const kw_range_lex[] = {"min",     "max",    "min_exclusive", "max_exclusive",
@@ -1394,10 +1429,9 @@ static PyObject *SortedSet_range_by_lex(PyObject *self, PyObject *const *args, P
         return NULL;
     }
     SortedSetObject *s = (SortedSetObject *)self;
-    size_t below, upto;
-    bound hi, lo;
-    ss_lex_range(&s->z, &l, &below, &upto, &hi, &lo);
-    PyObject *out = ss_range(s, below, upto, &hi, &lo, reverse, offset, count);
+    range_walk r;
+    ss_lex_range(&s->z, &l, &r);
+    PyObject *out = ss_range(s, &r, reverse, offset, count);
     lex_release(&l);
     return out;
 }
@@ -1409,30 +1443,24 @@ static argspec spec_count_lex = {"count_by_lex", 2, 0, 4, kw_count_range, {NULL}
 static PyObject *SortedSet_count_by_score(PyObject *self, PyObject *const *args,
                                           Py_ssize_t nargs, PyObject *kwnames) {
     PyObject *a[4];
-    double min = -INFINITY, max = INFINITY;
+    range_walk r;
     if (py_parse(&spec_count_score, args, nargs, kwnames, a) < 0 ||
-        (a[0] && py_score(a[0], "min", &min) < 0) || (a[1] && py_score(a[1], "max", &max) < 0))
+        py_score_range(&((SortedSetObject *)self)->z, a, &r) < 0)
         return NULL;
-    int min_excl = py_truth(a[2]), max_excl = py_truth(a[3]);
-    if (min_excl < 0 || max_excl < 0)
-        return NULL;
-    score_range r;
-    ss_score_range(&((SortedSetObject *)self)->z, min, max, min_excl, max_excl, &r);
-    return PyLong_FromSize_t(r.upto > r.below ? r.upto - r.below : 0);
+    return PyLong_FromSize_t(range_size(&r));
 }
 
 static PyObject *SortedSet_count_by_lex(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                         PyObject *kwnames) {
     PyObject *a[4];
     lex_args l;
+    range_walk r;
     if (py_parse(&spec_count_lex, args, nargs, kwnames, a) < 0 ||
         py_lex_args(a[0], a[1], a[2], a[3], &l) < 0)
         return NULL;
-    size_t below, upto;
-    bound hi, lo;
-    ss_lex_range(&((SortedSetObject *)self)->z, &l, &below, &upto, &hi, &lo);
+    ss_lex_range(&((SortedSetObject *)self)->z, &l, &r);
     lex_release(&l);
-    return PyLong_FromSize_t(upto > below ? upto - below : 0);
+    return PyLong_FromSize_t(range_size(&r));
 }
 
 /* ==== cursor iterator ===================================================== */
@@ -1539,10 +1567,8 @@ static argspec spec_items = {"items", 0, 0, 2, kw_items, {NULL}};
 static PyObject *SortedSet_items(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                  PyObject *kwnames) {
     PyObject *a[2];
-    if (py_parse(&spec_items, args, nargs, kwnames, a) < 0)
-        return NULL;
-    int reverse = py_truth(a[0]);
-    if (reverse < 0)
+    int reverse;
+    if (py_parse(&spec_items, args, nargs, kwnames, a) < 0 || (reverse = py_truth(a[0])) < 0)
         return NULL;
     double score = 0.0;
     mbuf m = {NULL, 0, NULL};
@@ -1610,7 +1636,7 @@ static PyObject *SortedSet_remove_range_by_index(PyObject *self, PyObject *const
     PyObject *a[2];
     long long start, stop;
     if (py_parse(&spec_remove_index, args, nargs, kwnames, a) < 0 ||
-        py_count(a[0], "start", 0, &start) < 0 || py_count(a[1], "stop", 0, &stop) < 0)
+        py_start_stop(a, &start, &stop) < 0)
         return NULL;
     zset *z = &((SortedSetObject *)self)->z;
     size_t first, last;
@@ -1634,16 +1660,10 @@ static argspec spec_remove_lex = {"remove_range_by_lex", 2, 2, 4, kw_count_range
 static PyObject *SortedSet_remove_range_by_score(PyObject *self, PyObject *const *args,
                                                  Py_ssize_t nargs, PyObject *kwnames) {
     PyObject *a[4];
-    double min, max;
-    if (py_parse(&spec_remove_score, args, nargs, kwnames, a) < 0 ||
-        py_score(a[0], "min", &min) < 0 || py_score(a[1], "max", &max) < 0)
-        return NULL;
-    int min_excl = py_truth(a[2]), max_excl = py_truth(a[3]);
-    if (min_excl < 0 || max_excl < 0)
-        return NULL;
     zset *z = &((SortedSetObject *)self)->z;
-    score_range r;
-    ss_score_range(z, min, max, min_excl, max_excl, &r);
+    range_walk r;
+    if (py_parse(&spec_remove_score, args, nargs, kwnames, a) < 0 || py_score_range(z, a, &r) < 0)
+        return NULL;
     return PyLong_FromSize_t(ss_remove_run(z, r.below + 1, &r.hi));
 }
 
@@ -1655,10 +1675,9 @@ static PyObject *SortedSet_remove_range_by_lex(PyObject *self, PyObject *const *
         py_lex_args(a[0], a[1], a[2], a[3], &l) < 0)
         return NULL;
     zset *z = &((SortedSetObject *)self)->z;
-    size_t below, upto;
-    bound hi, lo;
-    ss_lex_range(z, &l, &below, &upto, &hi, &lo);
-    size_t removed = ss_remove_run(z, below + 1, &hi);
+    range_walk r;
+    ss_lex_range(z, &l, &r);
+    size_t removed = ss_remove_run(z, r.below + 1, &r.hi);
     lex_release(&l);
     return PyLong_FromSize_t(removed);
 }
@@ -2305,10 +2324,8 @@ static argspec spec_restore = {"restore", 1, 1, 2, kw_restore, {NULL}};
 static PyObject *SortedSet_restore(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
                                    PyObject *kwnames) {
     PyObject *a[2];
-    if (py_parse(&spec_restore, args, nargs, kwnames, a) < 0)
-        return NULL;
-    int raw = py_truth(a[1]);
-    if (raw < 0)
+    int raw;
+    if (py_parse(&spec_restore, args, nargs, kwnames, a) < 0 || (raw = py_truth(a[1])) < 0)
         return NULL;
     PyObject *data = a[0];
     if (!PyBytes_Check(data) && !PyByteArray_Check(data) && !PyMemoryView_Check(data)) {
@@ -2393,66 +2410,68 @@ static PyObject *SortedSet_check(PyObject *self, PyObject *unused) {
 /* ==== type objects ======================================================== */
 
 #define FASTKW (METH_FASTCALL | METH_KEYWORDS)
+/* A METH_FASTCALL function as PyMethodDef stores it (cast through void (*)(void)). */
+#define FASTCALL_FN(f) ((PyCFunction)(void (*)(void))(f))
 
 static PyMethodDef SortedSet_methods[] = {
     {"clear", SortedSet_clear, METH_NOARGS, "Remove every member. O(n). Redis: DEL."},
-    {"add", (PyCFunction)(void (*)(void))SortedSet_add, FASTKW,
+    {"add", FASTCALL_FN(SortedSet_add), FASTKW,
      "Add or update one member. O(log n). Redis: ZADD [NX|XX] [GT|LT] [CH]."},
-    {"add_many", (PyCFunction)(void (*)(void))SortedSet_add_many, FASTKW,
+    {"add_many", FASTCALL_FN(SortedSet_add_many), FASTKW,
      "ZADD with many pairs, applied in order. O(k log n). Redis: ZADD."},
-    {"incr", (PyCFunction)(void (*)(void))SortedSet_incr, FASTKW,
+    {"incr", FASTCALL_FN(SortedSet_incr), FASTKW,
      "Add amount to the member's score; the new score or None. O(log n). Redis: ZINCRBY."},
-    {"remove", (PyCFunction)(void (*)(void))SortedSet_remove, METH_FASTCALL,
+    {"remove", FASTCALL_FN(SortedSet_remove), METH_FASTCALL,
      "Remove the members; how many existed. O(k log n). Redis: ZREM."},
-    {"load", (PyCFunction)(void (*)(void))SortedSet_load, FASTKW,
+    {"load", FASTCALL_FN(SortedSet_load), FASTKW,
      "Bulk add; how many were new. O(n) for ascending input into an empty set, O(n log n) "
      "otherwise (other input into an empty set is sorted, then appended). Redis: ZADD."},
-    {"score", (PyCFunction)(void (*)(void))SortedSet_score, FASTKW,
+    {"score", FASTCALL_FN(SortedSet_score), FASTKW,
      "The member's score, or None. O(1). Redis: ZSCORE."},
-    {"scores", (PyCFunction)(void (*)(void))SortedSet_scores, FASTKW,
+    {"scores", FASTCALL_FN(SortedSet_scores), FASTKW,
      "Scores of many members, None for missing ones. O(k). Redis: ZMSCORE."},
-    {"index", (PyCFunction)(void (*)(void))SortedSet_index, FASTKW,
+    {"index", FASTCALL_FN(SortedSet_index), FASTKW,
      "0-based position (descending with reverse), or None. O(log n). Redis: ZRANK/ZREVRANK."},
-    {"rank", (PyCFunction)(void (*)(void))SortedSet_rank, FASTKW,
+    {"rank", FASTCALL_FN(SortedSet_rank), FASTKW,
      "1-based rank in a style (unique/competition/dense), or None. O(log n)."},
-    {"at", (PyCFunction)(void (*)(void))SortedSet_at, FASTKW,
+    {"at", FASTCALL_FN(SortedSet_at), FASTKW,
      "(member, score) at a 0-based index. O(log n). Redis: ZRANGE key i i WITHSCORES."},
-    {"range_by_index", (PyCFunction)(void (*)(void))SortedSet_range_by_index, FASTKW,
+    {"range_by_index", FASTCALL_FN(SortedSet_range_by_index), FASTKW,
      "Pairs from start to stop inclusive. O(log n + k). Redis: ZRANGE [REV] WITHSCORES."},
-    {"range_around", (PyCFunction)(void (*)(void))SortedSet_range_around, FASTKW,
+    {"range_around", FASTCALL_FN(SortedSet_range_around), FASTKW,
      "(index, window of up to before+after+1 pairs) around a member, or None. O(log n + k). "
      "Redis: ZREVRANK + ZRANGE (two commands)."},
-    {"range_by_score", (PyCFunction)(void (*)(void))SortedSet_range_by_score, FASTKW,
+    {"range_by_score", FASTCALL_FN(SortedSet_range_by_score), FASTKW,
      "Pairs in a score range. O(log n + k). Redis: ZRANGE BYSCORE [REV] [LIMIT]."},
-    {"range_by_lex", (PyCFunction)(void (*)(void))SortedSet_range_by_lex, FASTKW,
+    {"range_by_lex", FASTCALL_FN(SortedSet_range_by_lex), FASTKW,
      "Pairs in a member range. O(log n + k). Redis: ZRANGE BYLEX [REV] [LIMIT]."},
-    {"count_by_score", (PyCFunction)(void (*)(void))SortedSet_count_by_score, FASTKW,
+    {"count_by_score", FASTCALL_FN(SortedSet_count_by_score), FASTKW,
      "Members in a score range. O(log n). Redis: ZCOUNT."},
-    {"count_by_lex", (PyCFunction)(void (*)(void))SortedSet_count_by_lex, FASTKW,
+    {"count_by_lex", FASTCALL_FN(SortedSet_count_by_lex), FASTKW,
      "Members in a lex range. O(log n). Redis: ZLEXCOUNT."},
-    {"items", (PyCFunction)(void (*)(void))SortedSet_items, FASTKW,
+    {"items", FASTCALL_FN(SortedSet_items), FASTKW,
      "Cursor over (member, score) pairs, safe while the set changes. O(1) per step."},
-    {"items_after", (PyCFunction)(void (*)(void))SortedSet_items_after, FASTKW,
+    {"items_after", FASTCALL_FN(SortedSet_items_after), FASTKW,
      "Up to count pairs strictly after (score, member). O(log n + count)."},
-    {"remove_range_by_index", (PyCFunction)(void (*)(void))SortedSet_remove_range_by_index,
-     FASTKW, "Remove an index range. O(log n + k). Redis: ZREMRANGEBYRANK."},
-    {"remove_range_by_score", (PyCFunction)(void (*)(void))SortedSet_remove_range_by_score,
-     FASTKW, "Remove a score range. O(log n + k). Redis: ZREMRANGEBYSCORE."},
-    {"remove_range_by_lex", (PyCFunction)(void (*)(void))SortedSet_remove_range_by_lex, FASTKW,
+    {"remove_range_by_index", FASTCALL_FN(SortedSet_remove_range_by_index), FASTKW,
+     "Remove an index range. O(log n + k). Redis: ZREMRANGEBYRANK."},
+    {"remove_range_by_score", FASTCALL_FN(SortedSet_remove_range_by_score), FASTKW,
+     "Remove a score range. O(log n + k). Redis: ZREMRANGEBYSCORE."},
+    {"remove_range_by_lex", FASTCALL_FN(SortedSet_remove_range_by_lex), FASTKW,
      "Remove a lex range. O(log n + k). Redis: ZREMRANGEBYLEX."},
-    {"pop_min", (PyCFunction)(void (*)(void))SortedSet_pop_min, FASTKW,
+    {"pop_min", FASTCALL_FN(SortedSet_pop_min), FASTKW,
      "Remove and return up to count lowest pairs. O(k log n). Redis: ZPOPMIN."},
-    {"pop_max", (PyCFunction)(void (*)(void))SortedSet_pop_max, FASTKW,
+    {"pop_max", FASTCALL_FN(SortedSet_pop_max), FASTKW,
      "Remove and return up to count highest pairs. O(k log n). Redis: ZPOPMAX."},
     {"random_member", SortedSet_random_member, METH_NOARGS,
      "One uniformly random pair, or None. O(log n). Redis: ZRANDMEMBER."},
-    {"random_members", (PyCFunction)(void (*)(void))SortedSet_random_members, FASTKW,
+    {"random_members", FASTCALL_FN(SortedSet_random_members), FASTKW,
      "ZRANDMEMBER key count WITHSCORES. O(|count| log n)."},
-    {"union", (PyCFunction)(void (*)(void))SortedSet_union, FASTKW | METH_CLASS,
+    {"union", FASTCALL_FN(SortedSet_union), FASTKW | METH_CLASS,
      "Union with weights and SUM/MIN/MAX. O(N log N). Redis: ZUNION."},
-    {"inter", (PyCFunction)(void (*)(void))SortedSet_inter, FASTKW | METH_CLASS,
+    {"inter", FASTCALL_FN(SortedSet_inter), FASTKW | METH_CLASS,
      "Intersection with weights and SUM/MIN/MAX. Redis: ZINTER."},
-    {"diff", (PyCFunction)(void (*)(void))SortedSet_diff, FASTKW | METH_CLASS,
+    {"diff", FASTCALL_FN(SortedSet_diff), FASTKW | METH_CLASS,
      "Members of the first set in none of the others. Redis: ZDIFF."},
     {"copy", SortedSet_copy, METH_NOARGS, "An independent copy. O(n). Redis: COPY."},
     {"__copy__", SortedSet_copy, METH_NOARGS, "copy.copy(s): as s.copy(). O(n)."},
@@ -2463,7 +2482,7 @@ static PyMethodDef SortedSet_methods[] = {
     {"__setstate__", SortedSet_setstate, METH_O,
      "Pickle support: the contents become those of a (snapshot, raw) state. O(n)."},
     {"snapshot", SortedSet_snapshot, METH_NOARGS, "Serialise to bytes. O(n). Redis: DUMP."},
-    {"restore", (PyCFunction)(void (*)(void))SortedSet_restore, FASTKW | METH_CLASS,
+    {"restore", FASTCALL_FN(SortedSet_restore), FASTKW | METH_CLASS,
      "Rebuild from snapshot() bytes. O(n). Redis: RESTORE."},
     {"memory_usage", SortedSet_memory_usage, METH_NOARGS,
      "Allocator bytes held by the structure. O(1). Redis: MEMORY USAGE."},
@@ -2490,7 +2509,8 @@ PyTypeObject SortedSetType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.engine._zset.SortedSet",
     .tp_basicsize = sizeof(SortedSetObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A Redis-style sorted set (C engine). The contract is _zset.pyi.",
+    .tp_doc = "A Redis-style sorted set (C engine). Its contract is the docstring of "
+               "ranked.engine.skiplist.SortedSet.",
     .tp_new = SortedSet_tp_new,
     .tp_init = SortedSet_init,
     .tp_dealloc = SortedSet_dealloc,

@@ -17,7 +17,7 @@ keyspace).
 
 Small sorted sets are "listpack-encoded" in Redis, which has one visible side
 effect in 7.0: they store ``-0`` as ``0``. The keyspace keeps a per-key flag
-with Redis's rules (see ``commands/zset_encoding.py``) so replies match.
+with Redis's rules (see ``commands/zset_common.py``) so replies match.
 """
 
 from __future__ import annotations

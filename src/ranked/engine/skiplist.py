@@ -1,8 +1,11 @@
 """Pure-Python sorted set: the readable twin of the C engine ``_zset.c``.
 
-Same algorithm as the C code, same results, same snapshot bytes. The contract
-is ``_zset.pyi``; ``docs/implementation.md`` explains the structure with
-pictures. In short:
+Same algorithm as the C code, same results, same snapshot bytes. This file is
+also the one written source of the API text both engines share: the signatures,
+the docstrings (complexity and Redis equivalent of every public method) and the
+behavioural contract in the docstring of :class:`SortedSet`. The C engine's stub
+``_zset.pyi`` re-exports this class for type checkers rather than repeat them.
+``docs/implementation.md`` explains the structure with pictures. In short:
 
 * a **skip list** keeps the members ordered by (score, member bytes). Every node
   has a random number of levels (p = 0.25, at most 32). Level 0 links all nodes;
@@ -49,6 +52,8 @@ _random = random.Random()
 
 Pair = tuple[str | bytes, float]
 Before = Callable[["_Node"], bool]  # "is this node before the point I look for?"
+Range = tuple[Before, Before]  # (lies before the range, does not lie after it)
+Lanes = tuple[list["_Node"], list[int], list[int]]  # per level: node, rank, dense rank
 
 
 def _random_level() -> int:
@@ -99,25 +104,41 @@ def _at_or_before_point(score: float, member: bytes) -> Before:
 
 
 def _below_score(bound: float, *, inclusive: bool) -> Before:
+    """Nodes whose score is < ``bound`` (<= when ``inclusive``)."""
     if inclusive:
         return lambda node: node.score <= bound
     return lambda node: node.score < bound
 
 
-def _below_member(bound: bytes | None, *, inclusive: bool) -> Before:
+def _below_member(bound: bytes | None, *, inclusive: bool, unbounded: bool) -> Before:
+    """Nodes whose member is < ``bound`` (<= when ``inclusive``). With no bound (an open
+    end, Redis ``-`` / ``+``) every node when ``unbounded``, else none."""
     if bound is None:
-        return lambda node: False
+        return lambda node: unbounded
     if inclusive:
         return lambda node: node.member <= bound
     return lambda node: node.member < bound
 
 
-def _up_to_member(bound: bytes | None, *, inclusive: bool) -> Before:
-    if bound is None:
-        return lambda node: True
-    if inclusive:
-        return lambda node: node.member <= bound
-    return lambda node: node.member < bound
+def _score_range(low: float, high: float, min_exclusive: object, max_exclusive: object) -> Range:
+    """The predicates of a score range: (lies before it, does not lie after it).
+
+    The exclusive flags convert here, low then high, before anything reads the set.
+    """
+    return (
+        _below_score(low, inclusive=bool(min_exclusive)),
+        _below_score(high, inclusive=not max_exclusive),
+    )
+
+
+def _lex_range(
+    low: bytes | None, high: bytes | None, min_exclusive: object, max_exclusive: object
+) -> Range:
+    """The predicates of a lex range (``None``: an open end), as :func:`_score_range`."""
+    return (
+        _below_member(low, inclusive=bool(min_exclusive), unbounded=False),
+        _below_member(high, inclusive=not max_exclusive, unbounded=True),
+    )
 
 
 def _clamp_indexes(start: int, stop: int, length: int) -> tuple[int, int] | None:
@@ -133,7 +154,50 @@ def _clamp_indexes(start: int, stop: int, length: int) -> tuple[int, int] | None
 
 
 class SortedSet:
-    """A Redis-style sorted set. See ``_zset.pyi`` for the full behavioural contract."""
+    """A Redis-style sorted set. This docstring is the behavioural contract that the C
+    class ``ranked.engine._zset.SortedSet`` and this pure-Python twin both follow
+    exactly; one test suite (``tests/engine``) runs on both.
+
+    Members: ``str`` or ``bytes`` on input. A ``str`` is stored as its UTF-8 bytes
+    (``errors="surrogateescape"``, so any bytes round-trip). Outputs are ``str``
+    (decoded with surrogateescape) unless the set was made with ``raw=True``, in
+    which case they are ``bytes``. Any other member type raises ``TypeError``.
+
+    Scores (and increments, score bounds, cursor points, weights): converted as
+    Python's ``float(x)`` converts them. An exact ``float`` or ``int`` is taken by value;
+    anything else whose type has ``__float__`` or ``__index__`` (``float`` and ``int``
+    subclasses included) goes through ``float(x)``, so a subclass's own ``__float__`` is
+    honoured, as ``float()`` honours it. Text is refused with ``TypeError`` even where
+    ``float()`` would parse it: ``str``, ``bytes``, ``bytearray``, ``memoryview`` and other
+    buffers. NaN raises ``ranked.errors.InvalidScoreError``; +-inf are allowed. Order is
+    (score, member bytes compared like ``bytes`` / memcmp). ``-0.0 == 0.0`` in every
+    comparison; a stored ``-0.0`` keeps its sign (Redis skiplist encoding).
+
+    Every method validates all of its arguments before it changes anything: an
+    error leaves the set exactly as it was. Arguments convert in argument order, and
+    their Python code (``__float__``, ``__index__``, ``__bool__``, a weights sequence's
+    ``__len__`` / ``__iter__``) runs before any set is read: a set that code changes is
+    read as changed, and a set whose other references it drops stays alive for the call
+    (the call holds its inputs). A garbage collection during a range read that changes
+    the set (a finaliser) makes the read raise ``RuntimeError``; cursors (``items()``,
+    ``iter()``) survive any change.
+
+    Copies: ``copy.copy(s)`` and ``copy.deepcopy(s)`` are ``s.copy()``; pickling (every
+    protocol) stores ``(snapshot, raw)`` and rebuilds an equal set of the same class. A
+    copy is equal to the original (same pairs, same score bits, same ``raw``) and
+    independent of it.
+
+    Ranges follow Redis: ``range_by_index`` takes inclusive ``start``/``stop`` with
+    negative indexes counted from the end (ZRANGE). Score and lex ranges always take
+    ``min`` then ``max`` (never swapped, also with ``reverse=True``); an empty or
+    inverted range yields nothing. ``offset < 0`` yields nothing; ``count < 0``
+    means no limit. With ``reverse=True`` results run from high to low and
+    ``offset`` counts from the high end.
+
+    Lex ranges (``*_by_lex``) compare members only; like Redis they are meaningful
+    when all members share one score. ``None`` as a lex bound means unbounded
+    (Redis ``-`` / ``+``).
+    """
 
     def __init__(self, pairs: Pairs | None = None, *, raw: bool = False) -> None:
         """Make a set, optionally filled from ``pairs`` (as :meth:`load`)."""
@@ -163,26 +227,19 @@ class SortedSet:
 
     # -- the skip list: descents ------------------------------------------------------
 
-    def _descend(self, before: Before) -> tuple[list[_Node], list[int], list[int]]:
+    def _descend(self, before: Before) -> Lanes:
         """For each level i: the last node ``update[i]`` that is ``before`` the point,
         its rank ``rank[i]`` (header = 0) and its dense rank ``dense[i]``."""
-        header = self._header
-        update = [header] * MAX_LEVEL
-        rank = [0] * MAX_LEVEL
-        dense = [0] * MAX_LEVEL
-        node, position, groups = header, 0, 0
-        for level in range(self._level - 1, -1, -1):
-            nxt = node.forward[level]
-            while nxt is not None and before(nxt):
-                position += node.span[level]
-                groups += node.dspan[level]
-                node, nxt = nxt, nxt.forward[level]
-            update[level], rank[level], dense[level] = node, position, groups
-        return update, rank, dense
+        lanes: Lanes = ([self._header] * MAX_LEVEL, [0] * MAX_LEVEL, [0] * MAX_LEVEL)
+        self._last_before(before, lanes)
+        return lanes
 
-    def _last_before(self, before: Before) -> tuple[_Node, int, int]:
+    def _last_before(self, before: Before, lanes: Lanes | None = None) -> tuple[_Node, int, int]:
         """The last node ``before`` the point (the header if none), with how many nodes
-        and how many score groups lie up to and including it. O(log n)."""
+        and how many score groups lie up to and including it. O(log n).
+
+        With ``lanes``, also records the same three for every level in use, as
+        :meth:`_descend` returns them."""
         node, position, groups = self._header, 0, 0
         for level in range(self._level - 1, -1, -1):
             nxt = node.forward[level]
@@ -190,6 +247,8 @@ class SortedSet:
                 position += node.span[level]
                 groups += node.dspan[level]
                 node, nxt = nxt, nxt.forward[level]
+            if lanes is not None:
+                lanes[0][level], lanes[1][level], lanes[2][level] = node, position, groups
         return node, position, groups
 
     def _node_at(self, rank: int) -> _Node:
@@ -384,7 +443,10 @@ class SortedSet:
         return to_member(member) in self._dict
 
     def __iter__(self) -> Iterator[str | bytes]:
-        """Members in ascending order, as :meth:`items`. O(1) per step. Redis: ZRANGE."""
+        """Members in ascending order, as :meth:`items` (safe while the set changes).
+
+        O(1) per step. Redis: ZRANGE.
+        """
         return (member for member, _ in self.items())
 
     def __repr__(self) -> str:
@@ -407,9 +469,14 @@ class SortedSet:
         lt: bool = False,
         ch: bool = False,
     ) -> int:
-        """Add or update one member. O(log n). Redis: ZADD [NX|XX] [GT|LT] [CH].
+        """Add or update one member. O(log n). Redis: ZADD key [NX|XX] [GT|LT] [CH] score member.
 
-        Returns 1 if added (with ``ch``: added or changed), else 0.
+        Returns 1 if the member was added (with ``ch``: added or its score changed), else 0.
+        nx: only add new members. xx: only update existing ones. gt/lt: update an existing
+        member only if the new score is greater/less (new members are still added).
+        An update happens only when the new score ``!=`` the current one (so 0.0 does not
+        replace a stored -0.0). Conflicting flags (nx+xx, gt+lt, nx with gt or lt) raise
+        ``ValueError`` before anything changes.
         """
         check_flags(nx, xx, gt, lt)
         return self._add(to_member(member), to_score(score), nx, xx, gt, lt, ch)
@@ -443,7 +510,12 @@ class SortedSet:
         lt: bool = False,
         ch: bool = False,
     ) -> int:
-        """ZADD with many pairs, applied in order. O(k log n). Redis: ZADD."""
+        """ZADD with many (member, score) pairs: O(k log n). Redis: ZADD.
+
+        Every score is validated first. Pairs are applied in order (a member given twice ends
+        with its last score, and is counted as Redis counts it). Returns the count as
+        :meth:`add` does, summed.
+        """
         check_flags(nx, xx, gt, lt)
         checked = to_pairs(pairs)
         return sum(self._add(m, s, nx, xx, gt, lt, ch) for m, s in checked)
@@ -458,9 +530,14 @@ class SortedSet:
         gt: bool = False,
         lt: bool = False,
     ) -> float | None:
-        """Add ``amount`` to the member's score; the new score, or None if a flag stopped it.
+        """Add ``amount`` to the member's score; a missing member is added with ``amount``
+        itself as its score (so -0.0 keeps its sign, as ZINCRBY does). O(log n).
 
-        O(log n). Redis: ZINCRBY, or ZADD ... INCR.
+        Redis: ZINCRBY, or ZADD ... INCR with flags. Returns the new score, or ``None`` when
+        a flag stopped the update (nx on an existing member, xx on a missing one, gt/lt not
+        satisfied). A NaN result (inf + -inf) raises ``InvalidScoreError`` and changes
+        nothing. When the new score ``==`` the stored one (e.g. -0.0 + 0.0) nothing is
+        stored but the computed new score is returned, as Redis does.
         """
         check_flags(nx, xx, gt, lt)
         key = to_member(member)
@@ -498,7 +575,9 @@ class SortedSet:
     def load(self, pairs: Pairs) -> int:
         """Bulk add without flags; returns how many members were new. Redis: ZADD.
 
-        O(n) into an empty set from strictly ascending, distinct pairs; else O(n log n).
+        O(n) when the set is empty and the pairs arrive strictly ascending by
+        (score, member bytes) with no repeated member; otherwise O(n log n), with the
+        same result.
         """
         checked = to_pairs(pairs)
         if self._length == 0 and _strictly_ascending(checked):
@@ -509,16 +588,19 @@ class SortedSet:
     # -- point reads ------------------------------------------------------------------
 
     def score(self, member: Member) -> float | None:
-        """The member's score, or None. O(1). Redis: ZSCORE."""
+        """The member's score, or ``None``. O(1). Redis: ZSCORE."""
         return self._lookup(to_member(member))
 
     def scores(self, members: Iterable[Member]) -> list[float | None]:
-        """Scores of many members, None for missing ones. O(k). Redis: ZMSCORE."""
+        """Scores of many members, ``None`` for missing ones. O(k). Redis: ZMSCORE."""
         keys = [to_member(member) for member in members]
         return [self._lookup(key) for key in keys]
 
     def index(self, member: Member, *, reverse: bool = False) -> int | None:
-        """0-based position (descending with ``reverse``), or None. O(log n). Redis: ZRANK."""
+        """0-based position in ascending order (descending with ``reverse``), or ``None``.
+
+        O(log n). Redis: ZRANK / ZREVRANK.
+        """
         node = self._dict.get(to_member(member))
         if node is None:
             return None
@@ -528,7 +610,14 @@ class SortedSet:
     def rank(
         self, member: Member, *, style: RankStyle = "competition", reverse: bool = False
     ) -> int | None:
-        """1-based rank in the given style, or None. O(log n). Redis: ZRANK + 1 (unique)."""
+        """1-based rank of the member, or ``None`` if missing. O(log n) for every style.
+
+        Ascending (lowest score is rank 1) unless ``reverse`` (highest score is rank 1).
+        unique: index + 1, ties broken by member bytes (Redis order; Redis: ZRANK + 1).
+        competition: 1 + number of members whose score is strictly better (1, 1, 3).
+        dense: 1 + number of distinct scores strictly better (1, 1, 2).
+        Unknown styles raise ``ValueError``. Redis has no equivalent for the last two.
+        """
         if style not in RANK_STYLES:
             raise ValueError(f"rank style must be one of {RANK_STYLES}, not {style!r}")
         node = self._dict.get(to_member(member))
@@ -546,9 +635,9 @@ class SortedSet:
         return self._groups - dense_up + 1 if reverse else dense_up
 
     def at(self, index: int) -> Pair:
-        """The (member, score) at a 0-based index, negative from the end. O(log n).
+        """The (member, score) at a 0-based index; negative counts from the end.
 
-        Redis: ZRANGE key i i WITHSCORES. ``IndexError`` when out of range.
+        O(log n). ``IndexError`` when out of range. Redis: ZRANGE key i i WITHSCORES.
         """
         position = to_count(index, "index")
         if position < 0:
@@ -565,9 +654,9 @@ class SortedSet:
     # -- range reads ------------------------------------------------------------------
 
     def range_by_index(self, start: int, stop: int, *, reverse: bool = False) -> list[Pair]:
-        """Pairs from index ``start`` to ``stop`` inclusive. O(log n + k).
+        """(member, score) pairs from index ``start`` to ``stop`` inclusive. O(log n + k).
 
-        Redis: ZRANGE key start stop [REV] WITHSCORES.
+        Redis: ZRANGE key start stop [REV] WITHSCORES (negative indexes, clamping).
         """
         bounds = _clamp_indexes(to_count(start, "start"), to_count(stop, "stop"), self._length)
         if bounds is None:
@@ -580,11 +669,18 @@ class SortedSet:
     def range_around(
         self, member: Member, before: int, after: int, *, reverse: bool = False
     ) -> tuple[int, list[Pair]] | None:
-        """(index, window) around a member, or None when it is missing. O(log n + k).
+        """The member's index and the pairs around it ("around me"), or ``None`` if missing.
 
-        Redis: ZREVRANK + ZRANGE (two commands). The window holds up to
-        ``before + after + 1`` consecutive pairs containing the member, shifted (not
-        shrunk) at either end of the set.
+        O(log n + before + after): one descent for the index, then a walk along the list.
+        Redis: ZREVRANK + ZRANGE (two commands).
+
+        Returns ``(index, window)``: ``index`` is the member's 0-based position in the
+        chosen order (ascending, or descending with ``reverse``), as :meth:`index` gives.
+        ``window`` holds ``min(before + after + 1, len(self))`` consecutive pairs in that
+        order containing the member, normally ``before`` pairs ahead of it and ``after``
+        behind. At an end of the set the window is shifted, not shrunk: near the start it
+        takes more pairs from behind the member, near the end more from ahead of it.
+        Negative ``before`` or ``after`` raise ``ValueError``.
         """
         key = to_member(member)
         ahead, behind = to_count(before, "before"), to_count(after, "after")
@@ -617,19 +713,14 @@ class SortedSet:
             node = node.backward if reverse else node.forward[0]
         return out
 
-    def _range(
-        self,
-        below_low: Before,
-        up_to_high: Before,
-        reverse: bool,
-        offset: int,
-        count: int,
-    ) -> list[Pair]:
+    def _range(self, bounds: Range, reverse: bool, offset: int, count: int) -> list[Pair]:
         """Shared walk of score and lex ranges.
 
-        ``below_low(n)``: n lies before the range; ``up_to_high(n)``: n does not lie
-        after it. LIMIT offsets are skipped with one descent on spans.
+        ``bounds`` = (``below_low``, ``up_to_high``): ``below_low(n)``: n lies before the
+        range; ``up_to_high(n)``: n does not lie after it. LIMIT offsets are skipped with
+        one descent on spans.
         """
+        below_low, up_to_high = bounds
         if offset < 0 or count == 0:
             return []
         if reverse:
@@ -654,19 +745,15 @@ class SortedSet:
         offset: int = 0,
         count: int = -1,
     ) -> list[Pair]:
-        """Pairs with min <= score <= max. O(log n + k).
+        """Pairs with min <= score <= max (bounds optionally exclusive). O(log n + offset + k).
 
         Redis: ZRANGE key min max BYSCORE [REV] [LIMIT offset count] WITHSCORES.
+        NaN bounds raise ``InvalidScoreError``.
         """
         low, high = to_score(min, "min"), to_score(max, "max")
         skip, limit = to_count(offset, "offset"), to_count(count, "count")
-        return self._range(
-            _below_score(low, inclusive=bool(min_exclusive)),
-            _below_score(high, inclusive=not max_exclusive),
-            bool(reverse),
-            skip,
-            limit,
-        )
+        bounds = _score_range(low, high, min_exclusive, max_exclusive)
+        return self._range(bounds, bool(reverse), skip, limit)
 
     def range_by_lex(
         self,
@@ -679,19 +766,14 @@ class SortedSet:
         offset: int = 0,
         count: int = -1,
     ) -> list[Pair]:
-        """Pairs whose member lies between ``min`` and ``max`` (None: unbounded).
+        """Pairs whose member lies between ``min`` and ``max`` (``None``: unbounded).
 
-        O(log n + k). Redis: ZRANGE key min max BYLEX [REV] [LIMIT offset count].
+        O(log n + offset + k). Redis: ZRANGE key min max BYLEX [REV] [LIMIT offset count].
         """
         low, high = to_member_or_none(min), to_member_or_none(max)
         skip, limit = to_count(offset, "offset"), to_count(count, "count")
-        return self._range(
-            _below_member(low, inclusive=bool(min_exclusive)),
-            _up_to_member(high, inclusive=not max_exclusive),
-            bool(reverse),
-            skip,
-            limit,
-        )
+        bounds = _lex_range(low, high, min_exclusive, max_exclusive)
+        return self._range(bounds, bool(reverse), skip, limit)
 
     def count_by_score(
         self,
@@ -703,9 +785,7 @@ class SortedSet:
     ) -> int:
         """Number of members with a score in the range. O(log n). Redis: ZCOUNT."""
         low, high = to_score(min, "min"), to_score(max, "max")
-        below = self._last_before(_below_score(low, inclusive=bool(min_exclusive)))[1]
-        up_to = self._last_before(_below_score(high, inclusive=not max_exclusive))[1]
-        return up_to - below if up_to > below else 0
+        return self._count(_score_range(low, high, min_exclusive, max_exclusive))
 
     def count_by_lex(
         self,
@@ -717,8 +797,12 @@ class SortedSet:
     ) -> int:
         """Number of members in the lex range. O(log n). Redis: ZLEXCOUNT."""
         low, high = to_member_or_none(min), to_member_or_none(max)
-        below = self._last_before(_below_member(low, inclusive=bool(min_exclusive)))[1]
-        up_to = self._last_before(_up_to_member(high, inclusive=not max_exclusive))[1]
+        return self._count(_lex_range(low, high, min_exclusive, max_exclusive))
+
+    def _count(self, bounds: Range) -> int:
+        """How many nodes lie in the range: two descents. O(log n)."""
+        below = self._last_before(bounds[0])[1]
+        up_to = self._last_before(bounds[1])[1]
         return up_to - below if up_to > below else 0
 
     def items(
@@ -726,8 +810,11 @@ class SortedSet:
     ) -> Iterator[Pair]:
         """Iterate (member, score) pairs in order, strictly after the point ``after``.
 
-        A cursor that survives changes to the set: O(1) per step while the set is
-        unchanged, O(log n) to re-find its place after a change. Redis: ZSCAN-like.
+        A cursor: each step resumes after the last (score, member) it yielded, so the
+        iteration stays correct while the set changes (members inserted ahead of the
+        cursor are seen, members behind it are not, nothing is yielded twice unless its
+        score moved it ahead). O(1) amortised per step when the set did not change,
+        O(log n) after a change. Redis: ZSCAN-like.
         """
         point: tuple[float, bytes] | None = None
         if after is not None:
@@ -812,8 +899,7 @@ class SortedSet:
     ) -> int:
         """Remove members in the score range. O(log n + k). Redis: ZREMRANGEBYSCORE."""
         low, high = to_score(min, "min"), to_score(max, "max")
-        update = self._descend(_below_score(low, inclusive=bool(min_exclusive)))[0]
-        return self._remove_run(update, -1, _below_score(high, inclusive=not max_exclusive))
+        return self._remove_range(_score_range(low, high, min_exclusive, max_exclusive))
 
     def remove_range_by_lex(
         self,
@@ -825,53 +911,56 @@ class SortedSet:
     ) -> int:
         """Remove members in the lex range. O(log n + k). Redis: ZREMRANGEBYLEX."""
         low, high = to_member_or_none(min), to_member_or_none(max)
-        update = self._descend(_below_member(low, inclusive=bool(min_exclusive)))[0]
-        return self._remove_run(update, -1, _up_to_member(high, inclusive=not max_exclusive))
+        return self._remove_range(_lex_range(low, high, min_exclusive, max_exclusive))
+
+    def _remove_range(self, bounds: Range) -> int:
+        """Delete every node in the range. O(log n + k)."""
+        below_low, up_to_high = bounds
+        return self._remove_run(self._descend(below_low)[0], -1, up_to_high)
 
     def pop_min(self, count: int = 1) -> list[Pair]:
         """Remove and return up to ``count`` lowest pairs, lowest first. O(k log n).
 
-        Redis: ZPOPMIN.
+        Redis: ZPOPMIN. ``count < 0`` raises ``ValueError``; 0 returns [].
         """
-        limit = to_count(count)
-        if limit < 0:
-            raise ValueError("count must not be negative")
-        out: list[Pair] = []
-        update = [self._header] * MAX_LEVEL  # the header precedes the first node everywhere
-        while len(out) < limit and self._length:
-            node = self._header.forward[0]
-            assert node is not None
-            out.append((self._out(node.member), node.score))
-            self._unlink(node, update)
-            del self._dict[node.member]
-        return out
+        return self._pop(count, highest=False)
 
     def pop_max(self, count: int = 1) -> list[Pair]:
         """Remove and return up to ``count`` highest pairs, highest first. O(k log n).
 
-        Redis: ZPOPMAX.
+        Redis: ZPOPMAX. ``count < 0`` raises ``ValueError``; 0 returns [].
         """
+        return self._pop(count, highest=True)
+
+    def _pop(self, count: int, *, highest: bool) -> list[Pair]:
         limit = to_count(count)
         if limit < 0:
             raise ValueError("count must not be negative")
         out: list[Pair] = []
+        first = [self._header] * MAX_LEVEL  # the header precedes the first node everywhere
         while len(out) < limit and self._tail is not None:
-            node = self._tail
+            node = self._tail if highest else self._header.forward[0]
+            assert node is not None
             out.append((self._out(node.member), node.score))
-            self._delete(node)
+            if highest:
+                self._delete(node)
+            else:
+                self._unlink(node, first)  # no descent: nothing lies before the first node
+                del self._dict[node.member]
         return out
 
     def random_member(self) -> Pair | None:
-        """One uniformly random pair, or None when empty. O(log n). Redis: ZRANDMEMBER."""
+        """One uniformly random pair, or ``None`` when empty. O(log n). Redis: ZRANDMEMBER key."""
         if not self._length:
             return None
         node = self._node_at(_random.randrange(self._length) + 1)
         return self._out(node.member), node.score
 
     def random_members(self, count: int) -> list[Pair]:
-        """ZRANDMEMBER key count WITHSCORES: count > 0 distinct, < 0 with repeats.
+        """Redis ZRANDMEMBER key count WITHSCORES semantics.
 
-        O(|count| log n), or O(n) when count >= len.
+        count > 0: min(count, len) distinct members; count < 0: |count| independent draws
+        (repeats allowed); 0: []. O(|count| log n) or O(n) when count >= len.
         """
         wanted = to_count(count)
         length = self._length
@@ -917,14 +1006,22 @@ class SortedSet:
         *,
         raw: bool = False,
     ) -> SortedSet:
-        """Union with weights and SUM/MIN/MAX. O(N log N) for N input members.
+        """Union of the sets. O(N log N) for N input members.
 
         Redis: ZUNION ... WEIGHTS ... AGGREGATE ...
+
+        Each input score is multiplied by its set's weight (default 1); a NaN product
+        (0 * inf) counts as 0, and a NaN sum (inf + -inf) becomes 0. Inputs are combined in
+        ascending order of their sizes (ties keep argument order), as Redis does, so float
+        sums round identically. ``len(weights) != len(sets)``, a NaN weight, an unknown
+        aggregate, or no sets raise ``ValueError`` / ``InvalidScoreError``.
+
+        The arguments convert in order (``sets``, then ``weights``, ``aggregate``,
+        ``raw``) before any set is read, and the call holds its input sets: the sizes
+        that order the inputs, and the members read, are those once every argument has
+        converted.
         """
-        paired = algebra.weigh_inputs(cls._sources(sets), weights, aggregate)
-        raw = bool(raw)  # every argument converts before a set is read, as in the C engine
-        inputs = algebra.smallest_first(paired)
-        return cls._from_scores(algebra.union_scores(inputs, aggregate).items(), raw)
+        return cls._combine(algebra.union_scores, sets, weights, aggregate, raw)
 
     @classmethod
     def inter(
@@ -935,18 +1032,33 @@ class SortedSet:
         *,
         raw: bool = False,
     ) -> SortedSet:
-        """Intersection, same weight/aggregate rules as :meth:`union`.
+        """Intersection, weights and aggregates as :meth:`union`. Redis: ZINTER.
 
-        O(k * m) lookups for the smallest set's k members and m sets. Redis: ZINTER.
+        O(k * m) lookups for the smallest set's k members and m sets. As in Redis, the
+        smallest input drives the loop: its weighted scores that are NaN count as 0; a NaN
+        product from another input enters the aggregate as is (SUM then turns a NaN total
+        into 0, MIN and MAX ignore it).
         """
+        return cls._combine(algebra.inter_scores, sets, weights, aggregate, raw)
+
+    @classmethod
+    def _combine(
+        cls,
+        scores: algebra.Combine,
+        sets: Sequence[SortedSet],
+        weights: Sequence[float] | None,
+        aggregate: Aggregate,
+        raw: object,
+    ) -> SortedSet:
+        """Union or inter (``scores``) of the weighted inputs, smallest input first."""
         paired = algebra.weigh_inputs(cls._sources(sets), weights, aggregate)
-        raw = bool(raw)
+        flag = bool(raw)  # every argument converts before a set is read, as in the C engine
         inputs = algebra.smallest_first(paired)
-        return cls._from_scores(algebra.inter_scores(inputs, aggregate).items(), raw)
+        return cls._from_scores(scores(inputs, aggregate).items(), flag)
 
     @classmethod
     def diff(cls, sets: Sequence[SortedSet], *, raw: bool = False) -> SortedSet:
-        """Members of the first set in none of the others, with first-set scores.
+        """Members of the first set found in none of the others, with their first-set scores.
 
         O(n * m) lookups for the first set's n members. Redis: ZDIFF.
         """
@@ -973,15 +1085,18 @@ class SortedSet:
         return self.copy()
 
     def __reduce__(self) -> tuple[type[SortedSet], tuple[()], tuple[bytes, bool]]:
-        """Pickle support (every protocol): the class, no arguments, and the state
-        ``(snapshot, raw)`` that :meth:`__setstate__` loads. O(n)."""
+        """Pickle support, every protocol: ``(SortedSet, (), (snapshot, raw))``. O(n).
+
+        :meth:`__setstate__` loads the state.
+        """
         return (type(self), (), (self.snapshot(), self._raw))
 
     def __setstate__(self, state: object) -> None:
-        """Pickle support: the contents become those of a ``(snapshot, raw)`` state.
+        """Pickle support: the contents become those of a ``(snapshot bytes, raw)`` state.
 
-        The state is checked and the snapshot decoded before the set changes, so a bad
-        one raises ``TypeError`` / ``SnapshotError`` and leaves the set as it was. O(n).
+        The state is checked and the snapshot decoded before the set changes, so a state
+        of another shape raises ``TypeError``, a bad snapshot ``SnapshotError``, and either
+        leaves the set as it was. Open cursors re-seek from their point. O(n).
         """
         if not (isinstance(state, tuple) and len(state) == 2 and isinstance(state[0], bytes)):
             raise TypeError("SortedSet state must be a (snapshot bytes, raw) tuple")
@@ -992,14 +1107,20 @@ class SortedSet:
         self._build(pairs)
 
     def snapshot(self) -> bytes:
-        """Serialise to bytes in the shared format. O(n). Redis: DUMP (own format)."""
+        """Serialise to bytes: O(n). Redis: DUMP (own format).
+
+        Format (identical in both implementations): b"RKZS" + version byte 1 + count as
+        u64 little-endian, then per member in ascending order: score as f64 little-endian,
+        member length as u32 little-endian, member bytes.
+        """
         return snapshot_format.encode(self._length, self._pairs())
 
     @classmethod
     def restore(cls, data: bytes, *, raw: bool = False) -> SortedSet:
-        """Rebuild from :meth:`snapshot` output. O(n). Redis: RESTORE (own format).
+        """Rebuild from :meth:`snapshot` output in O(n). Redis: RESTORE (own format).
 
-        Truncated, trailing or corrupt data raise ``SnapshotError``.
+        Truncated, trailing or corrupt data, NaN scores, unordered or repeated members
+        raise ``SnapshotError``.
         """
         pairs = snapshot_format.decode(data)
         result = cls(raw=raw)
@@ -1007,7 +1128,10 @@ class SortedSet:
         return result
 
     def memory_usage(self) -> int:
-        """Estimated bytes of the structure (nodes, members, dict). O(1). Redis: MEMORY USAGE."""
+        """Bytes used by the structure (nodes, members, index). O(1). Redis: MEMORY USAGE.
+
+        The C engine counts what it allocated; this twin estimates with ``sys.getsizeof``.
+        """
         return (
             sys.getsizeof(self)
             + _node_size(self._header)
@@ -1018,7 +1142,10 @@ class SortedSet:
     # -- invariants -------------------------------------------------------------------
 
     def _check(self) -> None:
-        """Verify every invariant, raising AssertionError naming the first one broken. O(n)."""
+        """Verify every invariant (order, spans, dense spans, levels, backward pointers,
+        tail, length, hash table <-> list agreement); raise ``AssertionError`` naming the
+        first one broken. O(n).
+        """
         header = self._header
         assert header.backward is None, "header has a backward pointer"
         assert 1 <= self._level <= MAX_LEVEL, f"level {self._level} out of range"

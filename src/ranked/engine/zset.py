@@ -18,7 +18,7 @@ if os.environ.get("RANKED_PUREPYTHON", "") not in ("", "0"):
     IMPLEMENTATION = "python"
 else:
     try:
-        from ._zset import SortedSet  # type: ignore[assignment]
+        from ._zset import SortedSet
 
         IMPLEMENTATION = "c"
     except ImportError:  # pragma: no cover - only on a machine without a C build

@@ -896,34 +896,34 @@ zsl_node *zset_by_rank(const zset *z, size_t rank) {
     return NULL;
 }
 
-/* First node strictly after the point (score, m), or NULL. The point need
- * not be a member. O(log n). */
-zsl_node *zset_seek_after(const zset *z, double score, const char *m, size_t len) {
+/* The last node of z before the point (score, m[0:len]), or at it too when
+ * `at_too`; the header when there is none. The point need not be a member.
+ * Inlined with a constant `at_too` into both seeks below. O(log n). */
+static inline zsl_node *zsl_seek(const zset *z, double score, const char *m, size_t len,
+                                 int at_too) {
     zsl_node *x = z->header;
     for (int i = z->level - 1; i >= 0; i--) {
         zsl_node *y;
         while ((y = x->level[i].forward)) {
             zsl_prefetch_next(y, i);
-            if (zsl_cmp_fast(y, score, m, len) > 0)
+            int c = zsl_cmp_fast(y, score, m, len);
+            if (c > 0 || (c == 0 && !at_too))
                 break;
             x = y;
         }
     }
-    return x->level[0].forward;
+    return x;
+}
+
+/* First node strictly after the point (score, m), or NULL. The point need
+ * not be a member. O(log n). */
+zsl_node *zset_seek_after(const zset *z, double score, const char *m, size_t len) {
+    return zsl_seek(z, score, m, len, 1)->level[0].forward;
 }
 
 /* Last node strictly before the point (score, m), or NULL. O(log n). */
 zsl_node *zset_seek_before(const zset *z, double score, const char *m, size_t len) {
-    zsl_node *x = z->header;
-    for (int i = z->level - 1; i >= 0; i--) {
-        zsl_node *y;
-        while ((y = x->level[i].forward)) {
-            zsl_prefetch_next(y, i);
-            if (zsl_cmp_fast(y, score, m, len) >= 0)
-                break;
-            x = y;
-        }
-    }
+    zsl_node *x = zsl_seek(z, score, m, len, 0);
     return x == z->header ? NULL : x;
 }
 

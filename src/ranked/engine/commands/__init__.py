@@ -8,7 +8,7 @@ from . import (
     sets,
     strings,
     zset_algebra,
-    zset_blocking,
+    zset_pop,
     zset_range,
     zset_read,
     zset_write,
@@ -26,5 +26,5 @@ COMMAND_TABLE: CommandTable = {
     **zset_range.COMMANDS,
     **zset_write.COMMANDS,
     **zset_algebra.COMMANDS,
-    **zset_blocking.COMMANDS,
+    **zset_pop.COMMANDS,
 }

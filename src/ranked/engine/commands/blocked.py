@@ -30,20 +30,17 @@ import contextlib
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from ..zset import SortedSet
 from .common import Reply
-from .zset_common import lookup_zset
+from .zset_common import Pop, first_pop
 
 if TYPE_CHECKING:
     from ..keyspace import Keyspace
 
 __all__ = ["Pop", "Queues", "Waiter", "block", "serve"]
-
-Pop = Callable[["Keyspace", bytes, SortedSet], Reply]
-"""Pops from a non-empty sorted set for one caller and builds its reply."""
 
 # One wait() call never asks for more than this (threading.TIMEOUT_MAX is finite).
 _LONGEST_WAIT: Final = 3600.0
@@ -64,16 +61,6 @@ class Waiter:
 
 Queues = dict[bytes, deque[Waiter]]
 """Key -> the waiters blocked on it, first come first; a key leaves when nobody waits."""
-
-
-def _first_pop(ks: Keyspace, keys: Sequence[bytes], pop: Pop) -> Reply:
-    """Redis's look before blocking: missing keys are skipped, another type is WRONGTYPE,
-    the first non-empty sorted set is popped. None when every key is missing."""
-    for key in keys:
-        zset = lookup_zset(ks, key)
-        if zset is not None:  # lookup_zset never returns an empty set
-            return pop(ks, key, zset)
-    return None
 
 
 def _leave(queues: Queues, waiter: Waiter) -> None:
@@ -101,7 +88,7 @@ def block(ks: Keyspace, keys: Sequence[bytes], pop: Pop, timeout_ms: int) -> Rep
         for key in waiter.keys:
             queues.setdefault(key, deque()).append(waiter)
         try:
-            reply = _first_pop(ks, keys, pop)
+            reply = first_pop(ks, keys, pop)  # Redis's look before blocking
             if reply is not None:
                 return reply
             while not waiter.served:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias, TypeVar
 
 from ...errors import ResponseError
 from .. import redisfloat
@@ -19,6 +19,7 @@ __all__ = [
     "WRONGTYPE",
     "Command",
     "CommandTable",
+    "Handler",
     "Reply",
     "Value",
     "arity_error",
@@ -26,12 +27,17 @@ __all__ = [
     "int_arg",
     "option",
     "register",
+    "register_all",
+    "removal",
+    "typed_lookup",
     "unknown_command",
 ]
 
 Reply: TypeAlias = "bytes | int | list[Reply] | None"
 Value: TypeAlias = "bytes | SortedSet | set[bytes] | dict[bytes, bytes]"
 Handler = Callable[["Keyspace", list[bytes]], Reply]
+T = TypeVar("T")
+Names = TypeVar("Names", dict[bytes, bytes], set[bytes])
 
 SYNTAX = "ERR syntax error"
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -59,6 +65,37 @@ def register(table: CommandTable, name: str, arity: int) -> Callable[[Handler], 
         return handler
 
     return add
+
+
+def register_all(
+    table: CommandTable,
+    arity: int,
+    impl: Callable[..., Reply],
+    variants: Mapping[str, tuple[object, ...]],
+) -> None:
+    """Add a family of commands of one arity that share ``impl`` to ``table``: the
+    handler of each name is ``impl(*leading, ks, argv)``, ``leading`` being that name's
+    one or two arguments (a range type, a direction...)."""
+    for name, leading in variants.items():
+        register(table, name, arity)(_variant(impl, *leading))
+
+
+def _variant(impl: Callable[..., Reply], *leading: object) -> Handler:
+    """``impl`` with its ``leading`` arguments bound. A Python function rather than a
+    ``functools.partial``: the keyspace calls it as cheaply as a handler written out."""
+    if len(leading) == 1:
+        (first,) = leading
+
+        def handler(ks: Keyspace, argv: list[bytes]) -> Reply:
+            return impl(first, ks, argv)
+
+    else:
+        first, second = leading
+
+        def handler(ks: Keyspace, argv: list[bytes]) -> Reply:
+            return impl(first, second, ks, argv)
+
+    return handler
 
 
 def error(text: str) -> ResponseError:
@@ -121,6 +158,50 @@ def float_arg(arg: bytes, message: str = NOT_FLOAT) -> float:
 def wrongtype() -> ResponseError:
     """The WRONGTYPE error."""
     return ResponseError(WRONGTYPE)
+
+
+def typed_lookup(kind: type[T], what: str) -> Callable[[Keyspace, bytes], T | None]:
+    """A lookup of the ``kind`` values (``what`` names them in its docstring): the value
+    at a key, None when the key is missing, WRONGTYPE for a value of another type. O(1).
+
+    Each command family makes its own with this, so a command calls it directly.
+    """
+
+    def lookup(ks: Keyspace, key: bytes) -> T | None:
+        value = ks.get(key)
+        if value is None or isinstance(value, kind):
+            return value
+        raise wrongtype()
+
+    lookup.__doc__ = f"The {what} at ``key``, None when missing; WRONGTYPE for another type."
+    return lookup
+
+
+def removal(
+    lookup: Callable[[Keyspace, bytes], Names | None], remove: Callable[[Names, bytes], object]
+) -> Handler:
+    """The handler of a ``KEY name [name ...]`` removal from a hash or a set (HDEL, SREM):
+    ``lookup`` finds the value, ``remove(value, name)`` takes out a name it holds. The
+    reply is how many names were there; a missing key removes nothing, an emptied key is
+    deleted. O(names).
+
+    Each command gets its own handler from this, so a call costs no extra layer.
+    """
+
+    def handler(ks: Keyspace, argv: list[bytes]) -> Reply:
+        found = lookup(ks, argv[1])
+        if found is None:
+            return 0
+        removed = 0
+        for name in argv[2:]:
+            if name in found:
+                remove(found, name)
+                removed += 1
+        if not found:
+            ks.delete(argv[1])
+        return removed
+
+    return handler
 
 
 def type_name(value: Value) -> bytes:

@@ -16,6 +16,7 @@ from .common import (
     option,
     option_text,
     register,
+    register_all,
     type_name,
 )
 from .scan import page, parse_scan_options
@@ -63,7 +64,7 @@ def _expire_flags(argv: list[bytes]) -> set[bytes]:
     return flags
 
 
-def _expire(ks: Keyspace, argv: list[bytes], *, seconds: bool, absolute: bool) -> Reply:
+def _expire(seconds: bool, absolute: bool, ks: Keyspace, argv: list[bytes]) -> Reply:
     flags = _expire_flags(argv)
     when = int_arg(argv[2])
     invalid = f"ERR invalid expire time in '{argv[0].lower().decode('ascii')}' command"
@@ -94,27 +95,22 @@ def _expire(ks: Keyspace, argv: list[bytes], *, seconds: bool, absolute: bool) -
     return 1
 
 
-@register(COMMANDS, "expire", -3)
-def expire(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _expire(ks, argv, seconds=True, absolute=False)
+# Each name with (seconds, absolute): the unit, and whether the time is a deadline.
+register_all(
+    COMMANDS,
+    -3,
+    _expire,
+    {
+        "expire": (True, False),
+        "pexpire": (False, False),
+        "expireat": (True, True),
+        "pexpireat": (False, True),
+    },
+)
 
 
-@register(COMMANDS, "pexpire", -3)
-def pexpire(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _expire(ks, argv, seconds=False, absolute=False)
-
-
-@register(COMMANDS, "expireat", -3)
-def expireat(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _expire(ks, argv, seconds=True, absolute=True)
-
-
-@register(COMMANDS, "pexpireat", -3)
-def pexpireat(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _expire(ks, argv, seconds=False, absolute=True)
-
-
-def _ttl(ks: Keyspace, key: bytes, *, millis: bool) -> int:
+def _ttl(millis: bool, ks: Keyspace, argv: list[bytes]) -> int:
+    key = argv[1]
     if ks.get(key) is None:
         return -2
     deadline = ks.raw_deadline(key)
@@ -124,14 +120,7 @@ def _ttl(ks: Keyspace, key: bytes, *, millis: bool) -> int:
     return left if millis else (left + 500) // 1000
 
 
-@register(COMMANDS, "ttl", 2)
-def ttl(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _ttl(ks, argv[1], millis=False)
-
-
-@register(COMMANDS, "pttl", 2)
-def pttl(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _ttl(ks, argv[1], millis=True)
+register_all(COMMANDS, 2, _ttl, {"ttl": (False,), "pttl": (True,)})
 
 
 @register(COMMANDS, "persist", 2)

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..redisfloat import LLONG_MAX, LLONG_MIN, parse_int
-from .common import OVERFLOW, CommandTable, Reply, arity_error, error, int_arg, register, wrongtype
+from .common import (
+    OVERFLOW,
+    CommandTable,
+    Reply,
+    arity_error,
+    error,
+    int_arg,
+    register,
+    removal,
+    typed_lookup,
+)
 
 if TYPE_CHECKING:
     from ..keyspace import Keyspace
@@ -15,11 +26,7 @@ __all__ = ["COMMANDS"]
 COMMANDS: CommandTable = {}
 
 
-def _hash(ks: Keyspace, key: bytes) -> dict[bytes, bytes] | None:
-    value = ks.get(key)
-    if value is None or isinstance(value, dict):
-        return value
-    raise wrongtype()
+_hash: Callable[[Keyspace, bytes], dict[bytes, bytes] | None] = typed_lookup(dict, "hash")
 
 
 def _hash_for_write(ks: Keyspace, key: bytes) -> dict[bytes, bytes]:
@@ -56,18 +63,7 @@ def hmget(ks: Keyspace, argv: list[bytes]) -> Reply:
     return [fields.get(name) for name in argv[2:]]
 
 
-@register(COMMANDS, "hdel", -3)
-def hdel(ks: Keyspace, argv: list[bytes]) -> Reply:
-    fields = _hash(ks, argv[1])
-    if fields is None:
-        return 0
-    removed = 0
-    for name in argv[2:]:
-        if fields.pop(name, None) is not None:
-            removed += 1
-    if not fields:
-        ks.delete(argv[1])
-    return removed
+register(COMMANDS, "hdel", -3)(removal(_hash, dict.pop))
 
 
 @register(COMMANDS, "hgetall", 2)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .common import CommandTable, Reply, register, wrongtype
+from .common import CommandTable, Reply, register, removal, typed_lookup
 
 if TYPE_CHECKING:
     from ..keyspace import Keyspace
@@ -14,11 +15,7 @@ __all__ = ["COMMANDS"]
 COMMANDS: CommandTable = {}
 
 
-def _set(ks: Keyspace, key: bytes) -> set[bytes] | None:
-    value = ks.get(key)
-    if value is None or isinstance(value, set):
-        return value
-    raise wrongtype()
+_set: Callable[[Keyspace, bytes], set[bytes] | None] = typed_lookup(set, "set")
 
 
 @register(COMMANDS, "sadd", -3)
@@ -32,19 +29,7 @@ def sadd(ks: Keyspace, argv: list[bytes]) -> Reply:
     return len(members) - before
 
 
-@register(COMMANDS, "srem", -3)
-def srem(ks: Keyspace, argv: list[bytes]) -> Reply:
-    members = _set(ks, argv[1])
-    if members is None:
-        return 0
-    removed = 0
-    for member in argv[2:]:
-        if member in members:
-            members.discard(member)
-            removed += 1
-    if not members:
-        ks.delete(argv[1])
-    return removed
+register(COMMANDS, "srem", -3)(removal(_set, set.remove))
 
 
 @register(COMMANDS, "smembers", 2)

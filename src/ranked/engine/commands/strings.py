@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..redisfloat import LLONG_MAX, LLONG_MIN, parse_int
@@ -15,6 +16,7 @@ from .common import (
     int_arg,
     option,
     register,
+    typed_lookup,
     wrongtype,
 )
 
@@ -28,16 +30,12 @@ COMMANDS: CommandTable = {}
 _EXPIRY_WORDS = (b"ex", b"px", b"exat", b"pxat")
 
 
+_get_string: Callable[[Keyspace, bytes], bytes | None] = typed_lookup(bytes, "string")
+
+
 @register(COMMANDS, "get", 2)
 def get(ks: Keyspace, argv: list[bytes]) -> Reply:
     return _get_string(ks, argv[1])
-
-
-def _get_string(ks: Keyspace, key: bytes) -> bytes | None:
-    value = ks.get(key)
-    if value is None or isinstance(value, bytes):
-        return value
-    raise wrongtype()
 
 
 def _parse_set_options(argv: list[bytes]) -> tuple[set[bytes], bytes | None, bytes | None]:

@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING, Literal
 
 from ...errors import InvalidScoreError
 from ..zset import SortedSet
-from .common import SYNTAX, CommandTable, Reply, error, float_arg, int_arg, option, register
+from .common import (
+    SYNTAX,
+    CommandTable,
+    Reply,
+    error,
+    float_arg,
+    int_arg,
+    option,
+    register,
+    register_all,
+)
 from .zset_common import flatten, pairs, store_result
 
 if TYPE_CHECKING:
@@ -96,44 +106,23 @@ def _compute(request: _Request, op: Operation) -> SortedSet:
         raise error("ERR weight value is not a float") from None
 
 
-def _reply(ks: Keyspace, argv: list[bytes], op: Operation) -> Reply:
+def _reply(op: Operation, ks: Keyspace, argv: list[bytes]) -> Reply:
     request = _parse(ks, argv, 1, op, store=False, card=False)
     return flatten(pairs(_compute(request, op).items()), request.withscores)
 
 
-def _store(ks: Keyspace, argv: list[bytes], op: Operation) -> Reply:
+def _store(op: Operation, ks: Keyspace, argv: list[bytes]) -> Reply:
     request = _parse(ks, argv, 2, op, store=True, card=False)
     return store_result(ks, argv[1], _compute(request, op))
 
 
-@register(COMMANDS, "zunion", -3)
-def zunion(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _reply(ks, argv, "union")
-
-
-@register(COMMANDS, "zinter", -3)
-def zinter(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _reply(ks, argv, "inter")
-
-
-@register(COMMANDS, "zdiff", -3)
-def zdiff(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _reply(ks, argv, "diff")
-
-
-@register(COMMANDS, "zunionstore", -4)
-def zunionstore(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _store(ks, argv, "union")
-
-
-@register(COMMANDS, "zinterstore", -4)
-def zinterstore(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _store(ks, argv, "inter")
-
-
-@register(COMMANDS, "zdiffstore", -4)
-def zdiffstore(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _store(ks, argv, "diff")
+register_all(COMMANDS, -3, _reply, {"zunion": ("union",), "zinter": ("inter",), "zdiff": ("diff",)})
+register_all(
+    COMMANDS,
+    -4,
+    _store,
+    {"zunionstore": ("union",), "zinterstore": ("inter",), "zdiffstore": ("diff",)},
+)
 
 
 @register(COMMANDS, "zintercard", -3)

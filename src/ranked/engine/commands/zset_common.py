@@ -9,12 +9,12 @@ functions here apply Redis's conversion rules at the same moments Redis does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple, cast
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias, cast
 
 from ..redisfloat import format_double, parse_lex_bound, parse_score_bound
 from ..zset import SortedSet
-from .common import SYNTAX, Reply, error, int_arg, option, wrongtype
+from .common import SYNTAX, Handler, Reply, error, int_arg, option, typed_lookup
 
 if TYPE_CHECKING:
     from ..keyspace import Keyspace
@@ -22,9 +22,13 @@ if TYPE_CHECKING:
 __all__ = [
     "LISTPACK_ENTRIES",
     "LISTPACK_VALUE",
+    "PARSE_RANGE",
     "LexRange",
     "MultiPop",
+    "Pop",
     "ScoreRange",
+    "ZRange",
+    "first_pop",
     "flatten",
     "lookup_zset",
     "multi_pop_reply",
@@ -32,6 +36,7 @@ __all__ = [
     "parse_multi_pop",
     "parse_score_range",
     "pop_flat",
+    "range_handler",
     "store_emitted",
     "store_result",
 ]
@@ -40,14 +45,10 @@ LISTPACK_ENTRIES = 128  # zset-max-listpack-entries
 LISTPACK_VALUE = 64  # zset-max-listpack-value
 
 Pair = tuple[bytes, float]
+Pop = Callable[["Keyspace", bytes, SortedSet], Reply]
+"""Pops from a non-empty sorted set for one caller and builds its reply."""
 
-
-def lookup_zset(ks: Keyspace, key: bytes) -> SortedSet | None:
-    """The zset at ``key``, None when missing; WRONGTYPE for another type."""
-    value = ks.get(key)
-    if value is None or isinstance(value, SortedSet):
-        return value
-    raise wrongtype()
+lookup_zset: Callable[[Keyspace, bytes], SortedSet | None] = typed_lookup(SortedSet, "zset")
 
 
 def pairs(items: Iterable[tuple[str | bytes, float]]) -> list[Pair]:
@@ -84,6 +85,10 @@ class MultiPop(NamedTuple):
     highest: bool
     pop_count: int
 
+    def pop(self, ks: Keyspace, key: bytes, zset: SortedSet) -> Reply:
+        """This request's :data:`Pop`: :func:`multi_pop_reply`."""
+        return multi_pop_reply(ks, key, zset, self)
+
 
 def parse_multi_pop(argv: list[bytes], numkeys_at: int) -> MultiPop:
     """``numkeys key [key ...] MIN|MAX [COUNT count]`` as Redis 7.0's zmpopGenericCommand
@@ -116,6 +121,17 @@ def multi_pop_reply(ks: Keyspace, key: bytes, zset: SortedSet, request: MultiPop
     return [key, [flat[i : i + 2] for i in range(0, len(flat), 2)]]
 
 
+def first_pop(ks: Keyspace, keys: Sequence[bytes], pop: Pop) -> Reply:
+    """Redis's look at the keys of a multi-key pop: missing keys are skipped, another
+    type is WRONGTYPE, the first non-empty sorted set is popped. None when every key
+    is missing."""
+    for key in keys:
+        zset = lookup_zset(ks, key)
+        if zset is not None:  # lookup_zset never returns an empty set
+            return pop(ks, key, zset)
+    return None
+
+
 class ScoreRange(NamedTuple):
     """A parsed score range (always min then max)."""
 
@@ -123,15 +139,7 @@ class ScoreRange(NamedTuple):
     max: float
     min_exclusive: bool
     max_exclusive: bool
-
-
-def parse_score_range(low: bytes, high: bytes) -> ScoreRange:
-    """Parse two score bounds or raise ``ERR min or max is not a float``."""
-    lo = parse_score_bound(low)
-    hi = parse_score_bound(high)
-    if lo is None or hi is None:
-        raise error("ERR min or max is not a float")
-    return ScoreRange(lo[0], hi[0], lo[1], hi[1])
+    empty: bool = False  # as LexRange's; no score range is answered without a look
 
 
 class LexRange(NamedTuple):
@@ -142,6 +150,18 @@ class LexRange(NamedTuple):
     min_exclusive: bool
     max_exclusive: bool
     empty: bool
+
+
+ZRange: TypeAlias = ScoreRange | LexRange
+
+
+def parse_score_range(low: bytes, high: bytes) -> ScoreRange:
+    """Parse two score bounds or raise ``ERR min or max is not a float``."""
+    lo = parse_score_bound(low)
+    hi = parse_score_bound(high)
+    if lo is None or hi is None:
+        raise error("ERR min or max is not a float")
+    return ScoreRange(lo[0], hi[0], lo[1], hi[1])
 
 
 def parse_lex_range(low: bytes, high: bytes) -> LexRange:
@@ -158,6 +178,41 @@ def parse_lex_range(low: bytes, high: bytes) -> LexRange:
         hi.exclusive and hi.value is not None,
         empty,
     )
+
+
+PARSE_RANGE: dict[str, Callable[[bytes, bytes], ZRange]] = {
+    "score": parse_score_range,
+    "lex": parse_lex_range,
+}
+"""The parser of each kind of range: BYSCORE ``score``, BYLEX ``lex``."""
+
+
+def range_handler(kind: str, method: Callable[..., int]) -> Handler:
+    """The handler of a ``KEY min max`` command on a range of a zset (ZCOUNT ZLEXCOUNT
+    ZREMRANGEBYSCORE ZREMRANGEBYLEX): the range, of ``kind`` (``score`` or ``lex``), is
+    parsed before the key is looked up, and ``method`` (a SortedSet method such as
+    ``SortedSet.count_by_score``) answers. A missing key or a range Redis answers as
+    empty without a look gives 0; an emptied key is deleted. O(log n), plus what a
+    removal removes."""
+    parse = PARSE_RANGE[kind]
+
+    def handler(ks: Keyspace, argv: list[bytes]) -> Reply:
+        bounds = parse(argv[2], argv[3])
+        zset = lookup_zset(ks, argv[1])
+        if zset is None or bounds.empty:
+            return 0
+        found: int = method(
+            zset,
+            bounds.min,
+            bounds.max,
+            min_exclusive=bounds.min_exclusive,
+            max_exclusive=bounds.max_exclusive,
+        )
+        if not zset:
+            ks.delete(argv[1])
+        return found
+
+    return handler
 
 
 def flatten(found: Sequence[Pair], withscores: bool) -> list[Reply]:

@@ -8,19 +8,12 @@ another type: WRONGTYPE).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from ..zset import SortedSet
-from .common import SYNTAX, CommandTable, Reply, error, int_arg, option, register
-from .zset_common import (
-    Pair,
-    flatten,
-    lookup_zset,
-    pairs,
-    parse_lex_range,
-    parse_score_range,
-    store_emitted,
-)
+from .common import SYNTAX, CommandTable, Reply, error, int_arg, option, register, register_all
+from .zset_common import PARSE_RANGE, Pair, flatten, lookup_zset, pairs, store_emitted
 
 if TYPE_CHECKING:
     from ..keyspace import Keyspace
@@ -73,6 +66,13 @@ def _parse_options(argv: list[bytes], first: int, request: _Request, store: bool
         raise error("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
 
 
+# The SortedSet method that selects each kind of range (see PARSE_RANGE).
+_SELECT: dict[str, Callable[..., list[tuple[str | bytes, float]]]] = {
+    "score": SortedSet.range_by_score,
+    "lex": SortedSet.range_by_lex,
+}
+
+
 def _select(zset: SortedSet | None, request: _Request, low: bytes, high: bytes) -> list[Pair]:
     """Parse the range (before the key is used) and collect the matching pairs."""
     reverse = bool(request.reverse)
@@ -81,30 +81,16 @@ def _select(zset: SortedSet | None, request: _Request, low: bytes, high: bytes) 
     if request.rangetype == "rank":
         start, stop = int_arg(low), int_arg(high)
         return [] if zset is None else pairs(zset.range_by_index(start, stop, reverse=reverse))
-    if request.rangetype == "score":
-        score = parse_score_range(low, high)
-        if zset is None:
-            return []
-        return pairs(
-            zset.range_by_score(
-                score.min,
-                score.max,
-                min_exclusive=score.min_exclusive,
-                max_exclusive=score.max_exclusive,
-                reverse=reverse,
-                offset=request.offset,
-                count=request.count,
-            )
-        )
-    lex = parse_lex_range(low, high)
-    if zset is None or lex.empty:
+    bounds = PARSE_RANGE[request.rangetype](low, high)
+    if zset is None or bounds.empty:
         return []
     return pairs(
-        zset.range_by_lex(
-            lex.min,
-            lex.max,
-            min_exclusive=lex.min_exclusive,
-            max_exclusive=lex.max_exclusive,
+        _SELECT[request.rangetype](
+            zset,
+            bounds.min,
+            bounds.max,
+            min_exclusive=bounds.min_exclusive,
+            max_exclusive=bounds.max_exclusive,
             reverse=reverse,
             offset=request.offset,
             count=request.count,
@@ -112,7 +98,7 @@ def _select(zset: SortedSet | None, request: _Request, low: bytes, high: bytes) 
     )
 
 
-def _zrange(ks: Keyspace, argv: list[bytes], rangetype: RangeType, reverse: bool | None) -> Reply:
+def _zrange(rangetype: RangeType, reverse: bool | None, ks: Keyspace, argv: list[bytes]) -> Reply:
     request = _Request(rangetype, reverse)
     _parse_options(argv, 4, request, store=False)
     _select(None, request, argv[2], argv[3])  # range errors come before the key lookup
@@ -121,34 +107,20 @@ def _zrange(ks: Keyspace, argv: list[bytes], rangetype: RangeType, reverse: bool
     return flatten(found, request.withscores)
 
 
-@register(COMMANDS, "zrange", -4)
-def zrange(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _zrange(ks, argv, "auto", None)
-
-
-@register(COMMANDS, "zrevrange", -4)
-def zrevrange(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _zrange(ks, argv, "rank", True)
-
-
-@register(COMMANDS, "zrangebyscore", -4)
-def zrangebyscore(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _zrange(ks, argv, "score", False)
-
-
-@register(COMMANDS, "zrevrangebyscore", -4)
-def zrevrangebyscore(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _zrange(ks, argv, "score", True)
-
-
-@register(COMMANDS, "zrangebylex", -4)
-def zrangebylex(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _zrange(ks, argv, "lex", False)
-
-
-@register(COMMANDS, "zrevrangebylex", -4)
-def zrevrangebylex(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _zrange(ks, argv, "lex", True)
+# The family, each member as (range type, reverse); ZRANGE reads both from its options.
+register_all(
+    COMMANDS,
+    -4,
+    _zrange,
+    {
+        "zrange": ("auto", None),
+        "zrevrange": ("rank", True),
+        "zrangebyscore": ("score", False),
+        "zrevrangebyscore": ("score", True),
+        "zrangebylex": ("lex", False),
+        "zrevrangebylex": ("lex", True),
+    },
+)
 
 
 @register(COMMANDS, "zrangestore", -5)

@@ -9,14 +9,7 @@ from ..redisfloat import LLONG_MAX, format_double, format_listpack_score, parse_
 from ..zset import SortedSet
 from .common import SYNTAX, CommandTable, Reply, error, int_arg, option, register
 from .scan import page, parse_scan_options
-from .zset_common import (
-    flatten,
-    lookup_zset,
-    pairs,
-    pairs_of,
-    parse_lex_range,
-    parse_score_range,
-)
+from .zset_common import flatten, lookup_zset, pairs, pairs_of, range_handler
 
 if TYPE_CHECKING:
     from ..keyspace import Keyspace
@@ -47,32 +40,8 @@ def zcard(ks: Keyspace, argv: list[bytes]) -> Reply:
     return 0 if zset is None else len(zset)
 
 
-@register(COMMANDS, "zcount", 4)
-def zcount(ks: Keyspace, argv: list[bytes]) -> Reply:
-    bounds = parse_score_range(argv[2], argv[3])
-    zset = lookup_zset(ks, argv[1])
-    if zset is None:
-        return 0
-    return zset.count_by_score(
-        bounds.min,
-        bounds.max,
-        min_exclusive=bounds.min_exclusive,
-        max_exclusive=bounds.max_exclusive,
-    )
-
-
-@register(COMMANDS, "zlexcount", 4)
-def zlexcount(ks: Keyspace, argv: list[bytes]) -> Reply:
-    bounds = parse_lex_range(argv[2], argv[3])
-    zset = lookup_zset(ks, argv[1])
-    if zset is None or bounds.empty:
-        return 0
-    return zset.count_by_lex(
-        bounds.min,
-        bounds.max,
-        min_exclusive=bounds.min_exclusive,
-        max_exclusive=bounds.max_exclusive,
-    )
+register(COMMANDS, "zcount", 4)(range_handler("score", SortedSet.count_by_score))
+register(COMMANDS, "zlexcount", 4)(range_handler("lex", SortedSet.count_by_lex))
 
 
 @register(COMMANDS, "zrank", 3)

@@ -1,4 +1,4 @@
-"""Sorted-set writes: ZADD ZINCRBY ZREM ZREMRANGEBYRANK/SCORE/LEX ZPOPMIN ZPOPMAX ZMPOP."""
+"""Sorted-set writes: ZADD ZINCRBY ZREM ZREMRANGEBYRANK/SCORE/LEX (the pops: ``zset_pop.py``)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,7 @@ from .zset_common import (
     LISTPACK_VALUE,
     delete_if_empty,
     lookup_zset,
-    multi_pop_reply,
-    parse_lex_range,
-    parse_multi_pop,
-    parse_score_range,
-    pop_flat,
+    range_handler,
 )
 
 if TYPE_CHECKING:
@@ -152,67 +148,5 @@ def zremrangebyrank(ks: Keyspace, argv: list[bytes]) -> Reply:
     return removed
 
 
-@register(COMMANDS, "zremrangebyscore", 4)
-def zremrangebyscore(ks: Keyspace, argv: list[bytes]) -> Reply:
-    bounds = parse_score_range(argv[2], argv[3])
-    zset = lookup_zset(ks, argv[1])
-    if zset is None:
-        return 0
-    removed = zset.remove_range_by_score(
-        bounds.min,
-        bounds.max,
-        min_exclusive=bounds.min_exclusive,
-        max_exclusive=bounds.max_exclusive,
-    )
-    delete_if_empty(ks, argv[1], zset)
-    return removed
-
-
-@register(COMMANDS, "zremrangebylex", 4)
-def zremrangebylex(ks: Keyspace, argv: list[bytes]) -> Reply:
-    bounds = parse_lex_range(argv[2], argv[3])
-    zset = lookup_zset(ks, argv[1])
-    if zset is None or bounds.empty:
-        return 0
-    removed = zset.remove_range_by_lex(
-        bounds.min,
-        bounds.max,
-        min_exclusive=bounds.min_exclusive,
-        max_exclusive=bounds.max_exclusive,
-    )
-    delete_if_empty(ks, argv[1], zset)
-    return removed
-
-
-def _zpop(ks: Keyspace, argv: list[bytes], highest: bool) -> Reply:
-    if len(argv) > 3:
-        raise error(SYNTAX)
-    count = 1
-    if len(argv) == 3:
-        count = int_arg(argv[2], "ERR value is out of range, must be positive")
-        if count < 0:
-            raise error("ERR value is out of range, must be positive")
-    zset = lookup_zset(ks, argv[1])
-    if zset is None or count == 0:
-        return []
-    return pop_flat(ks, argv[1], zset, count, highest)
-
-
-@register(COMMANDS, "zpopmin", -2)
-def zpopmin(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _zpop(ks, argv, highest=False)
-
-
-@register(COMMANDS, "zpopmax", -2)
-def zpopmax(ks: Keyspace, argv: list[bytes]) -> Reply:
-    return _zpop(ks, argv, highest=True)
-
-
-@register(COMMANDS, "zmpop", -4)
-def zmpop(ks: Keyspace, argv: list[bytes]) -> Reply:
-    request = parse_multi_pop(argv, 1)
-    for key in request.keys:
-        zset = lookup_zset(ks, key)
-        if zset is not None:
-            return multi_pop_reply(ks, key, zset, request)
-    return None
+register(COMMANDS, "zremrangebyscore", 4)(range_handler("score", SortedSet.remove_range_by_score))
+register(COMMANDS, "zremrangebylex", 4)(range_handler("lex", SortedSet.remove_range_by_lex))
