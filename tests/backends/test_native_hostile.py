@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import pytest
 
@@ -390,7 +390,7 @@ def test_queue_lane_push_many_keeps_its_items_while_the_lock_is_awaited() -> Non
     assert lane(pairs, None, None, None) == 50
     stored = keyspace._values[b"q:ready"]
     assert isinstance(stored, SortedSet)
-    members = [bytes(member)[8:] for member, _ in stored.range_by_index(0, -1)]
+    members = [cast(bytes, member)[8:] for member, _ in stored.range_by_index(0, -1)]
     members.remove(b"job")
     assert members == [b"item-%d" % index * 60 for index in range(50)]
 
