@@ -1303,8 +1303,8 @@ static inline size_t range_size(const range_walk *r) {
 /* Shared range walk for score and lex ranges, as the twin's _range: walk
  * from the first (or last) rank in range r, skipping `offset` members, while
  * the far (or near) bound holds, taking up to `count` (< 0: all). */
-static PyObject *ss_range(SortedSetObject *s, const range_walk *r, int reverse, long long offset,
-                          long long count) {
+static inline PyObject *ss_range(SortedSetObject *s, const range_walk *r, int reverse,
+                                 long long offset, long long count) {
     if (offset < 0 || count == 0)
         return PyList_New(0);
     if (reverse) {
@@ -1343,7 +1343,7 @@ static void ss_score_range(const zset *z, double min, double max, int min_excl, 
 
 /* Convert the arguments a[0..3] of a score range (min, max, min_exclusive,
  * max_exclusive), then measure it on z into *r. 0, or -1 with an exception. */
-static int py_score_range(const zset *z, PyObject *const *a, range_walk *r) {
+static inline int py_score_range(const zset *z, PyObject *const *a, range_walk *r) {
     double min, max;
     int min_excl, max_excl;
     if (py_score_bounds(a[0], a[1], &min, &max) < 0 ||

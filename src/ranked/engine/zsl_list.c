@@ -906,8 +906,8 @@ static inline zsl_node *zsl_seek(const zset *z, double score, const char *m, siz
         zsl_node *y;
         while ((y = x->level[i].forward)) {
             zsl_prefetch_next(y, i);
-            int c = zsl_cmp_fast(y, score, m, len);
-            if (c > 0 || (c == 0 && !at_too))
+            if (at_too ? zsl_cmp_fast(y, score, m, len) > 0
+                       : zsl_cmp_fast(y, score, m, len) >= 0)
                 break;
             x = y;
         }
