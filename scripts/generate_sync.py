@@ -35,6 +35,8 @@ NAMES: Final = {
     "AsyncMemoryBackend": "MemoryBackend",
     "_async": "_sync",
     "aclose": "close",
+    "open_async_backend": "open_backend",
+    "run_async": "run_sync",
     "asyncio": "time",
     "WAIT_IN_TASK": "WAIT_IN_THREAD",
 }

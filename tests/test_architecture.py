@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "ranked"
 FEATURES = ("leaderboard", "ratelimit", "queue")
-CONCRETE = ("memory", "redis", "cluster", "native", "_memory_submit", "_memory_rows", "_wire")
+CONCRETE = ("memory", "redis", "cluster", "native", "_redis_ops", "_wire")
 BACKEND_CLASSES = {
     "MemoryBackend",
     "AsyncMemoryBackend",
@@ -30,12 +30,6 @@ BACKEND_CLASSES = {
 }
 BACKEND_INSIDES = {"keyspace", "lock", "raw_values", "raw_deadlines"}
 """What the memory backend keeps to itself: its keyspace, its lock, the keyspace's tables."""
-# Still off the seam (issue 15): the memory fast paths of the three features. Each entry goes when
-# its module moves onto backend.bind; the test fails on entries that no longer apply.
-NOT_YET = {
-    "leaderboard/_fast.py": {"MemoryBackend", "ranked.backends.memory", "ranked.backends.native"},
-    "leaderboard/aio.py": {"AsyncMemoryBackend", "ranked.backends.memory"},
-}
 
 
 def _absolute(module: Path, node: ast.ImportFrom) -> str:
@@ -83,4 +77,4 @@ def test_no_feature_reaches_past_the_seam() -> None:
             found = _reaches(path)
             if found:
                 reached[path.relative_to(PACKAGE).as_posix()] = found
-    assert reached == NOT_YET
+    assert reached == {}

@@ -23,9 +23,11 @@ from typing import Any, Literal, cast
 import pytest
 import redis
 
-from ranked.backends.base import (
-    AsyncBackend,
-    Backend,
+from ranked.backends.base import AsyncBackend, Backend
+from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
+from ranked.core.keys import BoardKeys
+from ranked.core.ranks import RankStyle
+from ranked.leaderboard._requests import (
     Composite,
     Operator,
     Row,
@@ -33,9 +35,7 @@ from ranked.backends.base import (
     SubmitRequest,
     Target,
 )
-from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
-from ranked.core.keys import BoardKeys
-from ranked.core.ranks import RankStyle
+from ranked.leaderboard._steps import STEPS, BoundSteps
 from servers import RedisCluster, RedisServer
 
 BACKENDS = ("memory", "redis", "cluster")
@@ -95,16 +95,16 @@ def request(
 
 
 def submit(
-    backend: Backend, member: bytes, value: float, operator: Operator = "set", **kw: Any
+    backend: Steps, member: bytes, value: float, operator: Operator = "set", **kw: Any
 ) -> SubmitOutcome:
     """Submit to exactly one target and return its outcome."""
-    outcomes = backend.submit(request(member, value, operator, **kw))
+    outcomes: tuple[SubmitOutcome, ...] = backend.submit(request(member, value, operator, **kw))
     assert len(outcomes) == 1
     return outcomes[0]
 
 
 def fill(
-    backend: Backend,
+    backend: Steps,
     scores: dict[bytes, float],
     board: Target | None = None,
     high_first: bool = True,
@@ -230,10 +230,32 @@ def case(request: pytest.FixtureRequest) -> Iterator[Case]:
     yield from _build(cast(Kind, request.param), request)
 
 
+class Steps(BoundSteps):
+    """A backend with the board's steps bound to it by name (``steps.page(...)``), as a
+    board runs them, and every attribute of the backend itself (``steps.keyspace``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in STEPS:
+            return getattr(self.backend, name)
+        bound = super().__getattr__(name)
+        if name not in _ON_KEYS:
+            return bound
+
+        def on_key(first: Any, *args: Any) -> Any:
+            return bound(first.key if isinstance(first, Target) else first, *args)
+
+        setattr(self, name, on_key)
+        return on_key
+
+
+_ON_KEYS = frozenset(("count", "scores", "lex_count", "lex_range"))
+"""Generic steps on one sorted set: the tests may name it by its :class:`Target`."""
+
+
 @pytest.fixture
-def backend(case: Case) -> Backend:
-    """The backend under test, on an empty store."""
-    return case.backend
+def backend(case: Case) -> Any:
+    """The backend under test, on an empty store, with the board's steps bound by name."""
+    return Steps(case.backend)
 
 
 @pytest.fixture
@@ -242,7 +264,7 @@ def probe(case: Case) -> Probe:
     return case.probe
 
 
-AsyncScenario = Callable[[AsyncBackend], Awaitable[None]]
+AsyncScenario = Callable[["Steps"], Awaitable[None]]
 
 
 @dataclass
@@ -257,7 +279,7 @@ class AsyncRunner:
             built = self.make()
             backend = cast(AsyncBackend, await built if inspect.isawaitable(built) else built)
             try:
-                await scenario(backend)
+                await scenario(Steps(backend))
             finally:
                 await backend.close()
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from ranked.backends.base import Backend, Composite, Operator
 from ranked.core.ranks import RankStyle
 from ranked.core.scores import seed004_layout
 from ranked.errors import OutOfRangeError
+from ranked.leaderboard._requests import Composite, Operator
 
-from .conftest import request, submit, target
+from .conftest import Steps, request, submit, target
 
 SECOND = 1000
 # Seed 004: (score << 32) | (0x7FFFFFFF - unix_seconds): a 32-bit reversed field whose
@@ -33,7 +33,7 @@ def test_seed004_layout_matches_the_core_preset() -> None:
     assert layout.epoch.timestamp() * SECOND == SEED004.epoch_ms
 
 
-def test_seed004_table(backend: Backend) -> None:
+def test_seed004_table(backend: Steps) -> None:
     players = [(b"A", 100, 1000), (b"B", 100, 2000), (b"C", 101, 3000)]
     for member, score, seconds in players:
         outcome = submit(backend, member, score, "set", composite=SEED004, now_ms=seconds * SECOND)
@@ -49,7 +49,7 @@ def test_seed004_table(backend: Backend) -> None:
     ]
 
 
-def test_seed004_update_keeps_time_order_within_a_score(backend: Backend) -> None:
+def test_seed004_update_keeps_time_order_within_a_score(backend: Steps) -> None:
     submit(backend, b"X", 90, "set", composite=SEED004, now_ms=1000 * SECOND)
     submit(backend, b"Y", 100, "set", composite=SEED004, now_ms=2000 * SECOND)
     moved = submit(backend, b"X", 100, "set", composite=SEED004, now_ms=5000 * SECOND)
@@ -63,7 +63,7 @@ def test_seed004_update_keeps_time_order_within_a_score(backend: Backend) -> Non
     ]
 
 
-def test_seed003_table(backend: Backend) -> None:
+def test_seed003_table(backend: Steps) -> None:
     players = [(b"Alice", 150, 1000), (b"Bob", 150, 500), (b"Carol", 100, 2000)]
     for member, xp, remaining in players:
         now = ENDS - remaining * SECOND
@@ -77,13 +77,13 @@ def test_seed003_table(backend: Backend) -> None:
     assert [row[1] for row in rows] == [629_146_600.0, 629_146_100.0, 419_432_400.0]
 
 
-def test_time_is_floored_to_whole_units(backend: Backend) -> None:
+def test_time_is_floored_to_whole_units(backend: Steps) -> None:
     early = submit(backend, b"a", 7, "set", composite=SEED004, now_ms=1000 * SECOND)
     late = submit(backend, b"b", 7, "set", composite=SEED004, now_ms=1000 * SECOND + 999)
     assert early.score == late.score == float(seed004(7, 1000))
 
 
-def test_best_keeps_the_earlier_stamp_for_an_equal_score(backend: Backend) -> None:
+def test_best_keeps_the_earlier_stamp_for_an_equal_score(backend: Steps) -> None:
     first = submit(backend, b"a", 50, "best", composite=SEED004, now_ms=10 * SECOND)
     again = submit(backend, b"a", 50, "best", composite=SEED004, now_ms=20 * SECOND)
     assert (again.score, again.changed) == (first.score, False)
@@ -93,7 +93,7 @@ def test_best_keeps_the_earlier_stamp_for_an_equal_score(backend: Backend) -> No
     assert (higher.score, higher.changed) == (float(seed004(60, 40)), True)
 
 
-def test_incr_and_decr_unpack_add_and_restamp(backend: Backend) -> None:
+def test_incr_and_decr_unpack_add_and_restamp(backend: Steps) -> None:
     first = submit(backend, b"a", 10, "incr", composite=SEED004, now_ms=100 * SECOND)
     assert first.score == float(seed004(10, 100))
     second = submit(backend, b"a", 5, "incr", composite=SEED004, now_ms=200 * SECOND)
@@ -107,7 +107,7 @@ def test_incr_and_decr_unpack_add_and_restamp(backend: Backend) -> None:
 
 
 @pytest.mark.parametrize("operator", ["incr", "decr"])
-def test_adding_zero_later_keeps_the_time(backend: Backend, operator: Operator) -> None:
+def test_adding_zero_later_keeps_the_time(backend: Steps, operator: Operator) -> None:
     daily = target(window="d:1", ttl_ms=60_000)
     both = (target(), daily)
     backend.submit(request(b"a", 7, "set", composite=SEED004, now_ms=100 * SECOND, targets=both))
@@ -120,7 +120,7 @@ def test_adding_zero_later_keeps_the_time(backend: Backend, operator: Operator) 
         assert (outcome.score, outcome.previous_score, outcome.changed) == (kept, kept, False)
         assert outcome.rank == outcome.previous_rank == 1
     for board in both:
-        assert backend.scores(board, [b"a"]) == [kept]
+        assert backend.scores(board.key, [b"a"]) == [kept]
         assert [row[0] for row in backend.page(board, 0, 9, True, RankStyle.UNIQUE)] == [b"a", b"b"]
     new = submit(backend, b"c", 0, operator, composite=SEED004, now_ms=300 * SECOND)
     assert (new.score, new.changed) == (float(seed004(0, 300)), True)  # a first incr stamps
@@ -130,7 +130,7 @@ SIGNED = Composite(score_bits=20, time_bits=10, epoch_ms=0, unit_ms=SECOND, sign
 LOW = Composite(score_bits=20, time_bits=16, epoch_ms=0, unit_ms=SECOND, lower_is_better=True)
 
 
-def test_signed_scores_order_below_zero(backend: Backend) -> None:
+def test_signed_scores_order_below_zero(backend: Steps) -> None:
     for member, score, seconds in [(b"a", -3, 5), (b"b", -3, 9), (b"c", 2, 1), (b"d", -(2**20), 0)]:
         outcome = submit(backend, member, score, "set", composite=SIGNED, now_ms=seconds * SECOND)
         assert outcome.score == float(score * 2**10 + (2**10 - 1 - seconds))
@@ -141,7 +141,7 @@ def test_signed_scores_order_below_zero(backend: Backend) -> None:
     assert again.score == float(-2 * 2**10 + (2**10 - 1 - 7))
 
 
-def test_lower_is_better_keeps_the_time_unreversed(backend: Backend) -> None:
+def test_lower_is_better_keeps_the_time_unreversed(backend: Steps) -> None:
     for member, score, seconds in [(b"slow", 30, 5), (b"fast", 20, 9), (b"tie", 20, 3)]:
         outcome = submit(
             backend, member, score, "best", composite=LOW, now_ms=seconds * SECOND, high_first=False
@@ -168,7 +168,7 @@ BUDGET_CASES = [
 @pytest.mark.parametrize(("layout", "score", "now_ms"), BUDGET_CASES)
 @pytest.mark.parametrize("operator", ["set", "best", "incr"])
 def test_budget_violations_raise_and_change_nothing(
-    backend: Backend, layout: Composite, score: int, now_ms: int, operator: str
+    backend: Steps, layout: Composite, score: int, now_ms: int, operator: str
 ) -> None:
     submit(backend, b"keep", 1, "set", composite=SEED004, now_ms=SECOND)
     before = backend.page(target(), 0, 9, True, RankStyle.UNIQUE)
@@ -179,7 +179,7 @@ def test_budget_violations_raise_and_change_nothing(
     assert backend.page(target(), 0, 9, True, RankStyle.UNIQUE) == before
 
 
-def test_the_last_unit_of_the_budget_is_accepted(backend: Backend) -> None:
+def test_the_last_unit_of_the_budget_is_accepted(backend: Steps) -> None:
     last = submit(backend, b"a", 2**21 - 1, "set", composite=SEED004, now_ms=2**31 * SECOND - 1)
     assert last.score == float(((2**21 - 1) << 32) | 0)
     assert last.score == 2.0**53 - 2.0**32
@@ -187,7 +187,7 @@ def test_the_last_unit_of_the_budget_is_accepted(backend: Backend) -> None:
     assert first.score == float(2**32 - 1)
 
 
-def test_incr_past_the_budget_changes_no_target(backend: Backend) -> None:
+def test_incr_past_the_budget_changes_no_target(backend: Steps) -> None:
     daily, total = target(window="d:1"), target()
     submit(backend, b"a", 2**21 - 10, "set", composite=SEED004, now_ms=SECOND, targets=[total])
     submit(backend, b"a", 1, "set", composite=SEED004, now_ms=SECOND, targets=[daily])
@@ -199,20 +199,20 @@ def test_incr_past_the_budget_changes_no_target(backend: Backend) -> None:
     assert backend.scores(total, [b"a"]) == [float(seed004(2**21 - 10, 1))]
 
 
-def test_decr_below_zero_of_an_unsigned_layout_raises(backend: Backend) -> None:
+def test_decr_below_zero_of_an_unsigned_layout_raises(backend: Steps) -> None:
     submit(backend, b"a", 3, "set", composite=SEED004, now_ms=SECOND)
     with pytest.raises(OutOfRangeError):
         submit(backend, b"a", 4, "decr", composite=SEED004, now_ms=SECOND)
-    assert backend.scores(target(), [b"a"]) == [float(seed004(3, 1))]
+    assert backend.scores(target().key, [b"a"]) == [float(seed004(3, 1))]
 
 
-def test_non_integer_composite_score_raises(backend: Backend) -> None:
+def test_non_integer_composite_score_raises(backend: Steps) -> None:
     with pytest.raises(OutOfRangeError):
         submit(backend, b"a", 1.5, "set", composite=SEED004, now_ms=SECOND)
-    assert backend.count(target()) == 0
+    assert backend.count(target().key) == 0
 
 
-def test_batch_is_all_or_nothing_across_a_budget_violation(backend: Backend) -> None:
+def test_batch_is_all_or_nothing_across_a_budget_violation(backend: Steps) -> None:
     submit(backend, b"a", 2**21 - 3, "set", composite=SEED004, now_ms=SECOND)
     with pytest.raises(OutOfRangeError):
         backend.submit_batch(
@@ -222,5 +222,5 @@ def test_batch_is_all_or_nothing_across_a_budget_violation(backend: Backend) -> 
                 request(b"a", 2, "incr", composite=SEED004, now_ms=SECOND),  # max + 1: fails
             ]
         )
-    assert backend.scores(target(), [b"a", b"b"]) == [float(seed004(2**21 - 3, 1)), None]
-    assert backend.count(target()) == 1
+    assert backend.scores(target().key, [b"a", b"b"]) == [float(seed004(2**21 - 3, 1)), None]
+    assert backend.count(target().key) == 1

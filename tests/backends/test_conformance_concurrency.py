@@ -5,16 +5,15 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from ranked.backends.base import AsyncBackend, Backend
 from ranked.core.ranks import RankStyle
 
-from .conftest import AsyncRunner, request, submit, target
+from .conftest import AsyncRunner, Steps, request, submit, target
 
 THREADS = 8
 ROUNDS = 150
 
 
-def test_threads_incrementing_one_board_lose_no_update(backend: Backend) -> None:
+def test_threads_incrementing_one_board_lose_no_update(backend: Steps) -> None:
     start = threading.Barrier(THREADS)
     errors: list[BaseException] = []
 
@@ -33,15 +32,15 @@ def test_threads_incrementing_one_board_lose_no_update(backend: Backend) -> None
     for thread in threads:
         thread.join()
     assert errors == []
-    assert backend.scores(target(), [b"shared"]) == [float(THREADS * ROUNDS)]
-    own = backend.scores(target(), [b"own%d" % n for n in range(THREADS)])
+    assert backend.scores(target().key, [b"shared"]) == [float(THREADS * ROUNDS)]
+    own = backend.scores(target().key, [b"own%d" % n for n in range(THREADS)])
     assert own == [float(2 * ROUNDS)] * THREADS
     rows = backend.page(target(), 0, 99, True, RankStyle.COMPETITION)
     assert rows[0] == (b"shared", float(THREADS * ROUNDS), 1)
     assert {row[2] for row in rows[1:]} == {2}
 
 
-def test_threads_see_consistent_outcomes(backend: Backend) -> None:
+def test_threads_see_consistent_outcomes(backend: Steps) -> None:
     """Each increment's outcome has previous + 1 == score: no two saw the same previous."""
     seen: list[tuple[float, float | None]] = []
     lock = threading.Lock()
@@ -62,21 +61,21 @@ def test_threads_see_consistent_outcomes(backend: Backend) -> None:
 
 
 def test_tasks_incrementing_one_board_lose_no_update(async_backend: AsyncRunner) -> None:
-    async def scenario(backend: AsyncBackend) -> None:
+    async def scenario(backend: Steps) -> None:
         async def worker(number: int) -> None:
             for _ in range(40):
                 await backend.submit(request(b"shared", 1, "incr"))
                 await backend.submit(request(b"own%d" % number, 1, "incr"))
 
         await asyncio.gather(*(worker(n) for n in range(10)))
-        assert await backend.scores(target(), [b"shared"]) == [400.0]
-        assert await backend.count(target()) == 11
+        assert await backend.scores(target().key, [b"shared"]) == [400.0]
+        assert await backend.count(target().key) == 11
 
     async_backend.run(scenario)
 
 
 def test_async_twin_gives_the_same_answers(async_backend: AsyncRunner) -> None:
-    async def scenario(backend: AsyncBackend) -> None:
+    async def scenario(backend: Steps) -> None:
         board = target()
         outcomes = await backend.submit_batch(
             [request(member, score, "set") for member, score in [(b"a", 100), (b"b", 100)]]
@@ -104,11 +103,10 @@ def test_async_twin_gives_the_same_answers(async_backend: AsyncRunner) -> None:
             (b"a", 100.0, 1),
             (b"c", 90.0, 2),
         ]
-        assert await backend.count(board, 85, 95) == 1
+        assert await backend.count(board.key, 85, 95) == 1
         assert await backend.percentile(board, b"c", True) == (90.0, 4, 1)
         assert await backend.percentile(board, b"x", True) is None
-        assert await backend.scores(board, [b"d", b"x"]) == [80.0, None]
-        assert await backend.range_all(board.key, False, 1) == [(b"d", 80.0)]
+        assert await backend.scores(board.key, [b"d", b"x"]) == [80.0, None]
         assert await backend.remove([board], [b"d"]) == 1
         await backend.hash_set(b"rk:{arena}:data", {b"a": b"A"}, 60_000)
         assert await backend.hash_get(b"rk:{arena}:data", [b"a"]) == [b"A"]
@@ -117,7 +115,7 @@ def test_async_twin_gives_the_same_answers(async_backend: AsyncRunner) -> None:
         assert await backend.set_remove(b"rk:{arena}:friends:a", [b"b"]) == 1
         assert await backend.set_members(b"rk:{arena}:friends:a") == {b"c"}
         await backend.expire_at([board.key], backend.now_ms() - 60_000)
-        assert await backend.count(board) == 0
+        assert await backend.count(board.key) == 0
         assert await backend.delete([b"rk:{arena}:friends:a"]) == 1
         assert isinstance(backend.now_ms(), int)
 

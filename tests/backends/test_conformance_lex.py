@@ -4,30 +4,31 @@ from __future__ import annotations
 
 import pytest
 
-from ranked.backends.base import AsyncBackend, Backend, LexOutcome
 from ranked.core.keys import BoardKeys
 from ranked.core.ranks import RankStyle
 from ranked.errors import ResponseError
+from ranked.leaderboard._requests import LexOutcome
 
-from .conftest import NO_TTL, AsyncRunner, Probe, target
+from .conftest import NO_TTL, AsyncRunner, Probe, Steps, target
 
 INDEX = BoardKeys("arena").ties("all")
 TTL = 60_000
 
 
 def replace(
-    backend: Backend, member: bytes, encoded: bytes, operator: str = "set", **kw: object
+    backend: Steps, member: bytes, encoded: bytes, operator: str = "set", **kw: object
 ) -> LexOutcome:
     board = kw.pop("board", target())
     high_first = bool(kw.pop("high_first", False))
-    return backend.lex_replace(board, INDEX, member, encoded, operator, high_first)  # type: ignore[arg-type]
+    outcome: LexOutcome = backend.lex_replace(board, INDEX, member, encoded, operator, high_first)
+    return outcome
 
 
-def members(backend: Backend) -> list[bytes]:
+def members(backend: Steps) -> list[bytes]:
     return [row[0] for row in backend.page(target(), 0, 99, False, RankStyle.UNIQUE)]
 
 
-def test_replace_set_moves_the_entry(backend: Backend) -> None:
+def test_replace_set_moves_the_entry(backend: Steps) -> None:
     first = replace(backend, b"amy", b"5:amy")
     assert first == LexOutcome(None, b"5:amy", None, 1, True)
     replace(backend, b"ben", b"3:ben")
@@ -39,7 +40,7 @@ def test_replace_set_moves_the_entry(backend: Backend) -> None:
     assert same == LexOutcome(b"1:amy", b"1:amy", 1, 1, False)
 
 
-def test_replace_best_keeps_the_smaller_bytes(backend: Backend) -> None:
+def test_replace_best_keeps_the_smaller_bytes(backend: Steps) -> None:
     replace(backend, b"amy", b"5:amy", "best")
     worse = replace(backend, b"amy", b"7:amy", "best")
     assert worse == LexOutcome(b"5:amy", b"5:amy", 1, 1, False)
@@ -48,7 +49,7 @@ def test_replace_best_keeps_the_smaller_bytes(backend: Backend) -> None:
     assert members(backend) == [b"2:amy"]
 
 
-def test_replace_best_high_first_keeps_the_greater_bytes(backend: Backend) -> None:
+def test_replace_best_high_first_keeps_the_greater_bytes(backend: Steps) -> None:
     replace(backend, b"amy", b"5:amy", "best", high_first=True)
     replace(backend, b"ben", b"6:ben", "best", high_first=True)
     kept = replace(backend, b"amy", b"2:amy", "best", high_first=True)
@@ -57,16 +58,16 @@ def test_replace_best_high_first_keeps_the_greater_bytes(backend: Backend) -> No
     assert moved == LexOutcome(b"5:amy", b"9:amy", 2, 1, True)
 
 
-def test_replace_keeps_dense_companions_right(backend: Backend) -> None:
+def test_replace_keeps_dense_companions_right(backend: Steps) -> None:
     for member in (b"a", b"b", b"c"):
         replace(backend, member, b"1:" + member)
     replace(backend, b"a", b"0:a")
-    assert backend.count(target()) == 3
+    assert backend.count(target().key) == 3
     rows = backend.page(target(), 0, 9, False, RankStyle.DENSE)
     assert [row[2] for row in rows] == [1, 1, 1]  # every entry at score 0
 
 
-def test_replace_sets_the_ttl(backend: Backend, probe: Probe) -> None:
+def test_replace_sets_the_ttl(backend: Steps, probe: Probe) -> None:
     daily = target(window="d:1", ttl_ms=TTL)
     replace(backend, b"amy", b"1:amy", board=daily)
     replace(backend, b"ben", b"1:ben")  # no TTL on the all-time board
@@ -75,7 +76,7 @@ def test_replace_sets_the_ttl(backend: Backend, probe: Probe) -> None:
         assert TTL - 10_000 < probe.pttl(key) <= TTL
 
 
-def test_replace_restores_an_entry_whose_index_outlived_it(backend: Backend) -> None:
+def test_replace_restores_an_entry_whose_index_outlived_it(backend: Steps) -> None:
     replace(backend, b"amy", b"1:amy")
     backend.remove([target()], [b"1:amy"])
     again = replace(backend, b"amy", b"1:amy")
@@ -88,49 +89,49 @@ def test_replace_restores_an_entry_whose_index_outlived_it(backend: Backend) -> 
     assert members(backend) == [b"1:amy"]
 
 
-def test_replace_of_a_wrong_type_changes_nothing(backend: Backend) -> None:
+def test_replace_of_a_wrong_type_changes_nothing(backend: Steps) -> None:
     backend.set_add(INDEX, [b"x"])
     with pytest.raises(ResponseError, match="WRONGTYPE"):
         replace(backend, b"amy", b"1:amy")
-    assert backend.count(target()) == 0
+    assert backend.count(target().key) == 0
     with pytest.raises(ValueError):
         replace(backend, b"amy", b"1:amy", "incr")
 
 
-def test_lex_count_and_range(backend: Backend) -> None:
+def test_lex_count_and_range(backend: Steps) -> None:
     for raw in (b"a", b"b", b"c", b"d", b"e"):
         replace(backend, raw, raw + b"!")
     board = target()
-    assert backend.lex_count(board, None, None) == 5
-    assert backend.lex_count(board, b"b!", b"d!") == 3
-    assert backend.lex_count(board, b"b!", b"d!", True, True) == 1
-    assert backend.lex_count(board, None, b"c", False, True) == 2
-    assert backend.lex_count(board, b"c\xff", None) == 2
-    assert backend.lex_range(board, None, None, False, False, 0, 10, False) == [
+    assert backend.lex_count(board.key, None, None) == 5
+    assert backend.lex_count(board.key, b"b!", b"d!") == 3
+    assert backend.lex_count(board.key, b"b!", b"d!", True, True) == 1
+    assert backend.lex_count(board.key, None, b"c", False, True) == 2
+    assert backend.lex_count(board.key, b"c\xff", None) == 2
+    assert backend.lex_range(board.key, None, None, False, False, 0, 10, False) == [
         b"a!",
         b"b!",
         b"c!",
         b"d!",
         b"e!",
     ]
-    assert backend.lex_range(board, b"b!", b"e!", True, False, 1, 2, False) == [b"d!", b"e!"]
-    assert backend.lex_range(board, b"b!", b"e!", False, True, 0, 10, True) == [
+    assert backend.lex_range(board.key, b"b!", b"e!", True, False, 1, 2, False) == [b"d!", b"e!"]
+    assert backend.lex_range(board.key, b"b!", b"e!", False, True, 0, 10, True) == [
         b"d!",
         b"c!",
         b"b!",
     ]
-    assert backend.lex_range(board, None, None, False, False, 3, 0, False) == []
-    assert backend.lex_count(target(board="empty"), None, None) == 0
-    assert backend.lex_range(target(board="empty"), None, None, False, False, 0, 5, False) == []
+    assert backend.lex_range(board.key, None, None, False, False, 3, 0, False) == []
+    assert backend.lex_count(target(board="empty").key, None, None) == 0
+    assert backend.lex_range(target(board="empty").key, None, None, False, False, 0, 5, False) == []
     with pytest.raises(ValueError):
-        backend.lex_range(board, None, None, False, False, -1, 5, False)
+        backend.lex_range(board.key, None, None, False, False, -1, 5, False)
 
 
 def test_lex_ops_through_the_async_twin(async_backend: AsyncRunner) -> None:
-    async def scenario(aio: AsyncBackend) -> None:
+    async def scenario(aio: Steps) -> None:
         got = await aio.lex_replace(target(), INDEX, b"amy", b"1:amy", "set", False)
         assert got.rank == 1 and got.changed
-        assert await aio.lex_count(target(), None, None) == 1
-        assert await aio.lex_range(target(), None, None, False, False, 0, 5, True) == [b"1:amy"]
+        assert await aio.lex_count(target().key, None, None) == 1
+        assert await aio.lex_range(target().key, None, None, False, False, 0, 5, True) == [b"1:amy"]
 
     async_backend.run(scenario)

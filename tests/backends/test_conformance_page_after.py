@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from ranked.backends.base import Backend, Row
 from ranked.core.ranks import RankStyle
+from ranked.leaderboard._requests import Row
 
-from .conftest import STYLES, fill, same_rows
+from .conftest import STYLES, Steps, fill, same_rows
 
 # A tie run of 20 at 50 between distinct scores, and a short run of 2 at 40.
 SCORES = {b"t%02d" % n: 50.0 for n in range(20)}
@@ -35,7 +35,7 @@ def after(whole: list[Row], score: float, member: bytes, high_first: bool) -> li
 @pytest.mark.parametrize("style", STYLES)
 @pytest.mark.parametrize("high_first", [True, False])
 def test_page_after_every_point_of_a_board_with_tie_runs(
-    backend: Backend, high_first: bool, style: RankStyle
+    backend: Steps, high_first: bool, style: RankStyle
 ) -> None:
     board = fill(backend, SCORES, high_first=high_first)
     whole = backend.page(board, 0, 100, high_first, style)

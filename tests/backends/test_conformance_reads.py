@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from ranked.backends.base import Backend, Target
 from ranked.core.ranks import RankStyle, ranks
+from ranked.leaderboard._requests import Target
 
-from .conftest import STYLES, fill, same_rows, submit, target
+from .conftest import STYLES, Steps, fill, same_rows, submit, target
 
 SEED = {b"a": 100.0, b"b": 100.0, b"c": 90.0, b"d": 80.0}
 # Board order of SEED: high first, ties by descending member (ZREVRANK); low first, ascending.
@@ -37,7 +37,7 @@ def board_rows(high_first: bool, style: RankStyle) -> list[tuple[bytes, float, i
 
 @pytest.mark.parametrize("style", STYLES)
 @pytest.mark.parametrize("high_first", [True, False])
-def test_seed_rank_styles(backend: Backend, high_first: bool, style: RankStyle) -> None:
+def test_seed_rank_styles(backend: Steps, high_first: bool, style: RankStyle) -> None:
     board = fill(backend, SEED, high_first=high_first)
     expected = board_rows(high_first, style)
     same_rows(backend.page(board, 0, 9, high_first, style), expected)
@@ -48,7 +48,7 @@ def test_seed_rank_styles(backend: Backend, high_first: bool, style: RankStyle) 
     ]
 
 
-def test_the_seed_examples(backend: Backend) -> None:
+def test_the_seed_examples(backend: Steps) -> None:
     board = fill(backend, SEED)
     members = [b"b", b"a", b"c", b"d"]
     competition = backend.ranks(board, members, True, RankStyle.COMPETITION)
@@ -57,13 +57,13 @@ def test_the_seed_examples(backend: Backend) -> None:
     assert [pair[1] for pair in dense if pair] == [1, 1, 2, 3]
 
 
-def test_seed000_tie_order_is_charlie_bob_alice(backend: Backend) -> None:
+def test_seed000_tie_order_is_charlie_bob_alice(backend: Steps) -> None:
     board = fill(backend, {b"alice": 100, b"bob": 100, b"charlie": 100})
     rows = backend.page(board, 0, 9, True, RankStyle.UNIQUE)
     assert [row[0] for row in rows] == [b"charlie", b"bob", b"alice"]
 
 
-def test_ranks_of_a_list_keep_its_order_and_report_missing(backend: Backend) -> None:
+def test_ranks_of_a_list_keep_its_order_and_report_missing(backend: Steps) -> None:
     board = fill(backend, SEED)
     found = backend.ranks(board, [b"d", b"zz", b"a", b"d"], True, RankStyle.DENSE)
     assert found == [(80.0, 3), None, (100.0, 1), (80.0, 3)]
@@ -71,7 +71,7 @@ def test_ranks_of_a_list_keep_its_order_and_report_missing(backend: Backend) -> 
     assert backend.ranks(target(board="empty"), [b"a"], True, RankStyle.UNIQUE) == [None]
 
 
-def test_many_ties_and_distinct_scores(backend: Backend) -> None:
+def test_many_ties_and_distinct_scores(backend: Steps) -> None:
     scores = {b"m%03d" % n: float(n // 7) for n in range(100)}
     board = fill(backend, scores)
     for style in STYLES:
@@ -83,7 +83,7 @@ def test_many_ties_and_distinct_scores(backend: Backend) -> None:
 
 
 @pytest.mark.parametrize("style", STYLES)
-def test_page_slices_keep_the_ranks_of_the_whole_board(backend: Backend, style: RankStyle) -> None:
+def test_page_slices_keep_the_ranks_of_the_whole_board(backend: Steps, style: RankStyle) -> None:
     board = fill(backend, SEED)
     whole = board_rows(True, style)
     for start in range(5):
@@ -91,7 +91,7 @@ def test_page_slices_keep_the_ranks_of_the_whole_board(backend: Backend, style: 
             same_rows(backend.page(board, start, stop, True, style), whole[start : stop + 1])
 
 
-def test_page_is_clamped_to_the_board(backend: Backend) -> None:
+def test_page_is_clamped_to_the_board(backend: Steps) -> None:
     board = fill(backend, SEED)
     assert len(backend.page(board, 0, 1_000_000, True, RankStyle.UNIQUE)) == 4
     assert backend.page(board, 4, 10, True, RankStyle.UNIQUE) == []
@@ -100,7 +100,7 @@ def test_page_is_clamped_to_the_board(backend: Backend) -> None:
 
 
 @pytest.mark.parametrize("high_first", [True, False])
-def test_page_after_resumes_strictly_after_the_point(backend: Backend, high_first: bool) -> None:
+def test_page_after_resumes_strictly_after_the_point(backend: Steps, high_first: bool) -> None:
     board = fill(backend, SEED, high_first=high_first)
     whole = board_rows(high_first, RankStyle.COMPETITION)
     for position, (member, score, _) in enumerate(whole):
@@ -110,7 +110,7 @@ def test_page_after_resumes_strictly_after_the_point(backend: Backend, high_firs
         same_rows(limited, whole[position + 1 : position + 2])
 
 
-def test_page_after_a_point_that_left_the_board(backend: Backend) -> None:
+def test_page_after_a_point_that_left_the_board(backend: Steps) -> None:
     board = fill(backend, {b"a": 50, b"b": 40, b"c": 30, b"d": 20, b"e": 10})
     first = backend.page(board, 0, 1, True, RankStyle.UNIQUE)
     last_member, last_score, _ = first[-1]
@@ -123,7 +123,7 @@ def test_page_after_a_point_that_left_the_board(backend: Backend) -> None:
     same_rows(rows, [(b"d", 20.0, 3), (b"e", 10.0, 4)])
 
 
-def test_page_after_a_point_never_on_the_board(backend: Backend) -> None:
+def test_page_after_a_point_never_on_the_board(backend: Steps) -> None:
     board = fill(backend, SEED)
     same_rows(
         backend.page_after(board, 95.0, b"zz", 10, True, RankStyle.DENSE),
@@ -140,10 +140,10 @@ def test_page_after_a_point_never_on_the_board(backend: Backend) -> None:
     )
     assert backend.page_after(board, -math.inf, b"", 2, True, RankStyle.UNIQUE) == []
     assert backend.page_after(board, 100.0, b"a", 0, True, RankStyle.UNIQUE) == []
-    assert backend.page_after(target(board="empty"), 1.0, b"a", 5, True, "unique") == []  # type: ignore[arg-type]
+    assert backend.page_after(target(board="empty"), 1.0, b"a", 5, True, "unique") == []
 
 
-def ten(backend: Backend, high_first: bool = True) -> Target:
+def ten(backend: Steps, high_first: bool = True) -> Target:
     return fill(backend, {b"m%d" % n: float(n) for n in range(10)}, high_first=high_first)
 
 
@@ -153,7 +153,7 @@ def order(high_first: bool) -> list[bytes]:
 
 
 @pytest.mark.parametrize("high_first", [True, False])
-def test_around_in_the_middle(backend: Backend, high_first: bool) -> None:
+def test_around_in_the_middle(backend: Steps, high_first: bool) -> None:
     board = ten(backend, high_first)
     members = order(high_first)
     found = backend.around(board, members[5], 2, 3, high_first, RankStyle.UNIQUE)
@@ -167,7 +167,7 @@ def test_around_in_the_middle(backend: Backend, high_first: bool) -> None:
 
 
 @pytest.mark.parametrize("high_first", [True, False])
-def test_around_is_shifted_not_shrunk_at_the_edges(backend: Backend, high_first: bool) -> None:
+def test_around_is_shifted_not_shrunk_at_the_edges(backend: Steps, high_first: bool) -> None:
     board = ten(backend, high_first)
     members = order(high_first)
     top = backend.around(board, members[0], 2, 2, high_first, RankStyle.UNIQUE)
@@ -189,7 +189,7 @@ def test_around_is_shifted_not_shrunk_at_the_edges(backend: Backend, high_first:
     assert [row[0] for row in near[1]] == members[4:]
 
 
-def test_around_a_board_smaller_than_the_window(backend: Backend) -> None:
+def test_around_a_board_smaller_than_the_window(backend: Steps) -> None:
     board = fill(backend, SEED)
     found = backend.around(board, b"c", 5, 5, True, RankStyle.COMPETITION)
     assert found is not None
@@ -199,7 +199,7 @@ def test_around_a_board_smaller_than_the_window(backend: Backend) -> None:
     assert alone == (0, [(b"b", 100.0, 1)])
 
 
-def test_around_ranks_with_ties(backend: Backend) -> None:
+def test_around_ranks_with_ties(backend: Steps) -> None:
     board = fill(backend, SEED)
     found = backend.around(board, b"a", 0, 1, True, RankStyle.COMPETITION)
     assert found == (0, [(b"a", 100.0, 1), (b"c", 90.0, 3)])
@@ -207,14 +207,14 @@ def test_around_ranks_with_ties(backend: Backend) -> None:
     assert dense == (1, [(b"c", 90.0, 2), (b"d", 80.0, 3)])
 
 
-def test_around_a_missing_member_is_none(backend: Backend) -> None:
+def test_around_a_missing_member_is_none(backend: Steps) -> None:
     board = fill(backend, SEED)
     assert backend.around(board, b"zz", 2, 2, True, RankStyle.UNIQUE) is None
     assert backend.around(target(board="empty"), b"a", 2, 2, True, RankStyle.UNIQUE) is None
 
 
 @pytest.mark.parametrize("style", STYLES)
-def test_by_score_in_board_order_with_ranks(backend: Backend, style: RankStyle) -> None:
+def test_by_score_in_board_order_with_ranks(backend: Steps, style: RankStyle) -> None:
     board = fill(backend, SEED)
     whole = board_rows(True, style)
     same_rows(backend.by_score(board, 80, 100, 0, 10, True, style), whole)
@@ -228,26 +228,26 @@ def test_by_score_in_board_order_with_ranks(backend: Backend, style: RankStyle) 
 
 
 @pytest.mark.parametrize("style", STYLES)
-def test_by_score_on_a_lower_is_better_board(backend: Backend, style: RankStyle) -> None:
+def test_by_score_on_a_lower_is_better_board(backend: Steps, style: RankStyle) -> None:
     board = fill(backend, SEED, high_first=False)
     whole = board_rows(False, style)
     same_rows(backend.by_score(board, -math.inf, math.inf, 0, 10, False, style), whole)
     same_rows(backend.by_score(board, 85, 100, 1, 1, False, style), whole[2:3])
 
 
-def test_count_ranges(backend: Backend) -> None:
+def test_count_ranges(backend: Steps) -> None:
     board = fill(backend, SEED)
-    assert backend.count(board) == 4
-    assert backend.count(board, 90, 100) == 3
-    assert backend.count(board, 100, 100) == 2
-    assert backend.count(board, -math.inf, 85) == 1
-    assert backend.count(board, 101, math.inf) == 0
-    assert backend.count(board, 100, 80) == 0
-    assert backend.count(target(board="empty")) == 0
+    assert backend.count(board.key) == 4
+    assert backend.count(board.key, 90, 100) == 3
+    assert backend.count(board.key, 100, 100) == 2
+    assert backend.count(board.key, -math.inf, 85) == 1
+    assert backend.count(board.key, 101, math.inf) == 0
+    assert backend.count(board.key, 100, 80) == 0
+    assert backend.count(target(board="empty").key) == 0
 
 
 @pytest.mark.parametrize("high_first", [True, False])
-def test_percentile_counts_strictly_worse_members(backend: Backend, high_first: bool) -> None:
+def test_percentile_counts_strictly_worse_members(backend: Steps, high_first: bool) -> None:
     board = fill(backend, SEED, high_first=high_first)
     # SEED: a, b at 100; c at 90; d at 80. Ties are never "worse".
     worse = (
@@ -259,7 +259,7 @@ def test_percentile_counts_strictly_worse_members(backend: Backend, high_first: 
     assert backend.percentile(target(board="empty"), b"a", high_first) is None
 
 
-def test_percentile_of_extreme_and_fractional_scores(backend: Backend) -> None:
+def test_percentile_of_extreme_and_fractional_scores(backend: Steps) -> None:
     scores = {b"big": 2.0**53 + 2, b"tiny": 5e-324, b"neg": -1.5, b"frac": 0.1, b"frac2": 0.1}
     board = fill(backend, scores)
     assert backend.percentile(board, b"big", True) == (2.0**53 + 2, 5, 4)
@@ -269,23 +269,15 @@ def test_percentile_of_extreme_and_fractional_scores(backend: Backend) -> None:
     assert backend.percentile(board, b"neg", False) == (-1.5, 5, 4)
 
 
-def test_scores_like_zmscore(backend: Backend) -> None:
+def test_scores_like_zmscore(backend: Steps) -> None:
     board = fill(backend, SEED)
-    assert backend.scores(board, [b"d", b"x", b"a"]) == [80.0, None, 100.0]
-    assert backend.scores(target(board="empty"), [b"a", b"b"]) == [None, None]
-
-
-def test_range_all_of_a_plain_sorted_set(backend: Backend) -> None:
-    board = fill(backend, SEED)
-    assert backend.range_all(board.key, True, 10) == [(m, SEED[m]) for m in HIGH_ORDER]
-    assert backend.range_all(board.key, False, 2) == [(b"d", 80.0), (b"c", 90.0)]
-    assert backend.range_all(board.key, True, 0) == []
-    assert backend.range_all(target(board="empty").key, True, 5) == []
+    assert backend.scores(board.key, [b"d", b"x", b"a"]) == [80.0, None, 100.0]
+    assert backend.scores(target(board="empty").key, [b"a", b"b"]) == [None, None]
 
 
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("high_first", [True, False])
-def test_random_boards_match_the_reference(backend: Backend, high_first: bool, seed: int) -> None:
+def test_random_boards_match_the_reference(backend: Steps, high_first: bool, seed: int) -> None:
     rng = random.Random(seed)
     scores = {b"m%d" % rng.randrange(10_000): float(rng.randrange(12)) for _ in range(80)}
     board = fill(backend, scores, high_first=high_first)
@@ -305,4 +297,4 @@ def test_random_boards_match_the_reference(backend: Backend, high_first: bool, s
         low, high = sorted((float(rng.randrange(12)), float(rng.randrange(12))))
         in_range = [row for row in expected if low <= row[1] <= high]
         same_rows(backend.by_score(board, low, high, 2, 5, high_first, style), in_range[2:7])
-        assert backend.count(board, low, high) == len(in_range)
+        assert backend.count(board.key, low, high) == len(in_range)

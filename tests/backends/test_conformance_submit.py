@@ -6,23 +6,22 @@ import math
 
 import pytest
 
-from ranked.backends.base import Backend
 from ranked.core.ranks import RankStyle
 
-from .conftest import STYLES, fill, request, submit, target
+from .conftest import STYLES, Steps, fill, request, submit, target
 
 DIRECTIONS = (True, False)
 
 
 @pytest.mark.parametrize("high_first", DIRECTIONS)
-def test_best_from_missing_stores_the_value(backend: Backend, high_first: bool) -> None:
+def test_best_from_missing_stores_the_value(backend: Steps, high_first: bool) -> None:
     outcome = submit(backend, b"ann", 10, "best", high_first=high_first)
     assert (outcome.score, outcome.previous_score) == (10.0, None)
     assert (outcome.rank, outcome.previous_rank, outcome.changed) == (1, None, True)
-    assert backend.scores(target(), [b"ann"]) == [10.0]
+    assert backend.scores(target().key, [b"ann"]) == [10.0]
 
 
-def test_best_keeps_the_higher_score_when_higher_is_better(backend: Backend) -> None:
+def test_best_keeps_the_higher_score_when_higher_is_better(backend: Steps) -> None:
     submit(backend, b"ann", 10, "best")
     worse = submit(backend, b"ann", 5, "best")
     assert (worse.score, worse.previous_score, worse.changed) == (10.0, 10.0, False)
@@ -30,20 +29,20 @@ def test_best_keeps_the_higher_score_when_higher_is_better(backend: Backend) -> 
     assert (same.score, same.changed) == (10.0, False)
     better = submit(backend, b"ann", 20, "best")
     assert (better.score, better.previous_score, better.changed) == (20.0, 10.0, True)
-    assert backend.scores(target(), [b"ann"]) == [20.0]
+    assert backend.scores(target().key, [b"ann"]) == [20.0]
 
 
-def test_best_keeps_the_lower_score_when_lower_is_better(backend: Backend) -> None:
+def test_best_keeps_the_lower_score_when_lower_is_better(backend: Steps) -> None:
     submit(backend, b"ann", 10, "best", high_first=False)
     worse = submit(backend, b"ann", 20, "best", high_first=False)
     assert (worse.score, worse.previous_score, worse.changed) == (10.0, 10.0, False)
     better = submit(backend, b"ann", 5, "best", high_first=False)
     assert (better.score, better.previous_score, better.changed) == (5.0, 10.0, True)
-    assert backend.scores(target(), [b"ann"]) == [5.0]
+    assert backend.scores(target().key, [b"ann"]) == [5.0]
 
 
 @pytest.mark.parametrize("high_first", DIRECTIONS)
-def test_set_replaces_in_both_directions(backend: Backend, high_first: bool) -> None:
+def test_set_replaces_in_both_directions(backend: Steps, high_first: bool) -> None:
     submit(backend, b"ann", 10, "set", high_first=high_first)
     down = submit(backend, b"ann", 5, "set", high_first=high_first)
     assert (down.score, down.previous_score, down.changed) == (5.0, 10.0, True)
@@ -53,7 +52,7 @@ def test_set_replaces_in_both_directions(backend: Backend, high_first: bool) -> 
     assert (same.score, same.previous_score, same.changed) == (50.0, 50.0, False)
 
 
-def test_incr_counts_from_zero_for_a_missing_member(backend: Backend) -> None:
+def test_incr_counts_from_zero_for_a_missing_member(backend: Steps) -> None:
     first = submit(backend, b"ann", 5, "incr")
     assert (first.score, first.previous_score, first.changed) == (5.0, None, True)
     second = submit(backend, b"ann", 2.5, "incr")
@@ -64,35 +63,35 @@ def test_incr_counts_from_zero_for_a_missing_member(backend: Backend) -> None:
     assert (nothing.score, nothing.previous_score, nothing.changed) == (-2.5, -2.5, False)
 
 
-def test_decr_counts_from_zero_for_a_missing_member(backend: Backend) -> None:
+def test_decr_counts_from_zero_for_a_missing_member(backend: Steps) -> None:
     first = submit(backend, b"ann", 5, "decr")
     assert (first.score, first.previous_score, first.changed) == (-5.0, None, True)
     second = submit(backend, b"ann", 2, "decr")
     assert (second.score, second.previous_score, second.changed) == (-7.0, -5.0, True)
-    assert backend.scores(target(), [b"ann"]) == [-7.0]
+    assert backend.scores(target().key, [b"ann"]) == [-7.0]
 
 
-def test_float_scores_round_trip_exactly(backend: Backend) -> None:
+def test_float_scores_round_trip_exactly(backend: Steps) -> None:
     values = [0.1, 1 / 3, 2.0**53, -(2.0**53) + 1, 1e300, 5e-324, 123456789.123456789]
     for number, value in enumerate(values):
         assert submit(backend, b"m%d" % number, value).score == value
-    stored = backend.scores(target(), [b"m%d" % number for number in range(len(values))])
+    stored = backend.scores(target().key, [b"m%d" % number for number in range(len(values))])
     assert stored == values
     incremented = submit(backend, b"m0", 0.2, "incr")
     assert incremented.score == 0.1 + 0.2
 
 
 @pytest.mark.parametrize("operator", ["set", "best", "incr", "decr"])
-def test_negative_zero_is_stored_as_zero(backend: Backend, operator: str) -> None:
+def test_negative_zero_is_stored_as_zero(backend: Steps, operator: str) -> None:
     outcome = submit(backend, b"ann", -0.0, operator)  # type: ignore[arg-type]
     assert outcome.score == 0.0 and math.copysign(1.0, outcome.score) == 1.0
-    [stored] = backend.scores(target(), [b"ann"])
+    [stored] = backend.scores(target().key, [b"ann"])
     assert stored == 0.0 and math.copysign(1.0, stored) == 1.0
-    [(score, rank)] = backend.ranks(target(), [b"ann"], True, RankStyle.UNIQUE)  # type: ignore[misc]
+    [(score, rank)] = backend.ranks(target(), [b"ann"], True, RankStyle.UNIQUE)
     assert (math.copysign(1.0, score), rank) == (1.0, 1)
 
 
-def test_ranks_before_and_after_in_every_style(backend: Backend) -> None:
+def test_ranks_before_and_after_in_every_style(backend: Steps) -> None:
     fill(backend, {b"a": 100, b"b": 100, b"c": 90, b"d": 80})
     # e joins at 90: competition 3 (two better), dense 2, unique after c (e > c, REV order).
     for style, expected in zip(STYLES, (3, 3, 2), strict=True):
@@ -111,7 +110,7 @@ def test_ranks_before_and_after_in_every_style(backend: Backend) -> None:
     ]
 
 
-def test_ranks_in_outcomes_on_a_lower_is_better_board(backend: Backend) -> None:
+def test_ranks_in_outcomes_on_a_lower_is_better_board(backend: Steps) -> None:
     fill(backend, {b"a": 10, b"b": 20, b"c": 20}, high_first=False)
     for style, expected in zip(STYLES, (4, 2, 2), strict=True):
         outcome = submit(backend, b"d", 20, "set", high_first=False, style=style)
@@ -120,7 +119,7 @@ def test_ranks_in_outcomes_on_a_lower_is_better_board(backend: Backend) -> None:
     assert (best.previous_rank, best.rank, best.score) == (2, 1, 5.0)
 
 
-def test_unchanged_submission_reports_the_same_rank(backend: Backend) -> None:
+def test_unchanged_submission_reports_the_same_rank(backend: Steps) -> None:
     fill(backend, {b"a": 100, b"b": 90})
     outcome = submit(backend, b"b", 50, "best")
     assert (outcome.score, outcome.rank, outcome.previous_rank, outcome.changed) == (
@@ -131,7 +130,7 @@ def test_unchanged_submission_reports_the_same_rank(backend: Backend) -> None:
     )
 
 
-def test_one_outcome_per_target_in_order(backend: Backend) -> None:
+def test_one_outcome_per_target_in_order(backend: Steps) -> None:
     daily, weekly, total = target(window="d:1"), target(window="w:1"), target()
     submit(backend, b"bob", 50, "set", targets=[weekly])
     submit(backend, b"ann", 55, "set", targets=[weekly])
@@ -147,7 +146,7 @@ def test_one_outcome_per_target_in_order(backend: Backend) -> None:
     assert backend.count(weekly) == 2
 
 
-def test_targets_are_independent_boards(backend: Backend) -> None:
+def test_targets_are_independent_boards(backend: Steps) -> None:
     one, two = target(board="one"), target(board="two")
     submit(backend, b"ann", 1, "set", targets=[one])
     submit(backend, b"ann", 2, "set", targets=[two])
@@ -155,16 +154,16 @@ def test_targets_are_independent_boards(backend: Backend) -> None:
     assert backend.scores(two, [b"ann"]) == [2.0]
 
 
-def test_binary_members(backend: Backend) -> None:
+def test_binary_members(backend: Steps) -> None:
     members = [b"\x00", b"\xff\xfe", b"{tag}", b"a b\r\n", "caf\u00e9".encode()]
     for number, member in enumerate(members):
         submit(backend, member, number)
-    assert backend.scores(target(), members) == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert backend.scores(target().key, members) == [0.0, 1.0, 2.0, 3.0, 4.0]
     rows = backend.page(target(), 0, 10, True, RankStyle.UNIQUE)
     assert [row[0] for row in rows] == members[::-1]
 
 
-def test_batch_applies_in_order(backend: Backend) -> None:
+def test_batch_applies_in_order(backend: Steps) -> None:
     results = backend.submit_batch(
         [
             request(b"ann", 5, "incr"),
@@ -182,11 +181,11 @@ def test_batch_applies_in_order(backend: Backend) -> None:
     assert [o.changed for o in flat] == [True, True, True, True, False]
 
 
-def test_batch_of_nothing(backend: Backend) -> None:
+def test_batch_of_nothing(backend: Steps) -> None:
     assert backend.submit_batch([]) == []
 
 
-def test_batch_over_many_targets(backend: Backend) -> None:
+def test_batch_over_many_targets(backend: Steps) -> None:
     daily, total = target(window="d:1"), target()
     results = backend.submit_batch(
         [request(bytes([65 + n]), n, "set", targets=(daily, total)) for n in range(50)]

@@ -7,20 +7,21 @@ import math
 
 import pytest
 
-from ranked.backends.base import AsyncBackend, Backend, Target
 from ranked.errors import InvalidScoreError, ResponseError
+from ranked.leaderboard._requests import Target
 
-from .conftest import MISSING, NO_TTL, AsyncRunner, Probe, request, submit, target
+from .conftest import MISSING, NO_TTL, AsyncRunner, Probe, Steps, request, submit, target
 
 TTL = 60_000
 
 
-def ties_of(backend: Backend, board: Target, *members: bytes) -> list[bytes | None]:
+def ties_of(backend: Steps, board: Target, *members: bytes) -> list[bytes | None]:
     assert board.ties_key is not None
-    return backend.hash_get(board.ties_key, list(members))
+    found: list[bytes | None] = backend.hash_get(board.ties_key, list(members))
+    return found
 
 
-def test_a_changed_score_writes_the_tie(backend: Backend) -> None:
+def test_a_changed_score_writes_the_tie(backend: Steps) -> None:
     board = target(ties=True)
     first = submit(backend, b"bob", 100, "best", targets=[board], tie=b"10")
     assert first.changed
@@ -35,14 +36,14 @@ def test_a_changed_score_writes_the_tie(backend: Backend) -> None:
     assert ties_of(backend, board, b"bob") == [b"-7"]
 
 
-def test_binary_tie_values_round_trip(backend: Backend) -> None:
+def test_binary_tie_values_round_trip(backend: Steps) -> None:
     board = target(ties=True)
     value = bytes(range(256))
     submit(backend, b"m\x00", 1, "set", targets=[board], tie=value)
     assert ties_of(backend, board, b"m\x00") == [value]
 
 
-def test_no_tie_or_no_ties_key_writes_nothing(backend: Backend, probe: Probe) -> None:
+def test_no_tie_or_no_ties_key_writes_nothing(backend: Steps, probe: Probe) -> None:
     with_ties, plain = target(ties=True), target(board="plain")
     submit(backend, b"a", 1, "set", targets=[with_ties])
     assert ties_of(backend, with_ties, b"a") == [None]
@@ -51,7 +52,7 @@ def test_no_tie_or_no_ties_key_writes_nothing(backend: Backend, probe: Probe) ->
     assert not probe.exists(target(board="plain", ties=True).ties_key or b"")
 
 
-def test_only_targets_whose_score_changed_get_the_tie(backend: Backend) -> None:
+def test_only_targets_whose_score_changed_get_the_tie(backend: Steps) -> None:
     daily, total = target(window="d:1", ttl_ms=TTL, ties=True), target(ties=True)
     backend.submit(request(b"a", 50, "set", targets=(total,), tie=b"1"))
     outcomes = backend.submit(request(b"a", 40, "best", targets=(daily, total), tie=b"2"))
@@ -60,7 +61,7 @@ def test_only_targets_whose_score_changed_get_the_tie(backend: Backend) -> None:
     assert ties_of(backend, total, b"a") == [b"1"]
 
 
-def test_the_ties_hash_gets_the_targets_ttl(backend: Backend, probe: Probe) -> None:
+def test_the_ties_hash_gets_the_targets_ttl(backend: Steps, probe: Probe) -> None:
     daily, total = target(window="d:1", ttl_ms=TTL, ties=True), target(ties=True)
     backend.submit(request(b"a", 5, "set", targets=(daily, total), tie=b"1"))
     assert daily.ties_key is not None and total.ties_key is not None
@@ -74,7 +75,7 @@ def test_the_ties_hash_gets_the_targets_ttl(backend: Backend, probe: Probe) -> N
 
 
 @pytest.mark.parametrize("high_first", [True, False])
-def test_trimmed_members_lose_their_tie(backend: Backend, high_first: bool) -> None:
+def test_trimmed_members_lose_their_tie(backend: Steps, high_first: bool) -> None:
     board = target(ties=True)
     scores = {b"a": 50, b"b": 40, b"c": 30, b"d": 20}
     for number, (member, score) in enumerate(scores.items()):
@@ -102,7 +103,7 @@ def test_trimmed_members_lose_their_tie(backend: Backend, high_first: bool) -> N
     assert ties_of(backend, board, b"a", b"b", b"e", b"f") == [b"0", None, None, None]
 
 
-def test_a_trimmed_submitter_keeps_no_tie(backend: Backend) -> None:
+def test_a_trimmed_submitter_keeps_no_tie(backend: Steps) -> None:
     board = target(ties=True)
     submit(backend, b"a", 50, "set", targets=[board], tie=b"1")
     outcome = submit(backend, b"z", 1, "set", targets=[board], tie=b"2", keep=1)
@@ -110,7 +111,7 @@ def test_a_trimmed_submitter_keeps_no_tie(backend: Backend) -> None:
     assert ties_of(backend, board, b"a", b"z") == [b"1", None]
 
 
-def test_remove_deletes_the_ties(backend: Backend, probe: Probe) -> None:
+def test_remove_deletes_the_ties(backend: Steps, probe: Probe) -> None:
     daily, total = target(window="d:1", ties=True), target(ties=True)
     for member in (b"a", b"b"):
         backend.submit(request(member, 3, "set", targets=(daily, total), tie=b"7"))
@@ -125,7 +126,7 @@ def test_remove_deletes_the_ties(backend: Backend, probe: Probe) -> None:
     assert ties_of(backend, daily, b"ghost") == [None]
 
 
-def test_a_failed_batch_restores_the_ties(backend: Backend, probe: Probe) -> None:
+def test_a_failed_batch_restores_the_ties(backend: Steps, probe: Probe) -> None:
     board = target(ties=True)
     submit(backend, b"a", 5, "set", targets=[board], tie=b"1")
     submit(backend, b"b", 4, "set", targets=[board], tie=b"2")
@@ -139,7 +140,7 @@ def test_a_failed_batch_restores_the_ties(backend: Backend, probe: Probe) -> Non
             ]
         )
     assert ties_of(backend, board, b"a", b"b", b"c", b"big") == [b"1", b"2", None, b"3"]
-    assert backend.scores(board, [b"a", b"b", b"c"]) == [5.0, 4.0, None]
+    assert backend.scores(board.key, [b"a", b"b", b"c"]) == [5.0, 4.0, None]
     fresh = target(board="fresh", ties=True)
     with pytest.raises(InvalidScoreError):
         backend.submit_batch(
@@ -152,13 +153,13 @@ def test_a_failed_batch_restores_the_ties(backend: Backend, probe: Probe) -> Non
     assert backend.count(fresh) == 0
 
 
-def test_a_ties_key_of_another_type_changes_nothing(backend: Backend) -> None:
+def test_a_ties_key_of_another_type_changes_nothing(backend: Steps) -> None:
     board = target(ties=True)
     assert board.ties_key is not None
     backend.set_add(board.ties_key, [b"oops"])
     with pytest.raises(ResponseError, match="WRONGTYPE"):
         submit(backend, b"a", 1, "set", targets=[board], tie=b"1")
-    assert backend.count(board) == 0
+    assert backend.count(board.key) == 0
     plain = target()
     submit(backend, b"a", 1, "set", targets=[plain])
     with pytest.raises(ResponseError, match="WRONGTYPE"):
@@ -169,7 +170,7 @@ def test_a_ties_key_of_another_type_changes_nothing(backend: Backend) -> None:
 def test_ties_through_the_async_twin(async_backend: AsyncRunner, probe: Probe) -> None:
     board = target(ties=True)
 
-    async def scenario(aio: AsyncBackend) -> None:
+    async def scenario(aio: Steps) -> None:
         await aio.submit(request(b"a", 2, "set", targets=(board,), tie=b"4"))
         assert board.ties_key is not None
         assert await aio.hash_get(board.ties_key, [b"a"]) == [b"4"]

@@ -9,7 +9,7 @@ from ranked.backends.memory import MemoryBackend
 from ranked.core.ranks import RankStyle, ranks
 from ranked.engine.zset import SortedSet
 
-from .conftest import request, target
+from .conftest import Steps, request, target
 
 WRITERS = 16
 ROUNDS = 500
@@ -37,18 +37,18 @@ def run_threads(workers: list[Callable[[], None]]) -> None:
 
 
 def test_sixteen_writers_lose_no_increment() -> None:
-    memory = MemoryBackend()
+    memory = Steps(MemoryBackend())
 
     def writer() -> None:
         for _ in range(ROUNDS):
             memory.submit(request(b"shared", 1, "incr"))
 
     run_threads([writer] * WRITERS)
-    assert memory.scores(target(), [b"shared"]) == [float(WRITERS * ROUNDS)]
+    assert memory.scores(target().key, [b"shared"]) == [float(WRITERS * ROUNDS)]
 
 
 def test_writers_batches_and_readers_together() -> None:
-    memory = MemoryBackend()
+    memory = Steps(MemoryBackend())
     daily, total = target(window="d:1", ttl_ms=60_000), target()
     board = (daily, total)
 

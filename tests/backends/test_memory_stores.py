@@ -14,7 +14,7 @@ from ranked.backends.factory import open_async_backend, open_backend
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend, store_name
 from ranked.leaderboard import AsyncLeaderboard, Leaderboard
 
-from .conftest import fill, target
+from .conftest import Steps, fill, target
 
 
 def fresh_url() -> str:
@@ -23,26 +23,26 @@ def fresh_url() -> str:
 
 def test_one_url_is_one_store() -> None:
     url = fresh_url()
-    first, second = open_backend(url), open_backend(url)
-    assert isinstance(first, MemoryBackend) and isinstance(second, MemoryBackend)
+    first, second = Steps(open_backend(url)), Steps(open_backend(url))
+    assert isinstance(first.backend, MemoryBackend) and isinstance(second.backend, MemoryBackend)
     fill(first, {b"a": 1})
-    assert second.scores(target(), [b"a"]) == [1.0]  # before: each open was a new store
+    assert second.scores(target().key, [b"a"]) == [1.0]  # before: each open was a new store
     assert first.keyspace is second.keyspace and first.lock is second.lock
     first.close()  # a handle's close leaves the store to the others
-    assert second.count(target()) == 1
-    assert open_backend(url).count(target()) == 1  # and to later opens
+    assert second.count(target().key) == 1
+    assert Steps(open_backend(url)).count(target().key) == 1  # and to later opens
 
 
 def test_names_separate_stores() -> None:
     name = uuid.uuid4().hex
-    a, b = open_backend(f"memory://{name}-a"), open_backend(f"memory://{name}-b")
+    a, b = Steps(open_backend(f"memory://{name}-a")), Steps(open_backend(f"memory://{name}-b"))
     fill(a, {b"x": 1})
-    assert b.count(target()) == 0
-    assert open_backend(f"MEMORY://{name}-a").count(target()) == 1  # the scheme's case
-    private = MemoryBackend(f"memory://{name}-a")  # built directly: private
-    assert private.count(target()) == 0
+    assert b.count(target().key) == 0
+    assert Steps(open_backend(f"MEMORY://{name}-a")).count(target().key) == 1  # the scheme's case
+    private = Steps(MemoryBackend(f"memory://{name}-a"))  # built directly: private
+    assert private.count(target().key) == 0
     fill(private, {b"y": 2})
-    assert a.scores(target(), [b"y"]) == [None]
+    assert a.scores(target().key, [b"y"]) == [None]
 
 
 def test_boards_opened_by_url_share_their_data() -> None:
@@ -62,10 +62,10 @@ def test_boards_opened_by_url_share_their_data() -> None:
 
 def test_the_default_store_and_flushall() -> None:
     name = fresh_url()
-    backend = MemoryBackend.from_url(name)
+    backend = Steps(MemoryBackend.from_url(name))
     fill(backend, {b"a": 1})
     MemoryBackend.from_url(name).flushall()
-    assert backend.count(target()) == 0
+    assert backend.count(target().key) == 0
     assert store_name("memory://") == "" and store_name("memory://x/y") == "x/y"
     with pytest.raises(ValueError):
         store_name("redis://x")
@@ -77,7 +77,7 @@ def test_a_store_has_one_clock() -> None:
     def clock() -> float:
         return 1_000.0
 
-    first = MemoryBackend.from_url(url, clock)
+    first = Steps(MemoryBackend.from_url(url, clock))
     assert first.now_ms() == 1_000_000
     assert MemoryBackend.from_url(url).now_ms() == 1_000_000  # the store's clock
     assert MemoryBackend.from_url(url, clock).now_ms() == 1_000_000

@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 
-from ranked.backends.base import AsyncBackend, Backend
 from ranked.backends.procedure import Operation, Procedure
 from ranked.engine.keyspace import Keyspace
 from ranked.errors import CrossSlotError
 
-from .conftest import AsyncRunner, Case
+from .conftest import AsyncRunner, Case, Steps
 
 COUNTER = b"{toy}:hits"
 
@@ -43,7 +42,7 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Procedure[tuple[int,
 
 
 def test_run_gives_the_same_reply_everywhere(
-    backend: Backend, toy: Procedure[tuple[int, int]]
+    backend: Steps, toy: Procedure[tuple[int, int]]
 ) -> None:
     assert backend.run(toy, [COUNTER], [5], now_us=1_700_000_000_123_456) == (
         5,
@@ -53,7 +52,7 @@ def test_run_gives_the_same_reply_everywhere(
 
 
 def test_run_without_an_instant_uses_the_backend_clock(
-    backend: Backend, toy: Procedure[tuple[int, int]]
+    backend: Steps, toy: Procedure[tuple[int, int]]
 ) -> None:
     before = time.time() * 1e6
     _, now_us = backend.run(toy, [COUNTER], [1])
@@ -78,7 +77,7 @@ def _toy_operation(toy: Procedure[tuple[int, int]]) -> Operation[tuple[int, int]
 
 
 def test_bind_runs_the_operation_with_its_own_arguments(
-    backend: Backend, toy: Procedure[tuple[int, int]]
+    backend: Steps, toy: Procedure[tuple[int, int]]
 ) -> None:
     count = backend.bind(_toy_operation(toy))
     assert count("hits", 5) == (5, 1_700_000_000_000_000)
@@ -91,7 +90,7 @@ def test_bind_on_the_asyncio_backends(
 ) -> None:
     counts: list[int] = []
 
-    async def scenario(backend: AsyncBackend) -> None:
+    async def scenario(backend: Steps) -> None:
         count = backend.bind(_toy_operation(toy))
         counts.extend([(await count("hits", 3))[0], (await count("hits", 4))[0]])
 

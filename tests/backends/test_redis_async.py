@@ -9,12 +9,14 @@ import time
 import pytest
 import redis
 
-from ranked.backends.base import SubmitRequest, Target
 from ranked.backends.redis import AsyncRedisBackend, RedisBackend
 from ranked.core.keys import BoardKeys
 from ranked.core.ranks import RankStyle
 from ranked.errors import BackendUnavailableError
+from ranked.leaderboard._requests import SubmitRequest, Target
 from servers import RedisServer
+
+from .conftest import Steps
 
 
 def board(name: str = "async") -> Target:
@@ -28,11 +30,11 @@ def incr(member: bytes, value: float) -> SubmitRequest:
 
 def test_async_and_sync_give_the_same_answers(redis_server: RedisServer) -> None:
     redis_server.client().flushall()
-    sync = RedisBackend.from_url(redis_server.url)
+    sync = Steps(RedisBackend.from_url(redis_server.url))
     target = board()
 
     async def scenario() -> None:
-        backend = AsyncRedisBackend.from_url(redis_server.url)
+        backend = Steps(AsyncRedisBackend.from_url(redis_server.url))
         try:
             for n in range(30):
                 await backend.submit(incr(b"m%d" % (n % 7), n % 4))
@@ -59,7 +61,7 @@ def test_concurrent_tasks_lose_no_update(redis_server: RedisServer) -> None:
     redis_server.client().flushall()
 
     async def scenario() -> None:
-        backend = AsyncRedisBackend.from_url(redis_server.url)
+        backend = Steps(AsyncRedisBackend.from_url(redis_server.url))
         try:
             await asyncio.gather(*(backend.submit(incr(b"hot", 1)) for _ in range(200)))
             assert await backend.scores(board(), [b"hot"]) == [200.0]
@@ -71,7 +73,9 @@ def test_concurrent_tasks_lose_no_update(redis_server: RedisServer) -> None:
 
 def test_async_clock_is_measured_on_connect(redis_server: RedisServer) -> None:
     async def scenario() -> None:
-        backend = AsyncRedisBackend.from_url(redis_server.url, clock=lambda: time.time() - 3600)
+        backend = Steps(
+            AsyncRedisBackend.from_url(redis_server.url, clock=lambda: time.time() - 3600)
+        )
         try:
             await backend.connect()
             seconds, micros = await backend.client.time()
@@ -84,7 +88,7 @@ def test_async_clock_is_measured_on_connect(redis_server: RedisServer) -> None:
 
 def test_async_restart_raises_unavailable_then_recovers() -> None:
     async def scenario(server: RedisServer) -> None:
-        backend = AsyncRedisBackend.from_url(server.url)
+        backend = Steps(AsyncRedisBackend.from_url(server.url))
         try:
             await backend.submit(incr(b"a", 1))
             server.stop()

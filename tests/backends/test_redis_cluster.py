@@ -9,12 +9,14 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from ranked.backends.base import SubmitRequest, Target
 from ranked.backends.cluster import AsyncClusterBackend, ClusterBackend, CrossSlotError
 from ranked.core.keys import BoardKeys
 from ranked.core.ranks import RankStyle
 from ranked.errors import BackendUnavailableError
+from ranked.leaderboard._requests import SubmitRequest, Target
 from servers import RedisCluster
+
+from .conftest import Steps
 
 
 def url_of(cluster: RedisCluster) -> str:
@@ -38,10 +40,10 @@ def flush(cluster: RedisCluster) -> None:
 
 
 @pytest.fixture
-def backend(redis_cluster: RedisCluster) -> Iterator[ClusterBackend]:
+def backend(redis_cluster: RedisCluster) -> Iterator[Steps]:
     flush(redis_cluster)
-    made = ClusterBackend.from_url(url_of(redis_cluster))
-    yield made
+    made = Steps(ClusterBackend.from_url(url_of(redis_cluster)))
+    yield Steps(made)
     made.close()
 
 
@@ -57,7 +59,7 @@ def holders(cluster: RedisCluster, key: bytes) -> list[int]:
 
 
 def test_every_key_of_a_board_lands_on_the_node_of_its_slot(
-    backend: ClusterBackend, redis_cluster: RedisCluster
+    backend: Steps, redis_cluster: RedisCluster
 ) -> None:
     names = [f"board{i}" for i in range(12)]  # enough boards to use every node
     for name in names:
@@ -77,7 +79,7 @@ def key_list(target: Target) -> tuple[bytes, bytes, bytes]:
 
 
 def test_keys_of_several_slots_are_refused_before_anything_is_sent(
-    backend: ClusterBackend, redis_cluster: RedisCluster
+    backend: Steps, redis_cluster: RedisCluster
 ) -> None:
     one, two = board("one"), board("two")
     assert BoardKeys("one").slot != BoardKeys("two").slot
@@ -94,15 +96,12 @@ def test_keys_of_several_slots_are_refused_before_anything_is_sent(
     assert isinstance(CrossSlotError("x"), ValueError)
 
 
-def test_intersect_store_is_refused_on_a_cluster(backend: ClusterBackend) -> None:
-    keys = BoardKeys("friends")
+def test_a_cluster_refuses_cross_slot_steps(backend: Steps) -> None:
     assert backend.cross_slot is False
-    with pytest.raises(CrossSlotError, match="intersect_store"):
-        backend.intersect_store(keys.friend_view("a"), keys.window("all"), keys.friends("a"), 10)
 
 
 def test_scripts_are_reloaded_on_every_node_after_script_flush(
-    backend: ClusterBackend, redis_cluster: RedisCluster
+    backend: Steps, redis_cluster: RedisCluster
 ) -> None:
     names = [f"b{i}" for i in range(12)]
     for name in names:
@@ -118,7 +117,7 @@ def test_scripts_are_reloaded_on_every_node_after_script_flush(
 
 def test_cluster_restart_gives_unavailable_then_the_same_object_recovers() -> None:
     with RedisCluster() as cluster:
-        backend = ClusterBackend.from_url(url_of(cluster))
+        backend = Steps(ClusterBackend.from_url(url_of(cluster)))
         target = board("restart")
         backend.submit(req(b"a", 1, target))
         cluster.stop()
@@ -140,7 +139,7 @@ def test_async_cluster_backend(redis_cluster: RedisCluster) -> None:
     flush(redis_cluster)
 
     async def scenario() -> None:
-        backend = AsyncClusterBackend.from_url(url_of(redis_cluster))
+        backend = Steps(AsyncClusterBackend.from_url(url_of(redis_cluster)))
         try:
             await backend.connect()
             targets = [board(f"async{i}") for i in range(6)]
@@ -148,13 +147,11 @@ def test_async_cluster_backend(redis_cluster: RedisCluster) -> None:
                 *(backend.submit(req(b"m%d" % n, n, t)) for t in targets for n in range(20))
             )
             for t in targets:
-                assert await backend.count(t) == 20
+                assert await backend.count(t.key) == 20
                 top = await backend.page(t, 0, 2, True, RankStyle.COMPETITION)
                 assert top == [(b"m19", 19.0, 1), (b"m18", 18.0, 2), (b"m17", 17.0, 3)]
             with pytest.raises(CrossSlotError):
                 await backend.remove(targets[:2], [b"m1"])
-            with pytest.raises(CrossSlotError):
-                await backend.intersect_store(b"{x}d", b"{x}b", b"{x}s", 10)
         finally:
             await backend.close()
 

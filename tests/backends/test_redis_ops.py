@@ -7,16 +7,24 @@ trivially; the script-side checks are covered against real servers in the other 
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 
-from ranked.backends import _redis_ops as ops
-from ranked.backends._scripts import script
-from ranked.backends.base import Composite, SubmitOutcome, SubmitRequest, Target
+from ranked.backends._redis_ops import ServerClock, translate_error
+from ranked.backends._scripts import feature_script
 from ranked.core.ranks import RankStyle
 from ranked.errors import InvalidScoreError, LayoutError, OutOfRangeError, ResponseError
+from ranked.leaderboard._requests import Composite, SubmitOutcome, SubmitRequest, Target
+from ranked.leaderboard._steps import STEPS
 
 TARGET = Target(b"rk:{a}:w:all", b"rk:{a}:dense:all", b"rk:{a}:dcount:all", 5000)
+ops = SimpleNamespace(
+    **{name: step.call for name, step in STEPS.items()},
+    ServerClock=ServerClock,
+    translate_error=translate_error,
+)
+"""Each step's Redis form: call arguments -> the call it sends (nothing is sent here)."""
 SEED004 = Composite(score_bits=21, time_bits=32, epoch_ms=-(2**31) * 1000, unit_ms=1000)
 
 
@@ -63,7 +71,7 @@ def test_negative_zero_is_sent_as_zero() -> None:
 
 def test_submit_encodes_keys_in_target_order() -> None:
     call = ops.submit(request(7.5))
-    assert call.script == "submit"
+    assert call.script is not None and call.script.name == "ranked.leaderboard:submit"
     assert list(call.keys) == [TARGET.key, TARGET.dense_key, TARGET.counts_key]
     # One plain target: the short form (ARGV[1] 0), its TTL last.
     assert list(call.args) == [0, b"m", b"7.5", "set", 1, "dense", 5000]
@@ -135,8 +143,7 @@ def test_empty_inputs_need_no_round_trip() -> None:
         ops.delete([]),
         ops.hash_get(b"h", []),
         ops.set_add(b"s", []),
-        ops.scores(TARGET, []),
-        ops.range_all(b"k", True, 0),
+        ops.scores(TARGET.key, []),
     ):
         assert not call.needs_io
 
@@ -147,17 +154,17 @@ def test_negative_positions_ttls_and_unknown_styles_are_refused() -> None:
     with pytest.raises(ValueError, match="ttl_ms"):
         ops.hash_set(b"h", {b"f": b"v"}, 0)
     with pytest.raises(ValueError, match="style"):
-        ops.ranks(TARGET, [b"m"], True, "sparse")  # type: ignore[arg-type]
+        ops.ranks(TARGET, [b"m"], True, "sparse")
     with pytest.raises(ValueError, match="keep"):
         ops.submit(SubmitRequest(b"m", 1.0, "set", True, (TARGET,), RankStyle.DENSE, 0, keep=-1))
 
 
 def test_range_bounds_are_exact_and_infinite_bounds_use_redis_words() -> None:
-    call = ops.count(TARGET, -math.inf, 0.1)
+    call = ops.count(TARGET.key, -math.inf, 0.1)
     assert call.args == ["ZCOUNT", TARGET.key, b"-inf", 0.1]
-    assert ops.count(TARGET).args == ("ZCARD", TARGET.key)
+    assert ops.count(TARGET.key).args == ("ZCARD", TARGET.key)
     with pytest.raises(InvalidScoreError):
-        ops.count(TARGET, math.nan, 1.0)
+        ops.count(TARGET.key, math.nan, 1.0)
 
 
 def test_submit_replies_decode_to_outcomes() -> None:
@@ -185,10 +192,13 @@ def test_script_error_prefixes_map_to_typed_errors() -> None:
 
 
 def test_scripts_carry_the_shared_library_and_a_stable_sha() -> None:
-    submit = script("submit")
-    assert b"local function set_score" in submit.source
+    submit = feature_script("ranked.leaderboard", "submit")
+    assert b"local function set_score" in submit.source  # the board's own library
     assert len(submit.sha) == 40
-    assert script("submit") is submit
+    assert feature_script("ranked.leaderboard", "submit") is submit
+    limiter = feature_script("ranked.ratelimit", "fixed_window")
+    assert b"local function instant_us" in limiter.source  # the backends' library
+    assert b"set_score" not in limiter.source
 
 
 def test_server_clock_uses_the_midpoint_of_the_round_trip() -> None:

@@ -11,12 +11,14 @@ from typing import cast
 import pytest
 import redis
 
-from ranked.backends.base import Composite, Operator, SubmitRequest, Target
 from ranked.backends.redis import RedisBackend
 from ranked.core.keys import BoardKeys
 from ranked.core.ranks import RankStyle, ranks
 from ranked.errors import BackendUnavailableError, InvalidScoreError, OutOfRangeError, ResponseError
+from ranked.leaderboard._requests import Composite, Operator, SubmitRequest, Target
 from servers import RedisServer
+
+from .conftest import Steps
 
 
 def board(name: str = "arena", ttl_ms: int | None = None) -> Target:
@@ -47,8 +49,8 @@ def req(
 
 
 @pytest.fixture
-def backend(redis_server: RedisServer) -> Iterator[RedisBackend]:
-    made = RedisBackend.from_url(redis_server.url)
+def backend(redis_server: RedisServer) -> Iterator[Steps]:
+    made = Steps(RedisBackend.from_url(redis_server.url))
     made.client.flushall()
     yield made
     made.close()
@@ -66,7 +68,7 @@ def companions(client: redis.Redis, target: Target) -> tuple[dict[float, int], l
     return counts, distinct
 
 
-def test_scripts_are_reloaded_after_script_flush(backend: RedisBackend) -> None:
+def test_scripts_are_reloaded_after_script_flush(backend: Steps) -> None:
     backend.submit(req(b"a", 1))
     backend.client.script_flush()
     backend.client.config_resetstat()
@@ -82,7 +84,7 @@ def test_scripts_are_reloaded_after_script_flush(backend: RedisBackend) -> None:
 
 def test_server_down_raises_unavailable_and_the_same_object_recovers() -> None:
     with RedisServer() as server:
-        backend = RedisBackend.from_url(server.url)
+        backend = Steps(RedisBackend.from_url(server.url))
         backend.submit(req(b"a", 1))
         server.stop()
         with pytest.raises(BackendUnavailableError) as raised:
@@ -101,9 +103,9 @@ def test_server_down_raises_unavailable_and_the_same_object_recovers() -> None:
         backend.close()  # idempotent
 
 
-def test_now_ms_is_the_server_clock_not_the_local_one(backend: RedisBackend) -> None:
+def test_now_ms_is_the_server_clock_not_the_local_one(backend: Steps) -> None:
     skew_s = [-3600.0]
-    skewed = RedisBackend.from_url(backend.url, clock=lambda: time.time() + skew_s[0])
+    skewed = Steps(RedisBackend.from_url(backend.url, clock=lambda: time.time() + skew_s[0]))
     assert abs(skewed.now_ms() - server_ms(backend.client)) < 1000
     # The offset is cached: a local clock jump shows until the offset is measured again...
     skew_s[0] = 7200.0
@@ -117,7 +119,7 @@ def test_now_ms_is_the_server_clock_not_the_local_one(backend: RedisBackend) -> 
 def test_clock_is_measured_again_after_a_reconnect() -> None:
     with RedisServer() as server:
         skew_s = [0.0]
-        backend = RedisBackend.from_url(server.url, clock=lambda: time.time() + skew_s[0])
+        backend = Steps(RedisBackend.from_url(server.url, clock=lambda: time.time() + skew_s[0]))
         assert abs(backend.now_ms() - server_ms(server.client())) < 1000
         skew_s[0] = 3600.0
         server.restart()
@@ -135,7 +137,7 @@ def snapshot(client: redis.Redis, target: Target) -> tuple[object, ...]:
     )
 
 
-def test_a_failing_batch_undoes_the_requests_it_already_applied(backend: RedisBackend) -> None:
+def test_a_failing_batch_undoes_the_requests_it_already_applied(backend: Steps) -> None:
     layout = Composite(score_bits=4, time_bits=8, epoch_ms=0, unit_ms=1000)
     target, other = board(ttl_ms=60_000), board("other")
     backend.submit_batch(
@@ -156,20 +158,20 @@ def test_a_failing_batch_undoes_the_requests_it_already_applied(backend: RedisBa
     assert companions(backend.client, target) == ({packed: 1}, [packed])
 
 
-def test_incr_overflowing_to_infinity_is_refused(backend: RedisBackend) -> None:
+def test_incr_overflowing_to_infinity_is_refused(backend: Steps) -> None:
     backend.submit(req(b"a", 1e308))
     with pytest.raises(InvalidScoreError):
         backend.submit(req(b"a", 1e308, "incr"))
     assert backend.scores(board(), [b"a"]) == [1e308]
 
 
-def test_a_key_of_another_type_gives_a_response_error(backend: RedisBackend) -> None:
+def test_a_key_of_another_type_gives_a_response_error(backend: Steps) -> None:
     backend.client.set(board().key, b"text")
     with pytest.raises(ResponseError, match="WRONGTYPE"):
         backend.submit(req(b"a", 1))
 
 
-def test_companions_match_the_board_after_random_writes(backend: RedisBackend) -> None:
+def test_companions_match_the_board_after_random_writes(backend: Steps) -> None:
     rng = random.Random(3)
     target = board()
     operators: tuple[Operator, ...] = ("set", "best", "incr", "decr")
@@ -192,7 +194,7 @@ def test_companions_match_the_board_after_random_writes(backend: RedisBackend) -
     assert [rank for _, _, rank in rows] == ranks([s for _, s, _ in rows], RankStyle.DENSE)
 
 
-def test_scores_are_exact_float64_both_ways(backend: RedisBackend) -> None:
+def test_scores_are_exact_float64_both_ways(backend: Steps) -> None:
     values = [0.1, 1 / 3, 2.0**53, -(2.0**53) + 1, 5e-324, 1.7976931348623157e308, -0.0]
     target = board()
     for index, value in enumerate(values):
@@ -203,7 +205,7 @@ def test_scores_are_exact_float64_both_ways(backend: RedisBackend) -> None:
     assert str(stored[-1]) == "0.0"  # -0.0 is stored as 0.0
 
 
-def test_ranks_of_more_members_than_one_zmscore_chunk(backend: RedisBackend) -> None:
+def test_ranks_of_more_members_than_one_zmscore_chunk(backend: Steps) -> None:
     # The script reads scores 1,000 members per ZMSCORE (unpack() is bounded in Lua).
     target = board()
     members = [b"p%05d" % i for i in range(2500)]

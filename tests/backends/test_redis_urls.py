@@ -13,7 +13,6 @@ import pytest
 import redis
 import redis.asyncio
 
-from ranked.backends.base import SubmitRequest, Target
 from ranked.backends.cluster import AsyncClusterBackend, ClusterBackend, parse_cluster_url
 from ranked.backends.factory import UnsupportedURLError, open_async_backend, open_backend
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
@@ -21,7 +20,10 @@ from ranked.backends.redis import AsyncRedisBackend, RedisBackend
 from ranked.core.keys import BoardKeys
 from ranked.core.ranks import RankStyle
 from ranked.errors import RankedError
+from ranked.leaderboard._requests import SubmitRequest, Target
 from servers import RedisCluster, RedisServer, require_binary
+
+from .conftest import Steps
 
 
 def board() -> Target:
@@ -29,9 +31,10 @@ def board() -> Target:
     return Target(keys.window("all"), keys.dense("all"), keys.dense_counts("all"))
 
 
-def submit_and_read(backend: RedisBackend) -> list[tuple[bytes, float, int]]:
+def submit_and_read(backend: Steps) -> list[tuple[bytes, float, int]]:
     backend.submit(SubmitRequest(b"a", 2, "set", True, (board(),), RankStyle.UNIQUE, 0))
-    return backend.page(board(), 0, 0, True, RankStyle.UNIQUE)
+    rows: list[tuple[bytes, float, int]] = backend.page(board(), 0, 0, True, RankStyle.UNIQUE)
+    return rows
 
 
 @pytest.fixture
@@ -73,8 +76,8 @@ def test_memory_urls_open_the_embedded_backend() -> None:
 
 def test_redis_url_opens_a_working_backend(redis_server: RedisServer) -> None:
     redis_server.client().flushall()
-    backend = open_backend(redis_server.url)
-    assert isinstance(backend, RedisBackend)
+    backend = Steps(open_backend(redis_server.url))
+    assert isinstance(backend.backend, RedisBackend)
     kwargs = backend.client.connection_pool.connection_kwargs
     assert (kwargs["host"], kwargs["port"], kwargs["db"]) == ("127.0.0.1", redis_server.port, 0)
     assert backend.cross_slot is True
@@ -83,37 +86,37 @@ def test_redis_url_opens_a_working_backend(redis_server: RedisServer) -> None:
 
 
 def test_unix_url_reaches_a_server_on_a_unix_socket(unix_socket_server: Path) -> None:
-    backend = open_backend(f"unix://{unix_socket_server}?db=0")
-    assert isinstance(backend, RedisBackend)
+    backend = Steps(open_backend(f"unix://{unix_socket_server}?db=0"))
+    assert isinstance(backend.backend, RedisBackend)
     assert backend.client.connection_pool.connection_class is redis.UnixDomainSocketConnection
     assert submit_and_read(backend) == [(b"a", 2.0, 1)]
     backend.close()
 
 
 def test_rediss_url_builds_a_tls_pool_without_connecting() -> None:
-    backend = open_backend("rediss://user:secret@cache.example:6380/2")
-    assert isinstance(backend, RedisBackend)
+    backend = Steps(open_backend("rediss://user:secret@cache.example:6380/2"))
+    assert isinstance(backend.backend, RedisBackend)
     pool = backend.client.connection_pool
     assert pool.connection_class is redis.SSLConnection
     kwargs = pool.connection_kwargs
     assert (kwargs["host"], kwargs["port"], kwargs["db"]) == ("cache.example", 6380, 2)
     assert (kwargs["username"], kwargs["password"]) == ("user", "secret")
     backend.close()
-    async_backend = open_async_backend("rediss://cache.example:6380/0")
-    assert isinstance(async_backend, AsyncRedisBackend)
+    async_backend = Steps(open_async_backend("rediss://cache.example:6380/0"))
+    assert isinstance(async_backend.backend, AsyncRedisBackend)
     assert async_backend.client.connection_pool.connection_class is redis.asyncio.SSLConnection
     asyncio.run(async_backend.close())
 
 
 def test_cluster_url_opens_the_cluster_backend(redis_cluster: RedisCluster) -> None:
     url = redis_cluster.url
-    backend = open_backend(url)
-    assert isinstance(backend, ClusterBackend)
+    backend = Steps(open_backend(url))
+    assert isinstance(backend.backend, ClusterBackend)
     assert backend.cross_slot is False
     assert isinstance(backend.now_ms(), int)
     backend.close()
-    async_backend = open_async_backend(url)
-    assert isinstance(async_backend, AsyncClusterBackend)
+    async_backend = Steps(open_async_backend(url))
+    assert isinstance(async_backend.backend, AsyncClusterBackend)
     asyncio.run(async_backend.close())
 
 
@@ -151,14 +154,14 @@ def test_unreachable_cluster_raises_unavailable() -> None:
     from servers import free_port
 
     with pytest.raises(BackendUnavailableError):
-        open_backend(f"redis+cluster://127.0.0.1:{free_port()}")
+        Steps(open_backend(f"redis+cluster://127.0.0.1:{free_port()}"))
 
 
 def test_unreachable_server_fails_at_first_use_not_at_open() -> None:
     from ranked.errors import BackendUnavailableError
     from servers import free_port
 
-    backend = open_backend(f"redis://127.0.0.1:{free_port()}/0")
+    backend = Steps(open_backend(f"redis://127.0.0.1:{free_port()}/0"))
     with pytest.raises(BackendUnavailableError):
         backend.count(board())
     assert isinstance(backend.now_ms(), int)  # the clock falls back to its last offset

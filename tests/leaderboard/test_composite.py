@@ -6,11 +6,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ranked.backends.base import Operator, Target
+from ranked.backends.generic import SCORES
 from ranked.core.keys import BoardKeys
 from ranked.core.scores import TimeTiebreak, seed003_layout, seed004_layout
 from ranked.errors import OutOfRangeError
 from ranked.leaderboard import BoardConfigError, Leaderboard
+from ranked.leaderboard._requests import Operator, Target
 
 from .conftest import Env
 
@@ -20,7 +21,8 @@ ENDS_AT = datetime(2026, 12, 31, tzinfo=UTC)
 def stored(env: Env, board: str, members: list[str]) -> list[float | None]:
     keys = BoardKeys(board)
     target = Target(keys.window("all"), keys.dense("all"), keys.dense_counts("all"))
-    return env.backend.scores(target, [m.encode() for m in members])
+    found: list[float | None] = env.backend.bind(SCORES)(target.key, [m.encode() for m in members])
+    return found
 
 
 def test_seed_003_table(env: Env) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from ranked.backends.generic import SET_MEMBERS
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
 from ranked.engine.zset import IMPLEMENTATION
 from ranked.errors import OutOfRangeError
@@ -116,7 +117,7 @@ def test_clear_and_deadlines_leave_the_fast_path() -> None:
         board.submit("b", 2)
         board.clear()
         board.submit("c", 3)  # registers the window again
-        assert board.backend.set_members(board._plan.registry_key) == {b"all"}
+        assert board.backend.bind(SET_MEMBERS)(board._plan.registry_key) == {b"all"}
         board.expire_at(time.time() + 3600)
         board.submit("d", 4)
     assert fast._fast is None  # a deadline: the general path stamps it
@@ -296,7 +297,7 @@ def test_async_board_on_other_backends_or_configs_has_no_writer() -> None:
         trimmed = AsyncLeaderboard(AsyncMemoryBackend(), "t", keep=10)
         for board in (windowed, trimmed):
             await board.submit("a", 1)
-            assert board._fast is None and board._fast_backend is None
+            assert board._fast is None and not board._fast_eligible
 
     asyncio.run(main())
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from ranked.backends.generic import HASH_GET
 from ranked.core.keys import BoardKeys
 from ranked.core.lex import LexLayout
 from ranked.core.models import Entry, Member
@@ -59,7 +60,7 @@ def test_secondary_value_only_changes_with_the_score(env: Env) -> None:
     board.submit("bob", 90, operator="set", at=T0 + 6)
     board.submit("bob", 100, at=T0 + 7)  # reached 100 again, later than alice
     assert members(board.top(2)) == ["alice", "bob"]
-    hashed = env.backend.hash_get(BoardKeys("tb").ties("all"), [b"bob", b"alice"])
+    hashed = env.backend.bind(HASH_GET)(BoardKeys("tb").ties("all"), [b"bob", b"alice"])
     assert hashed == [b"%d" % ((T0 + 7) * 1000), b"%d" % ((T0 + 1) * 1000)]
 
 
@@ -130,7 +131,7 @@ def test_secondary_remove_and_friends(env: Env) -> None:
     board.add_friends("c", ["a", "b"])
     assert members(board.friends_board("c")) == ["a", "b", "c"]
     assert board.remove("a") is True
-    assert env.backend.hash_get(BoardKeys("tb").ties("all"), [b"a"]) == [None]
+    assert env.backend.bind(HASH_GET)(BoardKeys("tb").ties("all"), [b"a"]) == [None]
     assert members(board.top(3)) == ["b", "c"]
 
 
@@ -141,7 +142,7 @@ def test_secondary_keep_trims_values_too(env: Env) -> None:
     board.submit("c", 10, tie=1)  # trimmed at once
     board.submit("d", 20, tie=1)  # ties b; b is cut (member bytes order among equal scores)
     ties = BoardKeys("tb").ties("all")
-    assert env.backend.hash_get(ties, [b"a", b"b", b"c", b"d"]) == [b"3", None, None, b"1"]
+    assert env.backend.bind(HASH_GET)(ties, [b"a", b"b", b"c", b"d"]) == [b"3", None, None, b"1"]
     assert members(board.top(5)) == ["a", "d"]
 
 
@@ -152,8 +153,8 @@ def test_secondary_windows_write_values_atomically(env: Env) -> None:
     board.submit("a", 8, at=today + 86_400, tie=7)  # a new day: only the daily score changes
     day_two = board._plan.window_id("daily", (today + 86_400) * 1000)
     keys = BoardKeys("win")
-    assert env.backend.hash_get(keys.ties("all"), [b"a"]) == [b"5"]
-    assert env.backend.hash_get(keys.ties(day_two), [b"a"]) == [b"7"]
+    assert env.backend.bind(HASH_GET)(keys.ties("all"), [b"a"]) == [b"5"]
+    assert env.backend.bind(HASH_GET)(keys.ties(day_two), [b"a"]) == [b"7"]
 
 
 def lex_board(env: Env, name: str = "lex", **options: object) -> Leaderboard:

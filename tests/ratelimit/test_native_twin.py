@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from ranked.backends.generic import DELETE
 from ranked.backends.memory import MemoryBackend
 from ranked.backends.native import native_factory
 from ranked.backends.procedure import Operation, Procedure
@@ -169,7 +170,7 @@ def _play(algorithm: Algorithm, kind: str, mode: str, seed: int, policy: Policy)
         elif roll > 0.97:
             gone = rng.choice(IDENTITIES[:4])
             for backend, plan in zip(backends, plans, strict=True):
-                backend.delete(plan.keys(gone))
+                backend.bind(DELETE)(plan.keys(gone))
         elif roll > 0.955:
             for backend, plan in zip(backends, plans, strict=True):
                 backend.keyspace.execute("SET", plan.keys("d")[0], "foreign")
@@ -210,11 +211,11 @@ def test_the_c_decider_decides_and_stores_as_the_reference(
 
 
 def test_the_decider_is_registered_under_the_procedures_native_name() -> None:
-    from ranked.backends.native import _MODULES
+    from ranked.backends.native import _FACTORIES
     from ranked.ratelimit._procedures import NATIVE, limiter_procedure
 
     assert limiter_procedure(Policy(1, 1)).native == NATIVE
-    assert _MODULES[NATIVE] == "ratelimit"  # ranked/backends/native/ratelimit.py
+    assert _FACTORIES[NATIVE] == ("ratelimit", "factory")  # backends/native/ratelimit.py
 
 
 def test_the_engine_decides_which_implementation_binds() -> None:

@@ -1,15 +1,6 @@
-"""Backends: where boards live (in process, Redis, Redis Cluster), behind one contract."""
+"""Backends: where a feature's steps run (``memory://``, ``redis://``,
+``redis+cluster://``), behind one contract (:mod:`.base`) and one seam (:mod:`.procedure`)."""
 
-from __future__ import annotations
+from .base import AsyncBackend, Backend
 
-from .base import AsyncBackend, Backend, Composite, Row, SubmitOutcome, SubmitRequest, Target
-
-__all__ = [
-    "AsyncBackend",
-    "Backend",
-    "Composite",
-    "Row",
-    "SubmitOutcome",
-    "SubmitRequest",
-    "Target",
-]
+__all__ = ["AsyncBackend", "Backend"]

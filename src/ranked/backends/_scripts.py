@@ -1,7 +1,8 @@
 """The Lua scripts of the Redis backends: loaded from package files, run by EVALSHA.
 
-Each script is ``lua/<name>.lua`` with the helpers of ``lua/_lib.lua`` it calls put in
-front of it (a Redis script cannot import another). Only the helpers a script needs (and
+Each script is ``<package>/lua/<name>.lua`` with the helpers it calls put in front of it (a
+Redis script cannot import another): first those of the backends' ``lua/_lib.lua``, then
+those of the package's own ``lua/_lib.lua`` when it has one. Only the helpers a script needs (and
 those they need) go in, in the library's order: Redis runs a script's whole text on every
 call, so each unused helper would cost a closure per call. A script runs as ``EVALSHA`` (the SHA1 of
 that combined text); a server that does not know it (first use, restart, ``SCRIPT
@@ -48,17 +49,22 @@ class Script:
         return f"Script({self.name!r}, sha={self.sha})"
 
 
-def _read(file_name: str) -> bytes:
-    return resources.files(_PACKAGE).joinpath(_FOLDER, file_name).read_bytes()
+def _read(package: str, file_name: str) -> bytes | None:
+    path = resources.files(package).joinpath(_FOLDER, file_name)
+    return path.read_bytes() if path.is_file() else None
 
 
 _HELPER_MARK: Final = re.compile(rb"^--@ (\w+)\n", re.MULTILINE)
 
 
 @cache
-def _helpers() -> dict[bytes, bytes]:
-    """The library's helper blocks by name, in file order (the text after each mark)."""
-    parts = _HELPER_MARK.split(_read(_LIBRARY))
+def _helpers(package: str) -> dict[bytes, bytes]:
+    """The helper blocks a script of ``package`` may call, by name, in library order (the
+    text after each mark): the backends' library, then the package's own."""
+    text = _read(_PACKAGE, _LIBRARY) or b""
+    if package != _PACKAGE:
+        text += b"\n" + (_read(package, _LIBRARY) or b"")
+    parts = _HELPER_MARK.split(text)
     return {parts[i]: parts[i + 1].strip() + b"\n" for i in range(1, len(parts), 2)}
 
 
@@ -66,11 +72,11 @@ def _calls(text: bytes, name: bytes) -> bool:
     return re.search(rb"\b" + name + rb"\(", text) is not None
 
 
-def _needed(body: bytes) -> list[bytes]:
+def _needed(package: str, body: bytes) -> list[bytes]:
     """The helper blocks ``body`` calls, directly or through other helpers, in file order.
     A helper only calls helpers defined before it, so walking the library backwards
     sees every caller before its callees."""
-    helpers = _helpers()
+    helpers = _helpers(package)
     wanted = [body]
     names = list(helpers)
     for name in reversed(names):
@@ -83,16 +89,18 @@ def _needed(body: bytes) -> list[bytes]:
 @cache
 def script(name: str) -> Script:
     """The script ``lua/<name>.lua`` with the helpers it calls in front (loaded once)."""
-    body = _read(f"{name}.lua")
-    return Script(name, b"".join(_needed(body)) + body)
+    body = _read(_PACKAGE, f"{name}.lua")
+    assert body is not None, name
+    return Script(name, b"".join(_needed(_PACKAGE, body)) + body)
 
 
 @cache
 def feature_script(package: str, name: str) -> Script:
-    """A feature's own script ``<package>/lua/<name>.lua``, with the helpers of the
-    backends' library it calls (for example ``instant_us``) put in front."""
-    body = resources.files(package).joinpath(_FOLDER, f"{name}.lua").read_bytes()
-    return Script(f"{package}:{name}", b"".join(_needed(body)) + body)
+    """A feature's own script ``<package>/lua/<name>.lua``, with the helpers it calls
+    (the backends' ``instant_us``, the package's own) put in front."""
+    body = _read(package, f"{name}.lua")
+    assert body is not None, f"{package}:{name}"
+    return Script(f"{package}:{name}", b"".join(_needed(package, body)) + body)
 
 
 Execute = Callable[..., object]

@@ -5,8 +5,8 @@ those), on ``redis.cluster.RedisCluster`` and its asyncio twin. Every key of one
 lie in one hash slot: a board's keys share a ``{hash tag}``
 (:class:`ranked.core.keys.BoardKeys`), so each operation stays one script on one node,
 atomic and one round trip. A call whose keys span several slots is refused before
-anything is sent, with :class:`CrossSlotError`. :meth:`ClusterBackend.intersect_store` is
-refused too (``cross_slot`` is False): features use batched score lookups instead.
+anything is sent, with :class:`CrossSlotError` (``cross_slot`` is False: features look
+members up by key rather than combining keys of two slots).
 
 Besides connection errors, ``CLUSTERDOWN`` and an unreachable slot map also raise
 :class:`~ranked.errors.BackendUnavailableError`; redis-py refreshes its slot map by itself
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar, NoReturn, Self, cast
+from typing import Any, ClassVar, Self, cast
 from urllib.parse import unquote
 
 import redis.asyncio.cluster
@@ -32,7 +32,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..errors import BackendUnavailableError, CrossSlotError
-from ._redis_ops import Call, ServerClock
+from ._redis_ops import ServerClock
+from .procedure import Call
 from .redis import (
     AsyncRedisBackend,
     RedisBackend,
@@ -123,13 +124,6 @@ def _one_slot(call: Call[Any]) -> None:
                 )
 
 
-def _no_intersect() -> NoReturn:
-    raise CrossSlotError(
-        "intersect_store is not available on Redis Cluster (cross_slot is False); "
-        "look up the members' scores with scores() instead"
-    )
-
-
 _CLUSTER_UNAVAILABLE: tuple[type[BaseException], ...] = (
     RedisConnectionError,
     RedisTimeoutError,
@@ -166,10 +160,6 @@ class ClusterBackend(RedisBackend):
     def _check(self, call: Call[Any]) -> None:
         _one_slot(call)
 
-    def intersect_store(self, dest: bytes, board: bytes, members_set: bytes, ttl_ms: int) -> int:
-        """Not on a cluster: raises :class:`CrossSlotError`."""
-        _no_intersect()
-
 
 class AsyncClusterBackend(AsyncRedisBackend):
     """The :class:`~ranked.backends.base.AsyncBackend` on a Redis Cluster (asyncio)."""
@@ -191,9 +181,3 @@ class AsyncClusterBackend(AsyncRedisBackend):
 
     def _check(self, call: Call[Any]) -> None:
         _one_slot(call)
-
-    async def intersect_store(
-        self, dest: bytes, board: bytes, members_set: bytes, ttl_ms: int
-    ) -> int:
-        """Not on a cluster: raises :class:`CrossSlotError`."""
-        _no_intersect()

@@ -27,17 +27,58 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ..engine.keyspace import Keyspace
 from ._scripts import Arg, Script, feature_script
 
-__all__ = ["AsyncBound", "Bound", "Encode", "Local", "Operation", "Procedure"]
+__all__ = [
+    "AsyncBound",
+    "Bindable",
+    "Bound",
+    "Call",
+    "Encode",
+    "Local",
+    "Operation",
+    "Procedure",
+    "Step",
+    "answer",
+]
 
 T = TypeVar("T")
 
 Local = Callable[[Keyspace, int, Sequence[bytes], Sequence[Arg]], Any]
 """The memory twin: ``(keyspace, now_us, keys, args) -> raw reply``."""
+
+
+class Call(Generic[T]):
+    """One round trip to Redis: a script (``script`` set) or a plain command (``args[0]``
+    is its name), the keys it touches (the cluster backends check their slots) and the
+    decoder of its reply. A call with neither a script nor arguments needs no round trip:
+    ``decode(None)`` is the answer (see :func:`answer`)."""
+
+    __slots__ = ("args", "decode", "keys", "script")
+
+    def __init__(
+        self,
+        script: Script | None,
+        keys: Sequence[bytes],
+        args: Sequence[Arg],
+        decode: Callable[[Any], T],
+    ) -> None:
+        self.script = script
+        self.keys = keys
+        self.args = args
+        self.decode = decode
+
+    @property
+    def needs_io(self) -> bool:
+        return self.script is not None or bool(self.args)
+
+
+def answer(value: T) -> Call[T]:
+    """The call that sends nothing and answers ``value`` (an empty read, a no-op)."""
+    return Call(None, (), (), lambda _reply: value)
 
 
 class Procedure(Generic[T]):
@@ -66,6 +107,12 @@ class Procedure(Generic[T]):
 
     def __repr__(self) -> str:
         return f"Procedure({self.script.name!r})"
+
+    def call(self, keys: Sequence[bytes], args: Sequence[Arg], now_us: int | None) -> Call[T]:
+        """The script call: ``ARGV[1]`` the instant (empty: the server's clock), then
+        ``args``."""
+        instant: Arg = b"" if now_us is None else now_us
+        return Call(self.script, keys, (instant, *args), self.decode)
 
 
 Encode = Callable[..., tuple[Sequence[bytes], Sequence[Arg], int | None]]
@@ -102,3 +149,63 @@ class Operation(Generic[T]):
     encode: Encode
     native_args: Mapping[str, Any] = field(default_factory=dict)
     """What the native implementation needs beyond the keyspace and the lock."""
+
+    writes: ClassVar[bool] = True
+
+    @property
+    def native(self) -> str | None:
+        """The name of the procedure's native implementation, if it has one."""
+        return self.procedure.native
+
+    def call(self, *args: Any) -> Call[T]:
+        """The script call for these call arguments (``ARGV[1]`` the instant)."""
+        keys, arguments, now_us = self.encode(*args)
+        return self.procedure.call(keys, arguments, now_us)
+
+    def reference(self, keyspace: Keyspace, *args: Any) -> T:
+        """The Python reference for these call arguments, on ``keyspace`` (the caller
+        holds the lock)."""
+        keys, arguments, now_us = self.encode(*args)
+        now = keyspace.now_us() if now_us is None else now_us
+        procedure = self.procedure
+        return procedure.decode(procedure.local(keyspace, now, keys, arguments))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Step(Generic[T]):
+    """An operation given by its two forms directly, for steps whose arguments and
+    results are typed values rather than script arguments and replies:
+
+    - ``call``: call arguments -> the :class:`Call` Redis runs (its script, keys,
+      arguments and reply decoder; :func:`answer` when nothing needs sending);
+    - ``reference``: ``(keyspace, *call arguments) -> result``, the same step on the
+      memory backend's keyspace, run under its lock. It reads and writes the engine's
+      values directly, so a read pays for no reply encoding.
+
+    ``writes``: False for a step that only reads (memory skips its write housekeeping).
+    ``native`` and ``native_args``: as for :class:`Operation`. The conformance suites run
+    both forms (and the native one) on every backend.
+    """
+
+    call: Callable[..., Call[T]]
+    reference: Callable[..., T]
+    writes: bool = True
+    native: str | None = None
+    native_args: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Bindable(Protocol[T]):
+    """What ``backend.bind`` takes: an :class:`Operation` or a :class:`Step`."""
+
+    @property
+    def writes(self) -> bool: ...
+
+    @property
+    def native(self) -> str | None: ...
+
+    @property
+    def native_args(self) -> Mapping[str, Any]: ...
+
+    def call(self, *args: Any) -> Call[T]: ...
+
+    def reference(self, keyspace: Keyspace, *args: Any) -> T: ...

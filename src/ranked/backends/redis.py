@@ -1,10 +1,10 @@
 """Redis backends (``redis://``, ``rediss://``, ``unix://``): redis-py with hiredis.
 
-Every operation is one round trip: a write, or a read needing more than one command, is
-ONE Lua script (``lua/<name>.lua``, run by EVALSHA, see :mod:`._scripts`); the rest are
-single commands. What each operation sends and how its reply reads back lives in
-:mod:`._redis_ops`; the classes here only send and map errors, so the sync and asyncio
-classes (and the cluster ones in :mod:`.cluster`) share every line of logic.
+Every step is one round trip: a feature's step is ONE Lua script (``<feature>/lua/<name>.lua``,
+run by EVALSHA, see :mod:`._scripts`) or one command. What a step sends and how its reply
+reads back is the step's own (its :class:`~.procedure.Call`, see :mod:`.procedure`); the
+classes here only send and map errors, so the sync and asyncio classes (and the cluster
+ones in :mod:`.cluster`) share every line of logic.
 
 Failure behaviour:
 
@@ -40,14 +40,11 @@ from redis.exceptions import ResponseError as RedisResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from ..core.ranks import RankStyle
 from ..errors import BackendUnavailableError
-from . import _redis_ops as ops
-from ._redis_ops import Call, ServerClock, procedure_call, translate_error
+from ._redis_ops import ServerClock, translate_error
 from ._scripts import Arg, run, run_async
 from ._wire import async_script_executor, script_executor
-from .base import LexOperator, LexOutcome, Row, SubmitOutcome, SubmitRequest, Target
-from .procedure import AsyncBound, Bound, Operation, Procedure
+from .procedure import AsyncBound, Bindable, Bound, Call, Procedure
 
 __all__ = [
     "AsyncRedisBackend",
@@ -173,10 +170,6 @@ class RedisBackend(_Shell):
                 clock.update(reply, sent, clock.local_ms())
         return clock.now_ms()
 
-    def submit(self, request: SubmitRequest) -> tuple[SubmitOutcome, ...]:
-        """Script ``submit``. Atomic on every backend; one round trip."""
-        return self._call(ops.submit(request))
-
     def run(
         self,
         procedure: Procedure[T],
@@ -185,169 +178,21 @@ class RedisBackend(_Shell):
         now_us: int | None = None,
     ) -> T:
         """A feature's step: its Lua script, one round trip (see :mod:`.procedure`)."""
-        return self._call(procedure_call(procedure, keys, args, now_us))
+        return self._call(procedure.call(keys, args, now_us))
 
-    def bind(self, operation: Operation[T]) -> Bound[T]:
-        """The callable running ``operation``: its arguments encoded, then its Lua script
-        (one round trip, atomic; on a cluster every key in one slot)."""
-        procedure, encode, call = operation.procedure, operation.encode, self._call
+    def accelerate(self, operation: Bindable[T]) -> Bound[T] | None:
+        """None: Redis runs every step as its script or command (see :meth:`bind`)."""
+        return None
 
-        def script(*args: Any) -> T:
-            keys, arguments, now_us = encode(*args)
-            return call(procedure_call(procedure, keys, arguments, now_us))
+    def bind(self, operation: Bindable[T]) -> Bound[T]:
+        """The callable running ``operation``: its call built from the arguments, then
+        sent (one round trip, atomic; on a cluster every key in one slot). O(1)."""
+        build, send = operation.call, self._call
 
-        return script
+        def step(*args: Any) -> T:
+            return send(build(*args))
 
-    def submit_batch(self, requests: Sequence[SubmitRequest]) -> list[tuple[SubmitOutcome, ...]]:
-        """Script ``submit`` with every request. Atomic as a whole; one round trip."""
-        return self._call(ops.submit_batch(requests))
-
-    def ranks(
-        self, target: Target, members: Sequence[bytes], high_first: bool, style: RankStyle
-    ) -> list[tuple[float, int] | None]:
-        """Script ``ranks``. O(k log n); one round trip."""
-        return self._call(ops.ranks(target, members, high_first, style))
-
-    def page(
-        self, target: Target, start: int, stop: int, high_first: bool, style: RankStyle
-    ) -> list[Row]:
-        """Script ``page`` (ZRANGE [REV] WITHSCORES + first rank); one round trip."""
-        return self._call(ops.page(target, start, stop, high_first, style))
-
-    def page_after(
-        self,
-        target: Target,
-        score: float,
-        member: bytes,
-        count: int,
-        high_first: bool,
-        style: RankStyle,
-    ) -> list[Row]:
-        """Script ``page_after``; one round trip."""
-        return self._call(ops.page_after(target, score, member, count, high_first, style))
-
-    def around(
-        self,
-        target: Target,
-        member: bytes,
-        before: int,
-        after: int,
-        high_first: bool,
-        style: RankStyle,
-    ) -> tuple[int, list[Row]] | None:
-        """Script ``around`` (ZREVRANK + ZRANGE); one round trip."""
-        return self._call(ops.around(target, member, before, after, high_first, style))
-
-    def by_score(
-        self,
-        target: Target,
-        low: float,
-        high: float,
-        offset: int,
-        count: int,
-        high_first: bool,
-        style: RankStyle,
-    ) -> list[Row]:
-        """Script ``by_score`` (ZRANGE BYSCORE [REV] LIMIT + first rank); one round trip."""
-        return self._call(ops.by_score(target, low, high, offset, count, high_first, style))
-
-    def count(self, target: Target, low: float = -float("inf"), high: float = float("inf")) -> int:
-        """ZCARD / ZCOUNT."""
-        return self._call(ops.count(target, low, high))
-
-    def percentile(
-        self, target: Target, member: bytes, high_first: bool
-    ) -> tuple[float, int, int] | None:
-        """Script ``percentile`` (ZSCORE, ZCARD, ZCOUNT); one round trip."""
-        return self._call(ops.percentile(target, member, high_first))
-
-    def remove(self, targets: Sequence[Target], members: Sequence[bytes]) -> int:
-        """Script ``remove``; one round trip."""
-        return self._call(ops.remove(targets, members))
-
-    def delete(self, keys: Sequence[bytes]) -> int:
-        """DEL."""
-        return self._call(ops.delete(keys))
-
-    def expire_at(self, keys: Sequence[bytes], deadline_ms: int) -> None:
-        """Script ``expire_at`` (PEXPIREAT each key)."""
-        self._call(ops.expire_at(keys, deadline_ms))
-
-    def hash_set(self, key: bytes, fields: Mapping[bytes, bytes], ttl_ms: int | None) -> None:
-        """Script ``hash_set`` (HSET + PEXPIRE)."""
-        self._call(ops.hash_set(key, fields, ttl_ms))
-
-    def hash_get(self, key: bytes, fields: Sequence[bytes]) -> list[bytes | None]:
-        """HMGET."""
-        return self._call(ops.hash_get(key, fields))
-
-    def hash_delete(self, key: bytes, fields: Sequence[bytes]) -> int:
-        """HDEL."""
-        return self._call(ops.hash_delete(key, fields))
-
-    def set_add(self, key: bytes, members: Sequence[bytes]) -> int:
-        """SADD."""
-        return self._call(ops.set_add(key, members))
-
-    def set_remove(self, key: bytes, members: Sequence[bytes]) -> int:
-        """SREM."""
-        return self._call(ops.set_remove(key, members))
-
-    def set_members(self, key: bytes) -> set[bytes]:
-        """SMEMBERS."""
-        return self._call(ops.set_members(key))
-
-    def scores(self, target: Target, members: Sequence[bytes]) -> list[float | None]:
-        """ZMSCORE."""
-        return self._call(ops.scores(target, members))
-
-    def intersect_store(self, dest: bytes, board: bytes, members_set: bytes, ttl_ms: int) -> int:
-        """Script ``intersect_store`` (ZINTERSTORE ... WEIGHTS 1 0 + PEXPIRE)."""
-        return self._call(ops.intersect_store(dest, board, members_set, ttl_ms))
-
-    def range_all(self, key: bytes, high_first: bool, limit: int) -> list[tuple[bytes, float]]:
-        """ZRANGE key 0 limit-1 [REV] WITHSCORES."""
-        return self._call(ops.range_all(key, high_first, limit))
-
-    def lex_replace(
-        self,
-        target: Target,
-        index_key: bytes,
-        member: bytes,
-        encoded: bytes,
-        operator: LexOperator,
-        high_first: bool,
-    ) -> LexOutcome:
-        """Script ``lex_replace``; one round trip."""
-        return self._call(ops.lex_replace(target, index_key, member, encoded, operator, high_first))
-
-    def lex_count(
-        self,
-        target: Target,
-        low: bytes | None,
-        high: bytes | None,
-        low_exclusive: bool = False,
-        high_exclusive: bool = False,
-    ) -> int:
-        """ZLEXCOUNT."""
-        return self._call(ops.lex_count(target, low, high, low_exclusive, high_exclusive))
-
-    def lex_range(
-        self,
-        target: Target,
-        low: bytes | None,
-        high: bytes | None,
-        low_exclusive: bool,
-        high_exclusive: bool,
-        offset: int,
-        count: int,
-        reverse: bool,
-    ) -> list[bytes]:
-        """ZRANGE BYLEX [REV] LIMIT."""
-        call = ops.lex_range(
-            target, low, high, low_exclusive, high_exclusive, offset, count, reverse
-        )
-        return self._call(call)
+        return step
 
     def close(self) -> None:
         """Release the connections (idempotent)."""
@@ -417,9 +262,6 @@ class AsyncRedisBackend(_Shell):
         """The server's clock in Unix ms, from the offset measured before operations."""
         return self._clock.now_ms()
 
-    async def submit(self, request: SubmitRequest) -> tuple[SubmitOutcome, ...]:
-        return await self._call(ops.submit(request))
-
     async def run(
         self,
         procedure: Procedure[T],
@@ -427,155 +269,20 @@ class AsyncRedisBackend(_Shell):
         args: Sequence[Arg],
         now_us: int | None = None,
     ) -> T:
-        return await self._call(procedure_call(procedure, keys, args, now_us))
+        return await self._call(procedure.call(keys, args, now_us))
 
-    def bind(self, operation: Operation[T]) -> AsyncBound[T]:
+    def accelerate(self, operation: Bindable[T]) -> AsyncBound[T] | None:
+        """None: Redis runs every step as its script or command."""
+        return None
+
+    def bind(self, operation: Bindable[T]) -> AsyncBound[T]:
         """:meth:`RedisBackend.bind`, awaitable."""
-        procedure, encode, call = operation.procedure, operation.encode, self._call
+        build, send = operation.call, self._call
 
-        async def script(*args: Any) -> T:
-            keys, arguments, now_us = encode(*args)
-            return await call(procedure_call(procedure, keys, arguments, now_us))
+        async def step(*args: Any) -> T:
+            return await send(build(*args))
 
-        return script
-
-    async def submit_batch(
-        self, requests: Sequence[SubmitRequest]
-    ) -> list[tuple[SubmitOutcome, ...]]:
-        return await self._call(ops.submit_batch(requests))
-
-    async def ranks(
-        self, target: Target, members: Sequence[bytes], high_first: bool, style: RankStyle
-    ) -> list[tuple[float, int] | None]:
-        return await self._call(ops.ranks(target, members, high_first, style))
-
-    async def page(
-        self, target: Target, start: int, stop: int, high_first: bool, style: RankStyle
-    ) -> list[Row]:
-        return await self._call(ops.page(target, start, stop, high_first, style))
-
-    async def page_after(
-        self,
-        target: Target,
-        score: float,
-        member: bytes,
-        count: int,
-        high_first: bool,
-        style: RankStyle,
-    ) -> list[Row]:
-        return await self._call(ops.page_after(target, score, member, count, high_first, style))
-
-    async def around(
-        self,
-        target: Target,
-        member: bytes,
-        before: int,
-        after: int,
-        high_first: bool,
-        style: RankStyle,
-    ) -> tuple[int, list[Row]] | None:
-        return await self._call(ops.around(target, member, before, after, high_first, style))
-
-    async def by_score(
-        self,
-        target: Target,
-        low: float,
-        high: float,
-        offset: int,
-        count: int,
-        high_first: bool,
-        style: RankStyle,
-    ) -> list[Row]:
-        call = ops.by_score(target, low, high, offset, count, high_first, style)
-        return await self._call(call)
-
-    async def count(
-        self, target: Target, low: float = -float("inf"), high: float = float("inf")
-    ) -> int:
-        return await self._call(ops.count(target, low, high))
-
-    async def percentile(
-        self, target: Target, member: bytes, high_first: bool
-    ) -> tuple[float, int, int] | None:
-        return await self._call(ops.percentile(target, member, high_first))
-
-    async def remove(self, targets: Sequence[Target], members: Sequence[bytes]) -> int:
-        return await self._call(ops.remove(targets, members))
-
-    async def delete(self, keys: Sequence[bytes]) -> int:
-        return await self._call(ops.delete(keys))
-
-    async def expire_at(self, keys: Sequence[bytes], deadline_ms: int) -> None:
-        await self._call(ops.expire_at(keys, deadline_ms))
-
-    async def hash_set(self, key: bytes, fields: Mapping[bytes, bytes], ttl_ms: int | None) -> None:
-        await self._call(ops.hash_set(key, fields, ttl_ms))
-
-    async def hash_get(self, key: bytes, fields: Sequence[bytes]) -> list[bytes | None]:
-        return await self._call(ops.hash_get(key, fields))
-
-    async def hash_delete(self, key: bytes, fields: Sequence[bytes]) -> int:
-        return await self._call(ops.hash_delete(key, fields))
-
-    async def set_add(self, key: bytes, members: Sequence[bytes]) -> int:
-        return await self._call(ops.set_add(key, members))
-
-    async def set_remove(self, key: bytes, members: Sequence[bytes]) -> int:
-        return await self._call(ops.set_remove(key, members))
-
-    async def set_members(self, key: bytes) -> set[bytes]:
-        return await self._call(ops.set_members(key))
-
-    async def scores(self, target: Target, members: Sequence[bytes]) -> list[float | None]:
-        return await self._call(ops.scores(target, members))
-
-    async def intersect_store(
-        self, dest: bytes, board: bytes, members_set: bytes, ttl_ms: int
-    ) -> int:
-        return await self._call(ops.intersect_store(dest, board, members_set, ttl_ms))
-
-    async def range_all(
-        self, key: bytes, high_first: bool, limit: int
-    ) -> list[tuple[bytes, float]]:
-        return await self._call(ops.range_all(key, high_first, limit))
-
-    async def lex_replace(
-        self,
-        target: Target,
-        index_key: bytes,
-        member: bytes,
-        encoded: bytes,
-        operator: LexOperator,
-        high_first: bool,
-    ) -> LexOutcome:
-        call = ops.lex_replace(target, index_key, member, encoded, operator, high_first)
-        return await self._call(call)
-
-    async def lex_count(
-        self,
-        target: Target,
-        low: bytes | None,
-        high: bytes | None,
-        low_exclusive: bool = False,
-        high_exclusive: bool = False,
-    ) -> int:
-        return await self._call(ops.lex_count(target, low, high, low_exclusive, high_exclusive))
-
-    async def lex_range(
-        self,
-        target: Target,
-        low: bytes | None,
-        high: bytes | None,
-        low_exclusive: bool,
-        high_exclusive: bool,
-        offset: int,
-        count: int,
-        reverse: bool,
-    ) -> list[bytes]:
-        call = ops.lex_range(
-            target, low, high, low_exclusive, high_exclusive, offset, count, reverse
-        )
-        return await self._call(call)
+        return step
 
     async def close(self) -> None:
         """Release the connections (idempotent)."""

@@ -1,49 +1,50 @@
-"""The one-call submit of the most common board on ``memory://``.
+"""The one-call submit of the most common board, where the backend has native code for it.
 
 A board with one all-time window, plain scores (no time or secondary tie-break, not
-lexicographic), no ``keep``, no deadline and no board clock submits through the memory
-backend's :meth:`~ranked.backends.memory.MemoryBackend.board_writer`: one C call that
-validates, writes, ranks and builds the :class:`Submission` that the general path
-(``prepare_one``, ``backend.submit``, ``finish_single``) would build. The writer returns
-None, having changed nothing, whenever the general path must run (other argument types,
-bad scores, the key missing or expiring, the lock held), so errors and rare cases keep
-today's code. Any other board, backend or engine (``RANKED_PUREPYTHON=1``) has no writer.
+lexicographic), no ``keep``, no deadline and no board clock describes its submission as
+one more step, :func:`plain_submit`: ``(member, score, operator or None) -> Submission``,
+or None having changed nothing, meaning "run the general path" (``prepare_one``, the
+``submit`` step, ``finish_single``). The board asks the backend to ``accelerate`` it:
+``memory://`` on the C engine answers with a native writer (one C call validates, writes,
+ranks and builds the :class:`Submission` the general path would build, and answers None
+for anything unusual: other argument types, bad scores, the key missing or expiring, the
+lock held, so errors and rare cases keep the general path's code). Every other backend
+answers None and the board only runs the general path.
 
-An eligible board also gets a :func:`method_shortcut`: a C ``BoardSubmit`` in the
-instance's ``__dict__`` under ``submit``, so ``board.submit(...)`` reaches the writer
-without a Python frame (about 80 ns of a 500 ns submit at 10k members). It takes the
-method's exact signature and hands every call it does not finish to the class's
-``submit`` bound to the board, unchanged; ``inspect.signature`` and ``help`` see that
-method through ``__wrapped__`` and ``__doc__``. A subclass that overrides ``submit``
-gets no shortcut.
+An eligible synchronous board also gets a :func:`method_shortcut`: a C ``BoardSubmit`` in
+the instance's ``__dict__`` under ``submit``, so ``board.submit(...)`` reaches the writer
+without a Python frame. It takes the method's exact signature and hands every call it
+does not finish to the class's ``submit`` bound to the board, unchanged;
+``inspect.signature`` and ``help`` see that method through ``__wrapped__`` and
+``__doc__``. A subclass that overrides ``submit`` gets no shortcut.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
-from ..backends.base import Backend, Operator
-from ..backends.memory import MemoryBackend
+from ..backends.procedure import Call, Step, answer
 from ..core.models import Member
 from ..core.windows import WindowKind
 from ._plan_write import WritePlan
+from ._requests import Operator
 from .results import Submission, WindowResult
 
-__all__ = ["FastSubmit", "fast_eligible", "memory_writer", "method_shortcut"]
+__all__ = ["FastSubmit", "fast_eligible", "method_shortcut", "plain_submit"]
 
 FastSubmit = Callable[[Member, float, Operator | None], Submission | None]
 """``(member, score, operator or None) -> Submission``, or None: run the general path."""
 
-_ALL_TIME = "all"
+_ALL_TIME: Final = "all"
 
 
-def fast_eligible(plan: WritePlan, backend: Backend) -> bool:
+def fast_eligible(plan: WritePlan) -> bool:
     """Whether the board's configuration allows the one-call submit (checked once)."""
     windows = plan.windows
     return (
-        type(backend) is MemoryBackend
-        and windows.kinds == (WindowKind.ALL_TIME,)
+        windows.kinds == (WindowKind.ALL_TIME,)
         and not windows.seasons
         and plan.lex is None
         and not plan.secondary
@@ -55,31 +56,46 @@ def fast_eligible(plan: WritePlan, backend: Backend) -> bool:
     )
 
 
-def memory_writer(plan: WritePlan, backend: Backend) -> FastSubmit | None:
-    """The writer of an eligible board (:func:`fast_eligible`) once its window is
-    registered and while it has no deadline; None until then (or on the pure-Python
-    engine)."""
+def _general_path(*_args: Any) -> None:
+    return None
+
+
+def _general_path_call(*_args: Any) -> Call[Submission | None]:
+    return answer(None)
+
+
+def plain_submit(plan: WritePlan) -> Step[Submission | None] | None:
+    """The one-call submit step of an eligible board (:func:`fast_eligible`) once its
+    window is registered and while it has no deadline; None until then. Its Python and
+    Redis forms answer None (the general path is that step there)."""
     if plan.deadline_ms is not None or not plan.is_registered(_ALL_TIME):
         return None
-    assert isinstance(backend, MemoryBackend)
-    return backend.board_writer(
-        plan.target(_ALL_TIME).key,
-        _ALL_TIME,
-        plan.high_first,
-        plan.style.value,
-        plan.config.operator,
-        WindowResult,
-        Submission,
+    return Step(
+        _general_path_call,
+        _general_path,
+        native="board",
+        native_args={
+            "key": plan.target(_ALL_TIME).key,
+            "window": _ALL_TIME,
+            "high_first": plan.high_first,
+            "style": plan.style.value,
+            "operator": plan.config.operator,
+            "result_type": WindowResult,
+            "submission_type": Submission,
+        },
     )
 
 
-def method_shortcut(fallback: Callable[..., Any]) -> Any | None:
-    """A C ``BoardSubmit`` standing for ``fallback`` (the bound ``Leaderboard.submit``)
-    with no writer yet, or None on the pure-Python engine."""
-    from ..engine.zset import IMPLEMENTATION
-
-    if IMPLEMENTATION != "c":
+def method_shortcut(backend: Any, fallback: Callable[..., Any]) -> Any | None:
+    """The backend's native ``BoardSubmit`` standing for ``fallback`` (the bound
+    ``Leaderboard.submit``), with no writer yet; None for an asyncio board or a backend
+    without one."""
+    if inspect.iscoroutinefunction(fallback):
         return None
-    from ..backends.native._native import BoardSubmit
-
-    return BoardSubmit(fallback)
+    step: Step[Any] = Step(
+        _general_path_call,
+        _general_path,
+        native="board_method",
+        native_args={"fallback": fallback},
+    )
+    return backend.accelerate(step)

@@ -1,12 +1,12 @@
 """The core of a board's sans-I/O logic: configuration, targets, windows, values, drivers.
 
-Every board operation is a generator that yields backend calls as ``(method name, args)``
-and receives each call's answer; it returns the typed result. :func:`run_sync` drives it
-against a :class:`~ranked.backends.base.Backend`, :func:`run_async` against an
-:class:`~ranked.backends.base.AsyncBackend`, so the sync and async boards share every line
-of logic. :class:`PlanCore` holds what every operation needs; the operations live in
-mixins by concern (``_plan_write``, ``_plan_read``, ``_plan_social``, ``_plan_life``)
-assembled into :class:`~ranked.leaderboard._plan.BoardPlan`.
+Every board operation is a generator that yields steps as ``(step name, args)`` and
+receives each step's answer; it returns the typed result. :func:`run_sync` drives it with
+the board's steps bound to a :class:`~ranked.backends.base.Backend`, :func:`run_async` to
+an :class:`~ranked.backends.base.AsyncBackend` (see :mod:`._steps`), so the sync and async
+boards share every line of logic. :class:`PlanCore` holds what every operation needs; the
+operations live in mixins by concern (``_plan_write``, ``_plan_read``, ``_plan_social``,
+``_plan_life``) assembled into :class:`~ranked.leaderboard._plan.BoardPlan`.
 
 Nothing here touches the network or the engine; time comes from two callables (the
 backend's ``now_ms`` and the board's optional clock), both local reads.
@@ -22,14 +22,6 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
-from ..backends.base import (
-    AsyncBackend,
-    Backend,
-    Operator,
-    Row,
-    Target,
-    exact_score,
-)
 from ..core._time import UNIX_EPOCH, Instant, micros, to_utc
 from ..core.cursors import Direction
 from ..core.models import Entry, Member, MemberData
@@ -44,6 +36,7 @@ from ..errors import (
     PageSizeError,
     WindowError,
 )
+from ._requests import Operator, Row, Target, exact_score
 from .config import BoardConfig
 
 __all__ = [
@@ -62,9 +55,9 @@ __all__ = [
 
 T = TypeVar("T")
 Call = tuple[str, tuple[Any, ...]]
-"""A backend call: the method's name and its positional arguments."""
+"""A step: its name (see :mod:`._steps`) and its positional arguments."""
 Steps = Generator[Call, Any, T]
-"""An operation: yields backend calls, receives their answers, returns its result."""
+"""An operation: yields steps, receives their answers, returns its result."""
 
 TrimmedLookup = Callable[[Member], "float | None"]
 """The rehydration hook: a trimmed member's historical score, or None."""
@@ -78,23 +71,25 @@ _new = tuple.__new__
 """Builds a named-tuple result from a tuple without its generated ``__new__`` (hot paths)."""
 
 
-def run_sync(backend: Backend, steps: Steps[T]) -> T:
-    """Drive an operation against a synchronous backend."""
+def run_sync(bound: Any, steps: Steps[T]) -> T:
+    """Drive an operation with a board's steps bound to a synchronous backend
+    (:class:`~ranked.leaderboard._steps.BoundSteps`)."""
     try:
         name, args = next(steps)
         while True:
-            name, args = steps.send(getattr(backend, name)(*args))
+            name, args = steps.send(getattr(bound, name)(*args))
     except StopIteration as done:
         result: T = done.value
         return result
 
 
-async def run_async(backend: AsyncBackend, steps: Steps[T]) -> T:
-    """Drive an operation against an asynchronous backend (the same logic, awaited)."""
+async def run_async(bound: Any, steps: Steps[T]) -> T:
+    """Drive an operation with a board's steps bound to an asyncio backend (the same
+    logic, awaited)."""
     try:
         name, args = next(steps)
         while True:
-            name, args = steps.send(await getattr(backend, name)(*args))
+            name, args = steps.send(await getattr(bound, name)(*args))
     except StopIteration as done:
         result: T = done.value
         return result

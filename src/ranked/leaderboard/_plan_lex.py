@@ -35,7 +35,6 @@ from collections.abc import Iterable, Sequence
 from types import MappingProxyType
 from typing import Final
 
-from ..backends.base import LexOutcome, Operator, Row, Target
 from ..core._time import Instant
 from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
 from ..core.models import Member
@@ -43,6 +42,7 @@ from ..core.ranks import RankStyle
 from ..errors import BoardConfigError, InvalidScoreError
 from ._plan_core import PlanCore, Steps, member_bytes, to_ms
 from ._plan_write import WritePlan
+from ._requests import LexOutcome, Operator, Row, Target
 from .results import Submission, WindowResult
 
 __all__ = ["LexReadPlan", "LexWritePlan"]
@@ -70,7 +70,7 @@ class LexReadPlan(PlanCore):
 
     def lex_better(self, target: Target, encoded: bytes) -> Steps[int]:
         """Entries whose field prefix is strictly better than ``encoded``'s. ZLEXCOUNT."""
-        better: int = yield ("lex_count", (target, None, self._prefix(encoded), False, True))
+        better: int = yield ("lex_count", (target.key, None, self._prefix(encoded), False, True))
         return better
 
     def lex_ranks(
@@ -147,11 +147,11 @@ class LexReadPlan(PlanCore):
             return []
         found: list[bytes] = yield (
             "lex_range",
-            (target, bounds[0], bounds[1], False, False, offset, count, False),
+            (target.key, bounds[0], bounds[1], False, False, offset, count, False),
         )
         if not found:
             return []
-        before: int = yield ("lex_count", (target, None, found[0], False, True))
+        before: int = yield ("lex_count", (target.key, None, found[0], False, True))
         rows: list[Row] = [(raw, 0.0, before + 1 + i) for i, raw in enumerate(found)]
         return (yield from self.lex_rows(target, rows, style))
 
@@ -160,7 +160,7 @@ class LexReadPlan(PlanCore):
         bounds = self.lex_field_range(low, high)
         if bounds is None:
             return 0
-        total: int = yield ("lex_count", (target, bounds[0], bounds[1], False, False))
+        total: int = yield ("lex_count", (target.key, bounds[0], bounds[1], False, False))
         return total
 
     def lex_percentile(self, window_id: str, target: Target, member: bytes) -> Steps[float | None]:
@@ -168,9 +168,9 @@ class LexReadPlan(PlanCore):
         encoded = (yield from self.lex_encoded(window_id, [member]))[0]
         if encoded is None:
             return None
-        total: int = yield ("count", (target,))
+        total: int = yield ("count", (target.key,))
         field = encoded[:_FIELD_WIDTH] + _ABOVE_DIGITS
-        worse: int = yield ("lex_count", (target, field, None, True, False))
+        worse: int = yield ("lex_count", (target.key, field, None, True, False))
         return 100.0 * worse / total if total else 0.0
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..backends.base import MAX_POSITION, Row, Target
 from ..core.cursors import Cursor
 from ..core.models import Around, Entry, Member, MemberRank, Page
 from ..core.ranks import RankStyle
@@ -22,6 +21,7 @@ from ._plan_core import (
 )
 from ._plan_lex import LexReadPlan
 from ._plan_ties import TiesPlan
+from ._requests import MAX_POSITION, Row, Target
 
 __all__ = [
     "AroundArgs",
@@ -34,7 +34,7 @@ __all__ = [
     "ScoresArgs",
 ]
 
-ScoresArgs = tuple[Target, list[bytes]]
+ScoresArgs = tuple[bytes, list[bytes]]
 RanksArgs = tuple[Target, list[bytes], bool, RankStyle]
 PageArgs = tuple[Target, int, int, bool, RankStyle]
 PageAfterArgs = tuple[Target, float, bytes, int, bool, RankStyle]
@@ -76,7 +76,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         if self.lex is not None:
             found_lex = yield from self.lex_ranks(window_id, target, [member_bytes(member)])
             return None if found_lex[0] is None else found_lex[0][0]
-        found: list[float | None] = yield ("scores", (target, [member_bytes(member)]))
+        found: list[float | None] = yield ("scores", (target.key, [member_bytes(member)]))
         return None if found[0] is None else self.score_out(found[0])
 
     def score_at(self, member: Member, window: str | Window | None) -> Steps[ScoreAt | None]:
@@ -84,7 +84,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         if self.layout is None:
             raise BoardConfigError(f"board {self.config.name!r} has no time tie-break")
         target = self.read_target(window)[1]
-        found: list[float | None] = yield ("scores", (target, [member_bytes(member)]))
+        found: list[float | None] = yield ("scores", (target.key, [member_bytes(member)]))
         return None if found[0] is None else self.layout.decode(found[0])
 
     # -- direct calls: the plain board's one-call reads, for the shells to make without
@@ -94,7 +94,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         """The arguments of :meth:`score`'s one ``scores`` call; None on a lexicographic board."""
         if self.lex is not None:
             return None
-        return self.read_target(window)[1], [member_bytes(member)]
+        return self.read_target(window)[1].key, [member_bytes(member)]
 
     def score_from(self, found: list[float | None]) -> float | None:
         """:meth:`score`'s result from its ``scores`` answer."""
@@ -527,7 +527,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         if found[0] is None:
             return Around((), None)
         index = found[0][1] - 1
-        total: int = yield ("count", (target,))
+        total: int = yield ("count", (target.key,))
         start = max(0, min(index - before, total - size))
         rows = yield from self._rows(window_id, target, start, min(size, total - start), style)
         entries = tuple(self.entries(rows))
@@ -564,7 +564,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
     def count(self, window: str | Window | None) -> Steps[int]:
         """Members in the window."""
         target = self.read_target(window)[1]
-        total: int = yield ("count", (target,))
+        total: int = yield ("count", (target.key,))
         return total
 
     def count_between(self, low: float, high: float, window: str | Window | None) -> Steps[int]:
@@ -575,7 +575,7 @@ class ReadPlan(TiesPlan, LexReadPlan):
         target = self.read_target(window)[1]
         if bounds is None:
             return 0
-        total: int = yield ("count", (target, *bounds))
+        total: int = yield ("count", (target.key, *bounds))
         return total
 
     def between(
@@ -645,11 +645,11 @@ class ReadPlan(TiesPlan, LexReadPlan):
             answer: PercentileAnswer = yield ("percentile", args)
             return self.percentile_from(answer)
         target = self.read_target(window)[1]
-        found: list[float | None] = yield ("scores", (target, [member_bytes(member)]))
+        found: list[float | None] = yield ("scores", (target.key, [member_bytes(member)]))
         raw = found[0]
         if raw is None:
             return None
-        total: int = yield ("count", (target,))
+        total: int = yield ("count", (target.key,))
         layout = self.layout
         if layout is None:
             if self.high_first:
@@ -662,5 +662,5 @@ class ReadPlan(TiesPlan, LexReadPlan):
                 low, high = -_INF, float((plain << layout.time_bits) - 1)
             else:
                 low, high = float((plain + 1) << layout.time_bits), _INF
-        worse: int = yield ("count", (target, low, high))
+        worse: int = yield ("count", (target.key, low, high))
         return 100.0 * worse / total if total else 0.0

@@ -32,11 +32,11 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
-from ..backends.base import Row, Target
 from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
 from ..core.ranks import RankStyle
 from ..core.ties import overfetch, resort_page
 from ._plan_core import Call, PlanCore, Steps
+from ._requests import Row, Target
 
 __all__ = ["TiesPlan", "tie_value_bytes"]
 
@@ -132,7 +132,7 @@ class TiesPlan(PlanCore):
 
         O(log n + g): ZCOUNT, then the group in chunks of ``max_page_size`` and its values.
         """
-        size: int = yield ("count", (target, score, score))
+        size: int = yield ("count", (target.key, score, score))
         read_style = RankStyle.COMPETITION if style is RankStyle.UNIQUE else style
         rows: list[Row] = []
         chunk = self.config.max_page_size

@@ -7,13 +7,6 @@ from dataclasses import dataclass
 from math import isfinite
 from types import MappingProxyType
 
-from ..backends.base import (
-    Operator,
-    SubmitOutcome,
-    SubmitRequest,
-    Target,
-    incremented,
-)
 from ..core._time import Instant
 from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
 from ..core.models import Member
@@ -28,6 +21,7 @@ from ._plan_core import (
     to_ms,
 )
 from ._plan_ties import tie_value_bytes
+from ._requests import Operator, SubmitOutcome, SubmitRequest, Target, incremented
 from .config import _OPERATORS
 from .results import Submission, WindowResult
 
@@ -370,7 +364,7 @@ class WritePlan(PlanCore):
         if prepared.lookup:
             primary = self.target(prepared.primary)
             members = [request.member for request in prepared.requests]
-            present: list[float | None] = yield ("scores", (primary, members))
+            present: list[float | None] = yield ("scores", (primary.key, members))
             self._rehydrate(prepared, present)
         if len(prepared.requests) == 1:
             outcome = yield ("submit", (prepared.requests[0],))

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Final, Literal, get_args
 
-from ..backends.base import Composite, Operator
 from ..core._time import UNIX_EPOCH, micros
 from ..core.keys import BoardKeys
 from ..core.lex import LexLayout
@@ -20,6 +19,7 @@ from ..core.ranks import RankStyle
 from ..core.scores import TimeTiebreak
 from ..core.windows import WindowKind, WindowPlan
 from ..errors import BoardConfigError
+from ._requests import Composite, Operator
 
 __all__ = [
     "DEFAULT_MAX_PAGE_SIZE",

@@ -21,20 +21,33 @@ from typing import Any, Final, TypeVar
 
 from ...engine.keyspace import Keyspace
 from ...engine.zset import IMPLEMENTATION
-from ..procedure import Operation
+from ..procedure import Bindable
 
-__all__ = ["Factory", "awaitable", "native_factory"]
+__all__ = [
+    "HOUSEKEEPING_DELETES",
+    "HOUSEKEEPING_EVERY",
+    "Factory",
+    "awaitable",
+    "native_factory",
+]
 
 T = TypeVar("T")
 
-Factory = Callable[[Keyspace, threading.Lock, Operation[Any]], Callable[..., Any] | None]
+Factory = Callable[[Keyspace, threading.Lock, Bindable[Any]], Callable[..., Any] | None]
 """``(keyspace, lock, operation) -> native callable or None``."""
 
-_MODULES: Final[dict[str, str]] = {
-    "queue": "queue",
-    "ratelimit": "ratelimit",
+HOUSEKEEPING_EVERY: Final = 32
+HOUSEKEEPING_DELETES: Final = 4
+"""The memory backend's active expiry: every ``HOUSEKEEPING_EVERY`` writes (counted per
+backend handle, or per native writer) delete up to ``HOUSEKEEPING_DELETES`` expired keys."""
+
+_FACTORIES: Final[dict[str, tuple[str, str]]] = {
+    "board": ("board", "factory"),
+    "board_method": ("board", "method_factory"),
+    "queue": ("queue", "factory"),
+    "ratelimit": ("ratelimit", "factory"),
 }
-"""Native name -> the module of this package defining ``factory``."""
+"""Native name -> (the module of this package, the factory's name in it)."""
 
 
 def native_factory(name: str | None) -> Factory | None:
@@ -42,10 +55,11 @@ def native_factory(name: str | None) -> Factory | None:
     pure-Python engine: ``RANKED_PUREPYTHON=1``)."""
     if name is None or IMPLEMENTATION != "c":
         return None
-    module = _MODULES.get(name)
-    if module is None:
+    found = _FACTORIES.get(name)
+    if found is None:
         return None
-    factory: Factory = importlib.import_module(f"{__name__}.{module}").factory
+    module, attribute = found
+    factory: Factory = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
     return factory
 
 

@@ -11,6 +11,7 @@ Python reference under that lock.
 from __future__ import annotations
 
 from ...backends.base import AsyncBackend
+from ...backends.generic import DELETE
 from ...backends.procedure import AsyncBound
 from .._plan import HIT, PEEK, Clock, Plan
 from ..policy import Policy
@@ -28,9 +29,10 @@ class AsyncRateLimiter:
     of :mod:`ranked.core.limits`, else the hit raises ``OutOfRangeError``).
     """
 
-    __slots__ = ("_decide", "_plan", "backend")
+    __slots__ = ("_decide", "_delete", "_plan", "backend")
 
     _decide: AsyncBound[Decision]
+    _delete: AsyncBound[int]
 
     def __init__(
         self,
@@ -42,6 +44,7 @@ class AsyncRateLimiter:
         self.backend = backend
         self._plan = Plan(policy, prefix, clock)
         self._decide = backend.bind(self._plan.operation)
+        self._delete = backend.bind(DELETE)
 
     @property
     def policy(self) -> Policy:
@@ -61,4 +64,4 @@ class AsyncRateLimiter:
 
     async def reset(self, identity: str | bytes) -> None:
         """Forget ``identity``'s state: its whole quota is available again. Redis: DEL."""
-        await self.backend.delete(self._plan.keys(identity))
+        await self._delete(self._plan.keys(identity))

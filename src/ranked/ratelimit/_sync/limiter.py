@@ -12,6 +12,7 @@ Python reference under that lock.
 from __future__ import annotations
 
 from ...backends.base import Backend
+from ...backends.generic import DELETE
 from ...backends.procedure import Bound
 from .._plan import HIT, PEEK, Clock, Plan
 from ..policy import Policy
@@ -29,9 +30,10 @@ class RateLimiter:
     of :mod:`ranked.core.limits`, else the hit raises ``OutOfRangeError``).
     """
 
-    __slots__ = ("_decide", "_plan", "backend")
+    __slots__ = ("_decide", "_delete", "_plan", "backend")
 
     _decide: Bound[Decision]
+    _delete: Bound[int]
 
     def __init__(
         self,
@@ -43,6 +45,7 @@ class RateLimiter:
         self.backend = backend
         self._plan = Plan(policy, prefix, clock)
         self._decide = backend.bind(self._plan.operation)
+        self._delete = backend.bind(DELETE)
 
     @property
     def policy(self) -> Policy:
@@ -62,4 +65,4 @@ class RateLimiter:
 
     def reset(self, identity: str | bytes) -> None:
         """Forget ``identity``'s state: its whole quota is available again. Redis: DEL."""
-        self.backend.delete(self._plan.keys(identity))
+        self._delete(self._plan.keys(identity))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..engine.zset import SortedSet
-from .base import Row
+from ._requests import Row
 
 __all__ = ["rows"]
 

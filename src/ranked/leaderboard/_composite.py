@@ -13,7 +13,7 @@ import math
 
 from ..core.scores import EXACT_BITS
 from ..errors import LayoutError, OutOfRangeError
-from .base import Composite
+from ._requests import Composite
 
 __all__ = [
     "check_layout",

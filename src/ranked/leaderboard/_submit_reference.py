@@ -10,16 +10,16 @@ recorded and undone in reverse when a later submission of the batch fails.
 from __future__ import annotations
 
 import math
-import threading
-from collections.abc import Callable
 from math import isfinite
-from typing import Any, Final, Literal, TypeVar, cast
+from typing import Final, Literal, cast
 
+from ..backends.checks import STYLES
+from ..backends.generic import stored
 from ..engine.keyspace import Keyspace
-from ..engine.zset import IMPLEMENTATION, SortedSet
-from ..errors import InvalidScoreError, ResponseError
+from ..engine.zset import SortedSet
+from ..errors import InvalidScoreError
 from ._composite import check_layout, integer_score, pack, stored_score
-from .base import (
+from ._requests import (
     EXACT_LIMIT,
     Composite,
     SubmitOutcome,
@@ -30,26 +30,16 @@ from .base import (
 )
 
 __all__ = [
-    "STYLES",
-    "WRONGTYPE",
-    "BoardWrite",
     "Hash",
     "Journal",
     "apply_submit",
-    "board_writer",
     "submit_single",
     "ties_hash",
 ]
 
-S = TypeVar("S", bound=tuple[Any, ...])
-BoardWrite = Callable[[str | bytes, float, str | None], S | None]
-"""``(member, score, operator or None) -> result or None``: see :func:`board_writer`."""
-
 Hash = dict[bytes, bytes]
-WRONGTYPE: Final = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 EngineStyle = Literal["unique", "competition", "dense"]
-STYLES: Final = frozenset(("unique", "competition", "dense"))
 _OPERATORS: Final = frozenset(("best", "set", "incr", "decr"))
 
 
@@ -94,16 +84,7 @@ class Journal:
 
 def ties_hash(keyspace: Keyspace, key: bytes, create: bool) -> Hash | None:
     """The ties hash at ``key`` (created empty with ``create``); WRONGTYPE for another type."""
-    value = keyspace.get(key)
-    if value is None:
-        if not create:
-            return None
-        fresh: Hash = {}
-        keyspace.store(key, fresh)
-        return fresh
-    if not isinstance(value, dict):
-        raise ResponseError(WRONGTYPE)
-    return value
+    return stored(keyspace, key, dict, create)
 
 
 def _check_request(request: SubmitRequest) -> None:
@@ -253,51 +234,6 @@ def submit_single(keyspace: Keyspace, request: SubmitRequest) -> tuple[SubmitOut
     if outcome.changed or keep is not None:
         outcome.rank = zset.rank(member, style=style, reverse=reverse)
     return (outcome,)
-
-
-def board_writer(
-    keyspace_vars: dict[str, Any],
-    lock: threading.Lock,
-    housekeeping: Callable[[], None],
-    every: int,
-    board: tuple[bytes, str, bool, str, str],
-    result_type: type[tuple[Any, ...]],
-    submission_type: type[S],
-) -> BoardWrite[S] | None:
-    """The C engine's ``BoardWriter`` for ``board`` = (key, window id, high first, rank
-    style, default operator), or None on the pure-Python engine.
-
-    The writer does what :func:`submit_single` does for one target without keep, TTL or
-    tie value, plus the caller's result building, in one C call: validation, the
-    write (atomic: it runs only while nobody holds ``lock``, and runs no Python code in
-    the middle), the ranks before and after, and the ``submission_type(member,
-    result_type(window, score, previous_score, rank, previous_rank, changed),
-    MappingProxyType({window: result}))``. It returns None having changed nothing for
-    anything else (a member or score of another type, an int of magnitude 2**53 or more,
-    an unknown operator, a non-finite or inexact ``incr``/``decr`` result, a key that is
-    missing, empty, expiring or of another type, a held lock), so the general path
-    raises the same errors as always. Every ``every`` writes it first calls
-    ``housekeeping`` (the backend's active expiry).
-    """
-    if IMPLEMENTATION != "c":
-        return None
-    from .native._native import BoardWriter
-
-    key, window, high_first, style, operator = board
-    writer = BoardWriter(
-        keyspace_vars,
-        key,
-        window,
-        high_first,
-        style,
-        operator,
-        lock,
-        housekeeping,
-        every,
-        result_type,
-        submission_type,
-    )
-    return cast("BoardWrite[S]", writer)
 
 
 def apply_submit(

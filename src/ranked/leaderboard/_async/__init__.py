@@ -1,0 +1,1 @@
+"""The board's asyncio API, the source the blocking API (``_sync``) is generated from."""

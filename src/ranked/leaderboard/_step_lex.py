@@ -1,0 +1,102 @@
+"""The write step of member-encoded (lexicographic) boards: every entry at score 0,
+ordered by its bytes; a hash (the index) maps each member to its stored encoding.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, cast
+
+from ..backends._scripts import Arg, feature_script
+from ..backends.checks import flag, ttl_arg
+from ..backends.procedure import Call, Step
+from ..engine.keyspace import Keyspace
+from ._requests import LexOperator, LexOutcome, Target
+from ._submit_reference import ties_hash
+
+__all__ = ["LEX_REPLACE"]
+
+_SCRIPT: Final = feature_script("ranked.leaderboard", "lex_replace")
+
+
+def _check(operator: str, target: Target) -> Arg:
+    if operator not in ("set", "best"):
+        raise ValueError(f"a lexicographic replace takes 'set' or 'best', not {operator!r}")
+    return ttl_arg(target.ttl_ms)
+
+
+def _outcome(reply: Any) -> LexOutcome:
+    previous, stored, previous_rank, rank, changed = reply
+    return LexOutcome(
+        None if not previous else cast(bytes, previous),
+        cast(bytes, stored),
+        int(previous_rank) if previous_rank else None,
+        int(rank),
+        bool(changed),
+    )
+
+
+def _lex_replace_call(
+    target: Target,
+    index_key: bytes,
+    member: bytes,
+    encoded: bytes,
+    operator: LexOperator,
+    high_first: bool,
+) -> Call[LexOutcome]:
+    ttl = _check(operator, target)
+    keys = (target.key, target.dense_key, target.counts_key, index_key)
+    args: list[Arg] = [member, encoded, operator, flag(high_first), ttl]
+    return Call(_SCRIPT, keys, args, _outcome)
+
+
+def _lex_replace(
+    keyspace: Keyspace,
+    target: Target,
+    index_key: bytes,
+    member: bytes,
+    encoded: bytes,
+    operator: LexOperator,
+    high_first: bool,
+) -> LexOutcome:
+    _check(operator, target)
+    encoded = bytes(encoded)
+    index = ties_hash(keyspace, index_key, create=False)  # WRONGTYPE before writes
+    zset = keyspace.zset(target.key)
+    old = None if index is None else index.get(member)
+    new = encoded
+    if operator == "best" and old is not None:
+        better = encoded > old if high_first else encoded < old
+        new = encoded if better else old
+    previous_rank = None
+    if old is not None and zset is not None:
+        found = zset.index(old, reverse=high_first)
+        previous_rank = None if found is None else found + 1
+    if zset is None:
+        zset = keyspace.zset(target.key, create=True)
+        assert zset is not None
+    if new != old:
+        if old is not None:
+            zset.remove(old)
+        index = ties_hash(keyspace, index_key, create=True)
+        assert index is not None
+        index[member] = new
+    if zset.score(new) is None:  # a new entry, or one whose index outlived it
+        zset.add(new, 0.0)
+    if target.ttl_ms is not None:
+        deadline = keyspace.now_ms() + target.ttl_ms
+        keyspace.put_deadline(target.key, deadline)
+        if keyspace.get(index_key) is not None:
+            keyspace.put_deadline(index_key, deadline)
+    rank = zset.index(new, reverse=high_first)
+    assert rank is not None
+    return LexOutcome(old, new, previous_rank, rank + 1, new != old)
+
+
+LEX_REPLACE: Final = Step(_lex_replace_call, _lex_replace)
+"""``(target, index_key, member, encoded, operator, high_first) -> LexOutcome``: replace
+the member's entry by ``encoded`` in one step. Reads the previous encoding from the
+index; ``set`` stores ``encoded``; ``best`` keeps the better of the two (the smaller bytes,
+or the greater when ``high_first``: the board is read in descending byte order). When the
+encoding changes: the old entry leaves, the new one enters at score 0, the index is
+updated. The key and the index get the target's TTL on every call. O(log n). Redis:
+script ``lex_replace`` (HGET, ZRANK, ZREM, ZADD, HSET, PEXPIRE)."""

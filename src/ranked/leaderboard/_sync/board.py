@@ -1,0 +1,494 @@
+# Generated from ranked/leaderboard/_async/board.py by scripts/generate_sync.py: do not edit.
+"""``AsyncLeaderboard``: a board on any asyncio backend (memory, Redis, Redis Cluster); the
+source of the blocking ``Leaderboard`` (``_sync/board.py``, generated from this file).
+
+Each method is a thin shell: the logic lives in :mod:`ranked.leaderboard._plan`, which
+yields the board's steps by name; :class:`~ranked.leaderboard._steps.BoundSteps` runs each
+on the backend. Complexities are per step (n = members in the window, k = members asked
+for or returned). "Atomic" means one step: under one lock on ``memory://``, one Lua
+script on Redis and Redis Cluster. Operations made of several steps say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import timedelta
+from types import MethodType, TracebackType
+from typing import Any, Self
+
+from ...backends.base import Backend
+from ...backends.procedure import Bound
+from ...core._time import Instant
+from ...core.lex import LexLayout
+from ...core.models import Around, Entry, Member, MemberRank, Page
+from ...core.ranks import RankStyle
+from ...core.scores import ScoreAt, TimeTiebreak
+from ...core.windows import Season, Window, WindowKind, WindowPlan
+from .._fast import fast_eligible, method_shortcut, plain_submit
+from .._plan import BoardPlan, TrimmedLookup, run_sync, to_ms
+from .._plan_lex import LexFields
+from .._requests import Operator
+from .._steps import BoundSteps
+from ..config import DEFAULT_MAX_PAGE_SIZE, BoardConfig, TieBreak, window_plan
+from ..results import FriendsBoard, MemberData, Submission
+
+__all__ = ["Leaderboard"]
+
+WindowArg = str | Window | None
+
+
+class Leaderboard:
+    """A leaderboard: members with scores, ranked, in one or more time windows.
+
+    ``backend`` is an :class:`~ranked.backends.base.AsyncBackend` or a URL for
+    :func:`ranked.backends.factory.open_async_backend` (the board then owns and closes it).
+    See :class:`~ranked.leaderboard.config.BoardConfig` for the options; ``clock``
+    (Unix ms) overrides the backend's clock for choosing windows and stamping time
+    tie-breaks (TTLs always count on the backend's clock); ``on_trimmed_lookup``
+    rehydrates members trimmed by ``keep`` (see :meth:`submit`); ``bytes_members``
+    returns members as ``bytes`` (default: ``str`` when they are UTF-8).
+    """
+
+    def __init__(
+        self,
+        backend: Backend | str,
+        name: str,
+        *,
+        higher_is_better: bool = True,
+        operator: Operator = "best",
+        tie_break: TieBreak | TimeTiebreak | LexLayout = "member",
+        windows: WindowPlan | Sequence[str | WindowKind] | str = ("all",),
+        rank_style: RankStyle | str = RankStyle.COMPETITION,
+        keep: int | None = None,
+        keep_buffer: int = 0,
+        max_page_size: int = DEFAULT_MAX_PAGE_SIZE,
+        namespace: str = "rk",
+        friends_cache_ms: int = 2000,  # ignored: friend boards are read fresh (no cache)
+        clock: Callable[[], int] | None = None,
+        on_trimmed_lookup: TrimmedLookup | None = None,
+        bytes_members: bool = False,
+    ) -> None:
+        config = BoardConfig(
+            name,
+            higher_is_better,
+            operator,
+            tie_break,
+            window_plan(windows),
+            RankStyle.parse(rank_style),
+            keep,
+            keep_buffer,
+            max_page_size,
+            namespace,
+            friends_cache_ms,
+        )
+        self._owns_backend = isinstance(backend, str)
+        self.backend: Backend = _open(backend) if isinstance(backend, str) else backend
+        backend = self.backend
+        self.config = config
+        self._plan = BoardPlan(
+            config,
+            backend.now_ms,
+            clock=clock,
+            on_trimmed_lookup=on_trimmed_lookup,
+            bytes_members=bytes_members,
+            cross_slot=backend.cross_slot,
+        )
+        self._steps = BoundSteps(backend)
+        # The one-call submit (see .._fast): asked of the backend after the first general
+        # submission registers the window, dropped when clear() or a deadline changes the
+        # plan; a backend without one is not asked again.
+        self._fast_eligible = fast_eligible(self._plan)
+        self._fast: Bound[Submission | None] | None = None
+        self._shortcut: Any = None
+        if self._fast_eligible and type(self).submit is Leaderboard.submit:
+            self._shortcut = method_shortcut(backend, MethodType(Leaderboard.submit, self))
+            if self._shortcut is not None:
+                self.__dict__["submit"] = self._shortcut  # see .._fast
+
+    @property
+    def name(self) -> str:
+        """The board's name (inside every key's hash tag)."""
+        return self.config.name
+
+    def __repr__(self) -> str:
+        return f"AsyncLeaderboard({self.backend.url!r}, {self.name!r})"
+
+    # -- writes -----------------------------------------------------------------------
+
+    def submit(
+        self,
+        member: Member,
+        score: float,
+        *,
+        operator: Operator | None = None,
+        at: Instant | None = None,
+        tie: int | None = None,
+    ) -> Submission:
+        """Submit a score to every window open at ``at`` (default: now), atomically.
+
+        ``tie`` (only with ``tie_break="secondary"``): the member's tie-break value, an
+        int in the signed 64-bit range; lower wins among equal scores (default: the
+        instant in Unix ms). It is written in the same atomic step as the score, only in
+        the windows where the score changed (an unchanged score keeps its earlier value).
+
+        ``operator`` overrides the board's (best / set / incr / decr). ``at`` (aware
+        datetime or Unix seconds) imports history or pins time in tests; windows past
+        their retention at that instant are skipped. On a time tie-break board,
+        ``score`` is an int and ``at`` is also the achieved-at time.
+
+        With ``on_trimmed_lookup`` and operator incr/decr/best, a member absent from the
+        primary window first gets its historical score from the hook (one extra read;
+        not atomic with the write: two concurrent first submissions of one trimmed
+        member may both rehydrate). O(windows * log n). Redis: one script
+        (ZSCORE, ZADD, companions, PEXPIRE, ranks per window); atomic on every backend.
+        """
+        fast = self._fast
+        if fast is not None and at is None and tie is None:
+            done = fast(member, score, operator)
+            if done is not None:
+                return done
+        plan = self._plan
+        single = plan.prepare_one(member, score, operator, at, tie)
+        if single is None:  # a window to register, or a trimmed-member lookup
+            prepared = plan.prepare(((member, score),), operator, at, tie)
+            result = (run_sync(self._steps, plan.submit_steps(prepared)))[0]
+        else:
+            request, windows = single
+            result = plan.finish_single(member, windows, self._steps.submit(request))
+        if fast is None and self._fast_eligible:
+            step = plain_submit(plan)
+            if step is not None:
+                writer = self.backend.accelerate(step)
+                self._fast_eligible = writer is not None
+                self._use_writer(writer)
+        return result
+
+    def _use_writer(self, writer: Bound[Submission | None] | None) -> None:
+        """Submit through ``writer`` from now on (None: the general path only)."""
+        self._fast = writer
+        if self._shortcut is not None:
+            self._shortcut.writer = writer
+
+    def submit_many(
+        self,
+        scores: Mapping[str, float] | Mapping[bytes, float] | Iterable[tuple[Member, float]],
+        *,
+        operator: Operator | None = None,
+        at: Instant | None = None,
+    ) -> list[Submission]:
+        """Submit many (member, score) pairs in order, atomically as a whole, in one
+        round trip. O(k * windows * log n). Redis: one script for the batch."""
+        items: Iterable[tuple[Member, float]] = (
+            scores.items() if isinstance(scores, Mapping) else scores
+        )
+        prepared = self._plan.prepare(items, operator, at)
+        if not prepared.requests:
+            return []
+        return run_sync(self._steps, self._plan.submit_steps(prepared))
+
+    def submit_lex(
+        self,
+        member: Member,
+        fields: LexFields,
+        *,
+        operator: Operator | None = None,
+        at: Instant | None = None,
+    ) -> Submission:
+        """Write a member's fields on a lexicographic board (``tie_break=LexLayout(...)``):
+        stored at score 0 as ``layout.encode(fields, member)``, ordered by bytes. ``fields``
+        is an int for a one-field layout. Operator ``set`` or ``best`` (keeps the smaller
+        encoding, the better one in byte order). One atomic backend step per window
+        (Redis: one script: HGET, ZREM, ZADD, HSET, PEXPIRE); the result's ranks are
+        unique ranks (positions). O(windows * log n)."""
+        steps = self._plan.submit_lex_steps(((member, fields),), operator, at)
+        return (run_sync(self._steps, steps))[0]
+
+    def remove(self, member: Member) -> bool:
+        """Remove a member from every window, with its data and friend set; True if
+        anything was removed. Several backend calls (each atomic): O(windows * log n)."""
+        return run_sync(self._steps, self._plan.remove(member))
+
+    def clear(self) -> int:
+        """Delete every key of the board (all windows, member data, metadata, friends);
+        returns how many existed. Redis: SMEMBERS x2 then DEL. Not atomic as a whole."""
+        self._use_writer(None)  # the window must be registered again
+        return run_sync(self._steps, self._plan.clear())
+
+    def expire_at(self, when: Instant) -> None:
+        """Expire every key of the board at ``when`` (PEXPIREAT); later writes through
+        this object inherit the deadline. Several backend calls."""
+        self._use_writer(None)  # later writes stamp the deadline: the general path
+        run_sync(self._steps, self._plan.expire_at(to_ms(when)))
+
+    def expire_after_end(self, season: str | Season, delay: timedelta) -> None:
+        """Expire the board ``delay`` after one of its seasons ends."""
+        deadline = self._plan.season_end_ms(season) + delay // timedelta(milliseconds=1)
+        self._use_writer(None)
+        run_sync(self._steps, self._plan.expire_at(deadline))
+
+    # -- reads --------------------------------------------------------------------------
+
+    def score(self, member: Member, *, window: WindowArg = None) -> float | None:
+        """The member's score, None if absent. O(1). Redis: ZMSCORE. Atomic."""
+        plan = self._plan
+        args = plan.plain_scores(member, window)
+        if args is None:
+            return run_sync(self._steps, plan.score(member, window))
+        return plan.score_from(self._steps.scores(*args))
+
+    def score_at(self, member: Member, *, window: WindowArg = None) -> ScoreAt | None:
+        """(score, achieved-at) on a time tie-break board. O(1). Redis: ZMSCORE."""
+        return run_sync(self._steps, self._plan.score_at(member, window))
+
+    def decode(self, raw: float) -> ScoreAt:
+        """Split a stored packed value (e.g. a cursor's) into (score, achieved-at)."""
+        return self._plan.decode(raw)
+
+    def rank(
+        self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
+    ) -> int | None:
+        """The member's 1-based rank in ``style`` (default: the board's), None if absent.
+        O(log n) in every style. Redis: one script (ZSCORE + ZREVRANK / ZCOUNT / dense
+        companion ZCOUNT). Atomic."""
+        plan = self._plan
+        args = plan.plain_ranks(member, style, window)
+        if args is None:
+            found = run_sync(self._steps, plan.entry_of(member, style, window))
+            return None if found is None else found.rank
+        return plan.rank_from(self._steps.ranks(*args))
+
+    def entry(
+        self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
+    ) -> Entry | None:
+        """The member's score and rank, None if absent. O(log n). Atomic."""
+        plan = self._plan
+        args = plan.plain_ranks(member, style, window)
+        if args is None:
+            return run_sync(self._steps, plan.entry_of(member, style, window))
+        return plan.entry_from(member, self._steps.ranks(*args))
+
+    def ranks_of(
+        self,
+        members: Sequence[Member],
+        *,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+    ) -> list[MemberRank]:
+        """Ranks of many members sorted by rank (board order); absent members last with
+        ``found`` False. At most ``max_page_size`` members. O(k log n). Atomic."""
+        plan = self._plan
+        direct = plan.plain_ranks_of(members, style, window)
+        if direct is None:
+            return run_sync(self._steps, plan.ranks_of(members, style, window))
+        args, listed = direct
+        return plan.ranks_of_from(listed, args[1], self._steps.ranks(*args))
+
+    def top(
+        self,
+        n: int = 10,
+        *,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+        with_data: bool = False,
+    ) -> list[Entry]:
+        """The best ``n`` entries (n <= max_page_size). O(log n + n).
+        Redis: one script (ZRANGE REV + first rank). Atomic. ``with_data``: each entry
+        carries its member data (``Entry.data``), read by one HMGET for the whole list."""
+        plan = self._plan
+        args = None if with_data else plan.plain_top(n, style, window)
+        if args is None:
+            return run_sync(self._steps, plan.top(n, style, window, with_data))
+        return plan.entries(self._steps.page(*args))
+
+    def page(
+        self,
+        cursor: str | None = None,
+        *,
+        size: int | None = None,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+        with_data: bool = False,
+    ) -> Page:
+        """A page best first and an opaque cursor to the next (None: no more).
+
+        Keyset paging: the next page starts strictly after the last (score, member), so
+        writes between pages neither repeat nor skip members. The cursor remembers its
+        window and size. O(log n + size). Redis: one script. Atomic. ``with_data``: each
+        entry carries its member data, read by one HMGET for the whole page.
+        """
+        plan = self._plan
+        direct = None
+        if cursor is not None and not with_data:
+            direct = plan.plain_page_after(cursor, size, style, window)
+        if direct is None:
+            return run_sync(self._steps, plan.page(cursor, size, style, window, with_data))
+        args, limit, window_id = direct
+        return plan.page_from(self._steps.page_after(*args), limit, window_id)
+
+    def page_at(
+        self,
+        offset: int,
+        size: int,
+        *,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+        with_data: bool = False,
+    ) -> Page:
+        """The page at 0-based position ``offset`` (and a cursor to the next); an offset
+        past the end reads an empty page, however large. O(log n + size). Redis: one
+        script. Atomic. ``with_data``: as :meth:`page`."""
+        return run_sync(self._steps, self._plan.page_at(offset, size, style, window, with_data))
+
+    def around(
+        self,
+        member: Member,
+        before: int = 5,
+        after: int = 5,
+        *,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+        with_data: bool = False,
+    ) -> Around:
+        """Up to before + 1 + after entries containing the member; shifted (not shrunk)
+        at the edges: near the top it fills from below, near the bottom from above.
+        O(log n + size). Redis: one script (ZREVRANK + ZREVRANGE). Atomic.
+        ``with_data``: as :meth:`page`."""
+        plan = self._plan
+        args = None if with_data else plan.plain_around(member, before, after, style, window)
+        if args is None:
+            steps = plan.around(member, before, after, style, window, with_data)
+            return run_sync(self._steps, steps)
+        return plan.around_from(self._steps.around(*args))
+
+    def count(self, *, window: WindowArg = None) -> int:
+        """Members in the window. O(1). Redis: ZCARD."""
+        total: int = self._steps.count(self._plan.read_target(window)[1].key)
+        return total
+
+    def count_between(self, low: float, high: float, *, window: WindowArg = None) -> int:
+        """Members with low <= score <= high. O(log n). Redis: ZCOUNT. Any int or float
+        but NaN: an infinity is unbounded, and an int no float64 holds (10**400 too)
+        counts exactly (the bound moves inward to the nearest float64 within it)."""
+        return run_sync(self._steps, self._plan.count_between(low, high, window))
+
+    def between(
+        self,
+        low: float,
+        high: float,
+        *,
+        offset: int = 0,
+        count: int | None = None,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+        with_data: bool = False,
+    ) -> list[Entry]:
+        """Entries with low <= score <= high, best first, skipping ``offset``, at most
+        ``count`` (default and cap: max_page_size). O(log n + offset + count).
+        Redis: one script (ZRANGE BYSCORE [REV] LIMIT + first rank). Atomic. Bounds: an
+        infinity is unbounded, an int no float64 holds counts exactly. ``with_data``: as
+        :meth:`page`."""
+        return run_sync(
+            self._steps, self._plan.between(low, high, offset, count, style, window, with_data)
+        )
+
+    def percentile(self, member: Member, *, window: WindowArg = None) -> float | None:
+        """Percentage (0 <= p < 100) of the window's members with a strictly worse score
+        than ``member`` (plain scores: time tie-breaks do not count); None if absent.
+        O(log n). One atomic read (Redis: one script of ZSCORE, ZCARD, ZCOUNT); on a time
+        tie-break board three reads (ZMSCORE, ZCARD, ZCOUNT), not atomic as a whole."""
+        plan = self._plan
+        args = plan.plain_percentile(member, window)
+        if args is None:
+            return run_sync(self._steps, plan.percentile(member, window))
+        return plan.percentile_from(self._steps.percentile(*args))
+
+    def window_id(self, window: WindowArg = None) -> str:
+        """The id of the window a read with this ``window`` argument uses now."""
+        return self._plan.window_id(window)
+
+    # -- friends -----------------------------------------------------------------------------
+
+    def add_friends(self, member: Member, friends: Iterable[Member]) -> int:
+        """Add to the member's friend set (on this board); returns how many were new.
+        Invalidates the member's cached friend views. Redis: SADD + DEL."""
+        return run_sync(self._steps, self._plan.add_friends(member, friends))
+
+    def remove_friends(self, member: Member, friends: Iterable[Member]) -> int:
+        """Remove from the member's friend set; invalidates its cached views. Redis: SREM."""
+        return run_sync(self._steps, self._plan.remove_friends(member, friends))
+
+    def friends(self, member: Member) -> set[Member]:
+        """The member's friends. O(k). Redis: SMEMBERS."""
+        return run_sync(self._steps, self._plan.friends_of(member))
+
+    def friends_board(
+        self,
+        member: Member,
+        *,
+        style: RankStyle | str | None = None,
+        window: WindowArg = None,
+        with_data: bool = False,
+    ) -> FriendsBoard:
+        """The member and its friends ranked among themselves, best first, as a
+        :class:`FriendsBoard` (a sequence of entries, at most ``max_page_size``, with
+        ``rank``: the member's own rank among them, and ``member_index``); a member with
+        no friends gets itself alone. Current scores on every call: one atomic read of
+        the friend set and the scores (Redis: one script, SMEMBERS + ZMSCORE), ranked
+        here; a secondary tie-break board reads its tie values too (HMGET). Writes
+        nothing. O(f log n) for f friends. ``with_data``: as :meth:`page`."""
+        return run_sync(self._steps, self._plan.friends_board(member, style, window, with_data))
+
+    # -- member data and metadata ---------------------------------------------------------
+
+    def set_member_data(
+        self,
+        member: Member,
+        display_name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Replace a member's display name and JSON metadata (lives as long as the board).
+        Redis: HSET on the board's data hash. Atomic."""
+        run_sync(self._steps, self._plan.set_member_data(member, display_name, metadata))
+
+    def member_data(self, members: Sequence[Member]) -> dict[Member, MemberData]:
+        """Data of those members that have some. O(k). Redis: HMGET."""
+        return run_sync(self._steps, self._plan.member_data(members))
+
+    def set_metadata(self, metadata: Mapping[str, Any]) -> None:
+        """Replace the board's JSON metadata (shared by every process). Redis: HSET."""
+        run_sync(self._steps, self._plan.set_metadata(metadata))
+
+    def merge_metadata(self, changes: Mapping[str, Any]) -> dict[str, Any]:
+        """Shallow-merge ``changes`` into the board's JSON metadata (their keys replace
+        those stored, the others stay) and return the merged metadata. Atomic on every
+        backend: concurrent merges all land. Redis: HMGET, then a compare-and-set script
+        (HGET, HSET, PEXPIRE), again from the read if another write came in between."""
+        return run_sync(self._steps, self._plan.merge_metadata(changes))
+
+    def metadata(self) -> dict[str, Any]:
+        """The board's metadata ({} if never set). Redis: HMGET."""
+        return run_sync(self._steps, self._plan.metadata())
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the backend if this board opened it from a URL."""
+        if self._owns_backend:
+            self.backend.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _open(url: str) -> Backend:
+    from ...backends.factory import open_backend  # lazily: it imports redis-py
+
+    return open_backend(url)
