@@ -1,4 +1,5 @@
-"""``backend.run``: a feature's procedure gives one answer on memory, redis and cluster."""
+"""A feature's procedure, bound with its script's own arguments (``Operation.raw``), gives one
+answer on memory, redis and cluster."""
 
 from __future__ import annotations
 
@@ -31,6 +32,17 @@ def _decode(reply: Any) -> tuple[int, int]:
     return int(reply[0]), int(reply[1])
 
 
+def run(
+    backend: Any,
+    procedure: Procedure[Any],
+    keys: Sequence[bytes],
+    args: Sequence[Any],
+    now_us: int | None = None,
+) -> Any:
+    """The procedure run once on ``backend`` with its script's own keys and arguments."""
+    return backend.bind(Operation.raw(procedure))(keys, args, now_us)
+
+
 @pytest.fixture
 def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Procedure[tuple[int, int]]:
     package = tmp_path / "toy_feature"
@@ -44,27 +56,27 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Procedure[tuple[int,
 def test_run_gives_the_same_reply_everywhere(
     backend: Steps, toy: Procedure[tuple[int, int]]
 ) -> None:
-    assert backend.run(toy, [COUNTER], [5], now_us=1_700_000_000_123_456) == (
+    assert run(backend, toy, [COUNTER], [5], now_us=1_700_000_000_123_456) == (
         5,
         1_700_000_000_123_456,
     )
-    assert backend.run(toy, [COUNTER], [2], now_us=7)[0] == 7
+    assert run(backend, toy, [COUNTER], [2], now_us=7)[0] == 7
 
 
 def test_run_without_an_instant_uses_the_backend_clock(
     backend: Steps, toy: Procedure[tuple[int, int]]
 ) -> None:
     before = time.time() * 1e6
-    _, now_us = backend.run(toy, [COUNTER], [1])
+    _, now_us = run(backend, toy, [COUNTER], [1])
     assert abs(now_us - before) < 5e6  # local clock and the loopback server's agree
 
 
 def test_cluster_refuses_keys_of_two_slots(case: Case, toy: Procedure[tuple[int, int]]) -> None:
     if case.kind != "cluster":
-        case.backend.run(toy, [b"{a}x", b"{b}y"], [1])
+        run(case.backend, toy, [b"{a}x", b"{b}y"], [1])
         return
     with pytest.raises(CrossSlotError):
-        case.backend.run(toy, [b"{a}x", b"{b}y"], [1])
+        run(case.backend, toy, [b"{a}x", b"{b}y"], [1])
 
 
 def _toy_operation(toy: Procedure[tuple[int, int]]) -> Operation[tuple[int, int]]:
@@ -82,7 +94,7 @@ def test_bind_runs_the_operation_with_its_own_arguments(
     count = backend.bind(_toy_operation(toy))
     assert count("hits", 5) == (5, 1_700_000_000_000_000)
     assert count("hits", 2) == (7, 1_700_000_000_000_000)
-    assert backend.run(toy, [COUNTER], [1], now_us=1)[0] == 8  # the same key as run's
+    assert run(backend, toy, [COUNTER], [1], now_us=1)[0] == 8  # the same key as run's
 
 
 def test_bind_on_the_asyncio_backends(

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ranked.backends.generic import HASH_GET
+from ranked.backends.procedure import Operation
 from ranked.core.lex import LexLayout
 from ranked.core.models import Entry
 from ranked.errors import UnknownRankStyleError, WindowError
@@ -200,12 +201,12 @@ def test_merged_metadata_keeps_the_board_deadline(env: Env) -> None:
 
 def test_swap_field_writes_only_over_the_value_read(env: Env) -> None:
     key = b"rk:{swap}:meta"
-    run = env.backend.run
-    assert run(SWAP_FIELD, [key], [b"f", b"", 0, b"one", b""]) is True
-    assert run(SWAP_FIELD, [key], [b"f", b"", 0, b"two", b""]) is False  # no longer absent
-    assert run(SWAP_FIELD, [key], [b"f", b"stale", 1, b"two", b""]) is False
+    swap = env.backend.bind(Operation.raw(SWAP_FIELD))
+    assert swap([key], [b"f", b"", 0, b"one", b""]) is True
+    assert swap([key], [b"f", b"", 0, b"two", b""]) is False  # no longer absent
+    assert swap([key], [b"f", b"stale", 1, b"two", b""]) is False
     assert env.backend.bind(HASH_GET)(key, [b"f"]) == [b"one"] and env.pttl(key) is None
-    assert run(SWAP_FIELD, [key], [b"f", b"one", 1, b"two", 5_000]) is True
+    assert swap([key], [b"f", b"one", 1, b"two", 5_000]) is True
     assert env.backend.bind(HASH_GET)(key, [b"f"]) == [b"two"]
     ttl = env.pttl(key)
     assert ttl is not None and 0 < ttl <= 5_000
@@ -231,9 +232,6 @@ class Counting:
 
     def accelerate(self, step: Any) -> None:
         return None
-
-    def run(self, *args: Any) -> Any:
-        return self._counted("run", self.inner.run)(*args)
 
     def close(self) -> None:
         self.inner.close()

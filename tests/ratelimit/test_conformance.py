@@ -8,6 +8,7 @@ import pytest
 from redis.crc import key_slot
 
 from ranked.backends.memory import MemoryBackend
+from ranked.backends.procedure import Operation
 from ranked.errors import ResponseError
 from ranked.ratelimit import ALGORITHMS, Algorithm, Decision, Policy, RateLimiter
 from ranked.ratelimit._procedures import limiter_procedure, policy_args
@@ -167,8 +168,9 @@ def test_memory_stays_bounded_when_every_hit_is_a_new_identity(
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_the_procedure_run_by_hand_decides_as_the_limiter(algorithm: Algorithm) -> None:
-    """``backend.run`` (the procedure's Python reference: arguments in, script-shaped
-    reply out, decoded) gives the limiter's decisions from the same state."""
+    """The procedure bound as ``Operation.raw`` (its Python reference: the script's
+    arguments in, a script-shaped reply out, decoded) gives the limiter's decisions from
+    the same state."""
     limit = policy(algorithm)
     procedure = limiter_procedure(limit)
     keys = KeyLayout("rl", limit).keys(b"user:42")
@@ -178,7 +180,9 @@ def test_the_procedure_run_by_hand_decides_as_the_limiter(algorithm: Algorithm) 
     for advance, cost, mode in SCENARIO:
         clock.advance(advance)
         args = (cost, 1 if mode == "hit" else 0, *policy_args(limit))
-        actual.append(backend.run(procedure, keys, args, round(clock.now * 1_000_000)))
+        actual.append(
+            backend.bind(Operation.raw(procedure))(keys, args, round(clock.now * 1_000_000))
+        )
     assert actual == expected(algorithm)
 
 

@@ -29,11 +29,9 @@ typed errors on every backend. On error nothing changes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-from ._scripts import Arg
-from .procedure import AsyncBound, Bindable, Bound, Procedure
+from .procedure import AsyncBound, Bindable, Bound
 
 __all__ = ["AsyncBackend", "Backend"]
 
@@ -67,18 +65,6 @@ class Backend(Protocol):
         through :meth:`bind`, which returns the same native callable when there is one."""
         ...
 
-    def run(
-        self,
-        procedure: Procedure[T],
-        keys: Sequence[bytes],
-        args: Sequence[Arg],
-        now_us: int | None = None,
-    ) -> T:
-        """A :class:`~.procedure.Procedure` run once with its script's keys and arguments:
-        its Python twin under the lock on memory, its Lua script on Redis. ``now_us``: the
-        instant in Unix microseconds, None for the backend's clock (Redis: server TIME)."""
-        ...
-
     def close(self) -> None:
         """Release connections. Idempotent."""
         ...
@@ -95,13 +81,5 @@ class AsyncBackend(Protocol):
     def bind(self, operation: Bindable[T]) -> AsyncBound[T]: ...
 
     def accelerate(self, operation: Bindable[T]) -> AsyncBound[T] | None: ...
-
-    async def run(
-        self,
-        procedure: Procedure[T],
-        keys: Sequence[bytes],
-        args: Sequence[Arg],
-        now_us: int | None = None,
-    ) -> T: ...
 
     async def close(self) -> None: ...

@@ -26,13 +26,12 @@ from __future__ import annotations
 import inspect
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..engine.keyspace import Keyspace
-from ._scripts import Arg
 from .native import HOUSEKEEPING_DELETES, HOUSEKEEPING_EVERY, awaitable, native_factory
-from .procedure import AsyncBound, Bindable, Bound, Procedure
+from .procedure import AsyncBound, Bindable, Bound
 
 T = TypeVar("T")
 
@@ -131,20 +130,6 @@ class MemoryBackend:
         if self._writes % HOUSEKEEPING_EVERY == 0:
             self._keyspace.expire_pending(HOUSEKEEPING_DELETES)
 
-    def run(
-        self,
-        procedure: Procedure[T],
-        keys: Sequence[bytes],
-        args: Sequence[Arg],
-        now_us: int | None = None,
-    ) -> T:
-        """A feature's step: its Python twin under the lock (see :mod:`.procedure`)."""
-        with self._lock:
-            self._housekeeping()
-            keyspace = self._keyspace
-            now = keyspace.now_us() if now_us is None else now_us
-            return procedure.decode(procedure.local(keyspace, now, keys, args))
-
     def accelerate(self, operation: Bindable[T]) -> Bound[T] | None:
         """The native implementation of ``operation`` (registered in :mod:`.native`
         under its ``native`` name, on the C engine), or None. O(1)."""
@@ -220,15 +205,6 @@ class AsyncMemoryBackend:
 
     def now_ms(self) -> int:
         return self.sync.now_ms()
-
-    async def run(
-        self,
-        procedure: Procedure[T],
-        keys: Sequence[bytes],
-        args: Sequence[Arg],
-        now_us: int | None = None,
-    ) -> T:
-        return self.sync.run(procedure, keys, args, now_us)
 
     def accelerate(self, operation: Bindable[T]) -> AsyncBound[T] | None:
         """:meth:`MemoryBackend.accelerate`, awaitable."""

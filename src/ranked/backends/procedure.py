@@ -126,6 +126,12 @@ AsyncBound = Callable[..., Awaitable[T]]
 """The asyncio backends' :data:`Bound`."""
 
 
+def _as_given(
+    keys: Sequence[bytes], args: Sequence[Arg], now_us: int | None = None
+) -> tuple[Sequence[bytes], Sequence[Arg], int | None]:
+    return keys, args, now_us
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Operation(Generic[T]):
     """A procedure with its static arguments, bound once per board / limiter / queue.
@@ -149,13 +155,23 @@ class Operation(Generic[T]):
     encode: Encode
     native_args: Mapping[str, Any] = field(default_factory=dict)
     """What the native implementation needs beyond the keyspace and the lock."""
+    native_ok: bool = True
+    """False: the reference runs even where native code exists (:meth:`raw`)."""
 
     writes: ClassVar[bool] = True
+
+    @classmethod
+    def raw(cls, procedure: Procedure[T]) -> Operation[T]:
+        """The operation whose call arguments are the script's own: ``(keys, args,
+        now_us=None)``; ``now_us`` None is the backend's clock (Redis: the server's). It
+        takes no native shortcut: native code takes the operation's arguments, not the
+        script's."""
+        return cls(procedure, _as_given, native_ok=False)
 
     @property
     def native(self) -> str | None:
         """The name of the procedure's native implementation, if it has one."""
-        return self.procedure.native
+        return self.procedure.native if self.native_ok else None
 
     def call(self, *args: Any) -> Call[T]:
         """The script call for these call arguments (``ARGV[1]`` the instant)."""

@@ -28,7 +28,7 @@ up front); until then it is the local clock.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Self, TypeVar
 
 import redis
@@ -42,9 +42,9 @@ from redis.retry import Retry
 
 from ..errors import BackendUnavailableError
 from ._redis_ops import ServerClock, translate_error
-from ._scripts import Arg, run, run_async
+from ._scripts import run, run_async
 from ._wire import async_script_executor, script_executor
-from .procedure import AsyncBound, Bindable, Bound, Call, Procedure
+from .procedure import AsyncBound, Bindable, Bound, Call
 
 __all__ = [
     "AsyncRedisBackend",
@@ -170,16 +170,6 @@ class RedisBackend(_Shell):
                 clock.update(reply, sent, clock.local_ms())
         return clock.now_ms()
 
-    def run(
-        self,
-        procedure: Procedure[T],
-        keys: Sequence[bytes],
-        args: Sequence[Arg],
-        now_us: int | None = None,
-    ) -> T:
-        """A feature's step: its Lua script, one round trip (see :mod:`.procedure`)."""
-        return self._call(procedure.call(keys, args, now_us))
-
     def accelerate(self, operation: Bindable[T]) -> Bound[T] | None:
         """None: Redis runs every step as its script or command (see :meth:`bind`)."""
         return None
@@ -261,15 +251,6 @@ class AsyncRedisBackend(_Shell):
     def now_ms(self) -> int:
         """The server's clock in Unix ms, from the offset measured before operations."""
         return self._clock.now_ms()
-
-    async def run(
-        self,
-        procedure: Procedure[T],
-        keys: Sequence[bytes],
-        args: Sequence[Arg],
-        now_us: int | None = None,
-    ) -> T:
-        return await self._call(procedure.call(keys, args, now_us))
 
     def accelerate(self, operation: Bindable[T]) -> AsyncBound[T] | None:
         """None: Redis runs every step as its script or command."""

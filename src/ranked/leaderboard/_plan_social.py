@@ -19,7 +19,6 @@ from ._plan_core import (
     member_record,
 )
 from ._plan_ties import TiesPlan
-from ._procedures import FRIEND_SCORES, SWAP_FIELD
 from .results import FriendsBoard, MemberData
 
 __all__ = ["SocialPlan"]
@@ -81,8 +80,8 @@ class SocialPlan(TiesPlan):
         resolved = self.style_of(style)  # every argument is checked before any call
         own = member_bytes(member)
         window_id, target = self.read_target(window)
-        keys = (target.key, self.keys.friends(own))
-        pairs: list[tuple[bytes, float]] = yield ("run", (FRIEND_SCORES, keys, (own,)))
+        friends = self.keys.friends(own)
+        pairs: list[tuple[bytes, float]] = yield ("friend_scores", (target.key, friends, own))
         # Board order: by score, ties by member bytes (descending on high-first boards).
         pairs.sort(key=_score_then_member, reverse=self.high_first)
         if self.secondary and pairs:  # ties by the tie-break values (one HMGET)
@@ -148,7 +147,7 @@ class SocialPlan(TiesPlan):
         """Shallow-merge ``changes`` into the board's metadata; the merged metadata.
 
         Atomic on every backend without a lock: read the stored JSON, merge, and write it
-        back only if nobody changed it in between (:data:`SWAP_FIELD`, one step), else
+        back only if nobody changed it in between (:data:`._procedures.SWAP_FIELD`, one step), else
         read again. Each retry means another write succeeded (lock-free), so concurrent
         merges all land, none lost. Two calls when nobody races."""
         patch = _json_object(changes, "board metadata")
@@ -166,7 +165,7 @@ class SocialPlan(TiesPlan):
                 _dumps(merged, "board metadata"),
                 b"" if ttl is None else ttl,
             )
-            swapped: bool = yield ("run", (SWAP_FIELD, (self.keys.meta,), args))
+            swapped: bool = yield ("swap_field", ((self.keys.meta,), args))
             if swapped:
                 return merged
 

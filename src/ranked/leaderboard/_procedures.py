@@ -3,9 +3,11 @@ each a Lua script in ``lua/`` (Redis, Redis Cluster: one round trip) and its Pyt
 (memory: run under the backend's lock), with one decoder for both replies.
 
 - :data:`FRIEND_SCORES`: a member and its friends with their current scores (SMEMBERS,
-  then ZMSCORE), so a friends board is read fresh, whole, in one step.
+  then ZMSCORE), so a friends board is read fresh, whole, in one step; bound through
+  :data:`FRIEND_SCORES_STEP` ``(board key, friend set key, member)``.
 - :data:`SWAP_FIELD`: compare-and-set of one hash field, the step an atomic
-  read-modify-write (merging board metadata) retries on.
+  read-modify-write (merging board metadata) retries on; bound through
+  :data:`SWAP_FIELD_STEP` ``(keys, args)``, the script's own.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ..backends._scripts import Arg
-from ..backends.procedure import Procedure
+from ..backends.procedure import Operation, Procedure
 from ..engine.commands.common import WRONGTYPE
 from ..engine.keyspace import Keyspace
 from ..errors import ResponseError
 
-__all__ = ["FRIEND_SCORES", "SWAP_FIELD"]
+__all__ = ["FRIEND_SCORES", "FRIEND_SCORES_STEP", "SWAP_FIELD", "SWAP_FIELD_STEP"]
 
 _PACKAGE: Final = "ranked.leaderboard"
 
@@ -63,6 +65,16 @@ FRIEND_SCORES: Final = Procedure(_PACKAGE, "friend_scores", _friend_scores, _pai
 board, in no particular order. O(f) for f friends (+ log n each on memory)."""
 
 
+def _friend_keys(
+    board: bytes, friends: bytes, member: bytes
+) -> tuple[Sequence[bytes], Sequence[Arg], None]:
+    return (board, friends), (member,), None
+
+
+FRIEND_SCORES_STEP: Final = Operation(FRIEND_SCORES, _friend_keys)
+"""``(board key, friend set key, member) -> [(member, stored score)]``."""
+
+
 def _hash(keyspace: Keyspace, key: bytes) -> dict[bytes, bytes] | None:
     value = keyspace.get(key)
     if value is not None and not isinstance(value, dict):
@@ -92,3 +104,6 @@ def _swap_field(keyspace: Keyspace, now_us: int, keys: Sequence[bytes], args: Se
 SWAP_FIELD: Final = Procedure(_PACKAGE, "swap_field", _swap_field, bool)
 """KEYS (hash,), ARGS (field, expected, 1 if expected else 0, new value, ttl_ms or b"")
 -> whether the field was swapped. O(1)."""
+
+SWAP_FIELD_STEP: Final = Operation.raw(SWAP_FIELD)
+"""``(keys, args) -> whether the field was swapped``."""

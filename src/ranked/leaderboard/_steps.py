@@ -3,9 +3,8 @@
 Every board operation is a plan (:mod:`._plan_core`) that yields ``(step name, args)``;
 :class:`BoundSteps` answers each name with what ``backend.bind`` handed back for the step
 of that name (bound on first use, then kept), so a plan runs on every backend unchanged.
-The steps: the board's own (:mod:`._step_write`, :mod:`._step_read`, :mod:`._step_lex`),
-the generic ones on keys (:mod:`ranked.backends.generic`), and ``run`` for the board's
-procedures (:mod:`._procedures`).
+The steps: the board's own (:mod:`._step_write`, :mod:`._step_read`, :mod:`._step_lex`,
+:mod:`._procedures`) and the generic ones on keys (:mod:`ranked.backends.generic`).
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from typing import Any, Final
 
 from ..backends import generic
 from ..backends.procedure import Bindable
+from ._procedures import FRIEND_SCORES_STEP, SWAP_FIELD_STEP
 from ._step_lex import LEX_REPLACE
 from ._step_read import AROUND, BY_SCORE, PAGE, PAGE_AFTER, PERCENTILE, RANKS
 from ._step_write import REMOVE, SUBMIT, SUBMIT_BATCH
@@ -44,18 +44,19 @@ STEPS: Final[Mapping[str, Bindable[Any]]] = {
     "set_add": generic.SET_ADD,
     "set_remove": generic.SET_REMOVE,
     "set_members": generic.SET_MEMBERS,
+    "friend_scores": FRIEND_SCORES_STEP,
+    "swap_field": SWAP_FIELD_STEP,
 }
 """Every step a board's plan names."""
 
 
 class BoundSteps:
     """``steps.page(...)``: the step named ``page`` run on the backend (awaitable on an
-    asyncio backend); ``steps.run``: the backend's ``run``. Each step is bound once, on
-    first use (an attribute of the instance from then on, read without a lookup here)."""
+    asyncio backend). Each step is bound once, on first use (an attribute of the instance
+    from then on, read without a lookup here)."""
 
     def __init__(self, backend: Any) -> None:
         self.backend = backend
-        self.run = backend.run
 
     def __getattr__(self, name: str) -> Any:
         step = STEPS.get(name)
