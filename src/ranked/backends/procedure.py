@@ -1,14 +1,18 @@
-"""Procedures: a feature's atomic step, written once for Redis (Lua) and once for memory.
+"""The seam: a feature's atomic step, written once for Redis and once for memory, and
+bound by the backend (``backend.bind(step)``) into the callable the feature calls.
 
-The leaderboard's operations are methods of the backend contract. Rate limiters and queues
-need steps of their own (a GCRA decision, a lease), and adding each as a method would touch
-every backend class; instead a feature hands a :class:`Procedure` to ``backend.run``:
+A step is a :class:`Step` (a :class:`Call` builder for Redis and a typed reference on a
+:class:`~ranked.engine.keyspace.Keyspace`) or an :class:`Operation` (a :class:`Procedure`:
+a Lua script and its Python twin, plus the encoding of the call arguments). What ``bind``
+hands back:
 
-- on ``memory://`` its Python twin runs under the backend's lock, over the keyspace;
-- on Redis and Redis Cluster its Lua script runs by EVALSHA (EVAL on NOSCRIPT): atomic and
-  one round trip; the cluster backends first check that every key shares one hash slot.
+- on ``memory://`` the native implementation registered for the step (C engine), else its
+  reference run under the backend's lock, over the keyspace;
+- on Redis and Redis Cluster the call: its Lua script run by EVALSHA (EVAL on NOSCRIPT),
+  or one command; atomic and one round trip; the cluster backends first check that every
+  key shares one hash slot.
 
-Both twins take the same keys and arguments and return the same reply shape (what a Lua
+A procedure's twins take the same keys and arguments and return the same reply shape (what a Lua
 script returns through RESP2: integers as ``int``, strings as ``bytes``, tables as
 ``list``, nil as ``None``), so one ``decode`` serves both and the conformance suite proves
 they agree. A Lua number becomes an integer reply with its fraction cut off (exact up to
