@@ -616,7 +616,7 @@ static void lane_release(lane_hold *h) {
  * up last and held, so it is the set stored once such code has run, and no
  * Python code runs between this and the pop. The caller calls
  * lane_release(h) on every path. */
-static int lane_ready_set(QueueLaneObject *q, lane_hold *h) {
+static inline int lane_ready_set(QueueLaneObject *q, lane_hold *h) {
     int done;
     if ((done = lane_table(q, str_values, &h->values)) <= 0 ||
         (done = lane_quiet(q, h->values)) <= 0 ||
