@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Final, Generic
+from typing import Any, Final, Generic, Self, TypeVar, overload
 
 from ..backends._scripts import Arg
 from ..backends.procedure import Operation
@@ -80,6 +80,7 @@ WAIT_IN_THREAD: Final = "thread"
 WAIT_IN_TASK: Final = "task"
 """A blocking step's caller waits in an asyncio task (the asyncio API)."""
 
+R = TypeVar("R")
 Encoded = tuple[Sequence[bytes], Sequence[Arg], int | None]
 
 
@@ -154,13 +155,42 @@ def _shared_plan(
     )
 
 
+class _OnFirstUse(Generic[R]):
+    """The plan's operation ``<name>``: ``procedure`` (or ``procedure[text]`` where there
+    is one per item type) with the encoding ``_<name>``; ``native``: the memory backend's
+    native code knows it as step ``<name>``. Made on first use and kept in the plan's
+    ``__dict__`` (which later reads find first)."""
+
+    def __init__(self, procedure: Any, *, native: bool = False) -> None:
+        self._procedure = procedure
+        self._native = native
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, plan: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, plan: QueuePlan[Any], owner: type | None = None) -> Operation[R]: ...
+    def __get__(self, plan: QueuePlan[Any] | None, owner: type | None = None) -> Any:
+        if plan is None:  # read on the class
+            return self
+        procedure = self._procedure
+        if isinstance(procedure, dict):
+            procedure = procedure[plan.text]
+        encode = getattr(plan, f"_{self._name}")
+        operation = plan._operation(procedure, encode, self._name if self._native else None)
+        vars(plan)[self._name] = operation
+        return operation
+
+
 class QueuePlan(Generic[ItemT]):
     """The operations of queue ``name`` (see :class:`ranked.queue.Queue` for the options;
     ``waits``: :data:`WAIT_IN_THREAD` or :data:`WAIT_IN_TASK`; ``poll_cap``: how often a
     backend's own wait looks again, :data:`POLL_CAP` by default)."""
 
     __slots__ = (
-        "__dict__",  # the colder operations, made on first use (cached_property)
+        "__dict__",  # the colder operations, made on first use (_OnFirstUse)
         "_item",
         "_limit",
         "_max_age",
@@ -212,53 +242,19 @@ class QueuePlan(Generic[ItemT]):
         native code (``native_args``), for the procedures marked native."""
         return Operation(procedure, encode, {**self._native, "step": step} if step else {})
 
-    @functools.cached_property
-    def push_many(self) -> Operation[int]:
-        return self._operation(PUSH_MANY, self._push_many, "push_many")
-
-    @functools.cached_property
-    def pop_many(self) -> Operation[list[Any]]:
-        return self._operation(POP_MANY[self.text], self._pop_many, "pop_many")
-
-    @functools.cached_property
-    def peek(self) -> Operation[Any]:
-        return self._operation(PEEK[self.text], self._peek)
-
-    @functools.cached_property
-    def take(self) -> Operation[Taken]:
-        return self._operation(TAKE, self._take)
-
-    @functools.cached_property
-    def counts(self) -> Operation[Counts]:
-        return self._operation(COUNTS, self._counts)
-
-    @functools.cached_property
-    def clear(self) -> Operation[int]:
-        return self._operation(CLEAR, self._clear)
-
-    @functools.cached_property
-    def reserve(self) -> Operation[Taken | None]:
-        return self._operation(RESERVE, self._reserve, "reserve")
-
-    @functools.cached_property
-    def ack(self) -> Operation[int]:
-        return self._operation(ACK, self._ack)
-
-    @functools.cached_property
-    def ack_one(self) -> Operation[int]:
-        return self._operation(ACK, self._ack_one)
-
-    @functools.cached_property
-    def nack(self) -> Operation[NackOutcome]:
-        return self._operation(NACK, self._nack, "nack")
-
-    @functools.cached_property
-    def extend(self) -> Operation[int | None]:
-        return self._operation(EXTEND, self._extend)
-
-    @functools.cached_property
-    def dead(self) -> Operation[Any]:
-        return self._operation(DEAD, self._dead, "dead")
+    # The colder operations, each made on first use (see _OnFirstUse).
+    push_many: _OnFirstUse[int] = _OnFirstUse(PUSH_MANY, native=True)
+    pop_many: _OnFirstUse[list[Any]] = _OnFirstUse(POP_MANY, native=True)
+    peek: _OnFirstUse[Any] = _OnFirstUse(PEEK)
+    take: _OnFirstUse[Taken] = _OnFirstUse(TAKE)
+    counts: _OnFirstUse[Counts] = _OnFirstUse(COUNTS)
+    clear: _OnFirstUse[int] = _OnFirstUse(CLEAR)
+    reserve: _OnFirstUse[Taken | None] = _OnFirstUse(RESERVE, native=True)
+    ack: _OnFirstUse[int] = _OnFirstUse(ACK)
+    ack_one: _OnFirstUse[int] = _OnFirstUse(ACK)
+    nack: _OnFirstUse[NackOutcome] = _OnFirstUse(NACK, native=True)
+    extend: _OnFirstUse[int | None] = _OnFirstUse(EXTEND)
+    dead: _OnFirstUse[Any] = _OnFirstUse(DEAD, native=True)
 
     @property
     def max_age_us(self) -> int:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from functools import cached_property
-from typing import Any, Generic, Literal, overload
+from typing import Any, Generic, Literal, Self, TypeVar, overload
 
 from ...backends.base import AsyncBackend
 from ...backends.procedure import AsyncBound
@@ -30,6 +29,28 @@ from .._procedures import Taken
 from ..results import Counts, DeadLetter, Item, Items, ItemT, Lease, NackOutcome
 
 __all__ = ["AsyncQueue"]
+
+
+R = TypeVar("R")
+
+
+class _OnFirstUse(Generic[R]):
+    """The queue step ``_<name>``: ``backend.bind(plan.<name>)``, bound on first use and
+    kept in the queue's ``__dict__`` (which later reads find first): once per queue."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, queue: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, queue: AsyncQueue[Any], owner: type | None = None) -> AsyncBound[R]: ...
+    def __get__(self, queue: AsyncQueue[Any] | None, owner: type | None = None) -> Any:
+        if queue is None:  # read on the class
+            return self
+        step: AsyncBound[Any] = queue._backend.bind(getattr(queue._plan, self._name[1:]))
+        vars(queue)[self._name] = step
+        return step
 
 
 class AsyncQueue(Generic[ItemT]):
@@ -90,60 +111,26 @@ class AsyncQueue(Generic[ItemT]):
         self._plan: QueuePlan[ItemT] = plan
         self._backend = backend
         # The commonest steps are bound now (a backend may hand them back as whole
-        # methods); the others on first use (cached_property), once per queue either way.
+        # methods); the others on first use (_OnFirstUse), once per queue either way.
         self._push: AsyncBound[None] = backend.bind(plan.push)
         self._pop: AsyncBound[Any] = backend.bind(plan.pop)
         self._pop_pair: AsyncBound[Any] = backend.bind(plan.pop_pair)
         steps = {"push": self._push, "pop": self._pop, "pop_with_priority": self._pop_pair}
         install_methods(self, AsyncQueue, steps)
 
-    @cached_property
-    def _push_many(self) -> AsyncBound[int]:
-        return self._backend.bind(self._plan.push_many)
-
-    @cached_property
-    def _pop_many(self) -> AsyncBound[list[ItemT]]:
-        return self._backend.bind(self._plan.pop_many)
-
-    @cached_property
-    def _peek(self) -> AsyncBound[Any]:
-        return self._backend.bind(self._plan.peek)
-
-    @cached_property
-    def _take(self) -> AsyncBound[Taken]:
-        return self._backend.bind(self._plan.take)
-
-    @cached_property
-    def _counts(self) -> AsyncBound[Counts]:
-        return self._backend.bind(self._plan.counts)
-
-    @cached_property
-    def _clear(self) -> AsyncBound[int]:
-        return self._backend.bind(self._plan.clear)
-
-    @cached_property
-    def _reserve(self) -> AsyncBound[Taken | None]:
-        return self._backend.bind(self._plan.reserve)
-
-    @cached_property
-    def _ack(self) -> AsyncBound[int]:
-        return self._backend.bind(self._plan.ack)
-
-    @cached_property
-    def _ack_one(self) -> AsyncBound[int]:
-        return self._backend.bind(self._plan.ack_one)
-
-    @cached_property
-    def _nack(self) -> AsyncBound[NackOutcome]:
-        return self._backend.bind(self._plan.nack)
-
-    @cached_property
-    def _extend(self) -> AsyncBound[int | None]:
-        return self._backend.bind(self._plan.extend)
-
-    @cached_property
-    def _dead(self) -> AsyncBound[Any]:
-        return self._backend.bind(self._plan.dead)
+    # The colder steps, each bound on first use (see _OnFirstUse).
+    _push_many: _OnFirstUse[int] = _OnFirstUse()
+    _pop_many: _OnFirstUse[list[ItemT]] = _OnFirstUse()
+    _peek: _OnFirstUse[Any] = _OnFirstUse()
+    _take: _OnFirstUse[Taken] = _OnFirstUse()
+    _counts: _OnFirstUse[Counts] = _OnFirstUse()
+    _clear: _OnFirstUse[int] = _OnFirstUse()
+    _reserve: _OnFirstUse[Taken | None] = _OnFirstUse()
+    _ack: _OnFirstUse[int] = _OnFirstUse()
+    _ack_one: _OnFirstUse[int] = _OnFirstUse()
+    _nack: _OnFirstUse[NackOutcome] = _OnFirstUse()
+    _extend: _OnFirstUse[int | None] = _OnFirstUse()
+    _dead: _OnFirstUse[Any] = _OnFirstUse()
 
     @property
     def name(self) -> str:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from functools import cached_property
-from typing import Any, Generic, Literal, overload
+from typing import Any, Generic, Literal, Self, TypeVar, overload
 
 from ...backends.base import Backend
 from ...backends.procedure import Bound
@@ -31,6 +30,28 @@ from .._procedures import Taken
 from ..results import Counts, DeadLetter, Item, Items, ItemT, Lease, NackOutcome
 
 __all__ = ["Queue"]
+
+
+R = TypeVar("R")
+
+
+class _OnFirstUse(Generic[R]):
+    """The queue step ``_<name>``: ``backend.bind(plan.<name>)``, bound on first use and
+    kept in the queue's ``__dict__`` (which later reads find first): once per queue."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, queue: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, queue: Queue[Any], owner: type | None = None) -> Bound[R]: ...
+    def __get__(self, queue: Queue[Any] | None, owner: type | None = None) -> Any:
+        if queue is None:  # read on the class
+            return self
+        step: Bound[Any] = queue._backend.bind(getattr(queue._plan, self._name[1:]))
+        vars(queue)[self._name] = step
+        return step
 
 
 class Queue(Generic[ItemT]):
@@ -91,60 +112,26 @@ class Queue(Generic[ItemT]):
         self._plan: QueuePlan[ItemT] = plan
         self._backend = backend
         # The commonest steps are bound now (a backend may hand them back as whole
-        # methods); the others on first use (cached_property), once per queue either way.
+        # methods); the others on first use (_OnFirstUse), once per queue either way.
         self._push: Bound[None] = backend.bind(plan.push)
         self._pop: Bound[Any] = backend.bind(plan.pop)
         self._pop_pair: Bound[Any] = backend.bind(plan.pop_pair)
         steps = {"push": self._push, "pop": self._pop, "pop_with_priority": self._pop_pair}
         install_methods(self, Queue, steps)
 
-    @cached_property
-    def _push_many(self) -> Bound[int]:
-        return self._backend.bind(self._plan.push_many)
-
-    @cached_property
-    def _pop_many(self) -> Bound[list[ItemT]]:
-        return self._backend.bind(self._plan.pop_many)
-
-    @cached_property
-    def _peek(self) -> Bound[Any]:
-        return self._backend.bind(self._plan.peek)
-
-    @cached_property
-    def _take(self) -> Bound[Taken]:
-        return self._backend.bind(self._plan.take)
-
-    @cached_property
-    def _counts(self) -> Bound[Counts]:
-        return self._backend.bind(self._plan.counts)
-
-    @cached_property
-    def _clear(self) -> Bound[int]:
-        return self._backend.bind(self._plan.clear)
-
-    @cached_property
-    def _reserve(self) -> Bound[Taken | None]:
-        return self._backend.bind(self._plan.reserve)
-
-    @cached_property
-    def _ack(self) -> Bound[int]:
-        return self._backend.bind(self._plan.ack)
-
-    @cached_property
-    def _ack_one(self) -> Bound[int]:
-        return self._backend.bind(self._plan.ack_one)
-
-    @cached_property
-    def _nack(self) -> Bound[NackOutcome]:
-        return self._backend.bind(self._plan.nack)
-
-    @cached_property
-    def _extend(self) -> Bound[int | None]:
-        return self._backend.bind(self._plan.extend)
-
-    @cached_property
-    def _dead(self) -> Bound[Any]:
-        return self._backend.bind(self._plan.dead)
+    # The colder steps, each bound on first use (see _OnFirstUse).
+    _push_many: _OnFirstUse[int] = _OnFirstUse()
+    _pop_many: _OnFirstUse[list[ItemT]] = _OnFirstUse()
+    _peek: _OnFirstUse[Any] = _OnFirstUse()
+    _take: _OnFirstUse[Taken] = _OnFirstUse()
+    _counts: _OnFirstUse[Counts] = _OnFirstUse()
+    _clear: _OnFirstUse[int] = _OnFirstUse()
+    _reserve: _OnFirstUse[Taken | None] = _OnFirstUse()
+    _ack: _OnFirstUse[int] = _OnFirstUse()
+    _ack_one: _OnFirstUse[int] = _OnFirstUse()
+    _nack: _OnFirstUse[NackOutcome] = _OnFirstUse()
+    _extend: _OnFirstUse[int | None] = _OnFirstUse()
+    _dead: _OnFirstUse[Any] = _OnFirstUse()
 
     @property
     def name(self) -> str:
