@@ -58,6 +58,7 @@ __all__ = [
     "POLL_CAP",
     "WAIT_IN_TASK",
     "WAIT_IN_THREAD",
+    "OnFirstUse",
     "QueuePlan",
     "check_count",
     "deadline_after",
@@ -155,33 +156,27 @@ def _shared_plan(
     )
 
 
-class _OnFirstUse(Generic[R]):
-    """The plan's operation ``<name>``: ``procedure`` (or ``procedure[text]`` where there
-    is one per item type) with the encoding ``_<name>``; ``native``: the memory backend's
-    native code knows it as step ``<name>``. Made on first use and kept in the plan's
-    ``__dict__`` (which later reads find first)."""
+class OnFirstUse(Generic[R]):
+    """An attribute made on first use, ``instance._made(name, *spec, **options)``, and
+    kept in the instance's ``__dict__`` (which later reads find first): once per object."""
 
-    def __init__(self, procedure: Any, *, native: bool = False) -> None:
-        self._procedure = procedure
-        self._native = native
+    def __init__(self, *spec: Any, **options: Any) -> None:
+        self._spec = spec
+        self._options = options
 
     def __set_name__(self, owner: type, name: str) -> None:
         self._name = name
 
     @overload
-    def __get__(self, plan: None, owner: type) -> Self: ...
+    def __get__(self, instance: None, owner: type) -> Self: ...
     @overload
-    def __get__(self, plan: QueuePlan[Any], owner: type | None = None) -> Operation[R]: ...
-    def __get__(self, plan: QueuePlan[Any] | None, owner: type | None = None) -> Any:
-        if plan is None:  # read on the class
+    def __get__(self, instance: object, owner: type | None = None) -> R: ...
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:  # read on the class
             return self
-        procedure = self._procedure
-        if isinstance(procedure, dict):
-            procedure = procedure[plan.text]
-        encode = getattr(plan, f"_{self._name}")
-        operation = plan._operation(procedure, encode, self._name if self._native else None)
-        vars(plan)[self._name] = operation
-        return operation
+        made = instance._made(self._name, *self._spec, **self._options)
+        vars(instance)[self._name] = made
+        return made
 
 
 class QueuePlan(Generic[ItemT]):
@@ -190,7 +185,7 @@ class QueuePlan(Generic[ItemT]):
     backend's own wait looks again, :data:`POLL_CAP` by default)."""
 
     __slots__ = (
-        "__dict__",  # the colder operations, made on first use (_OnFirstUse)
+        "__dict__",  # the colder operations, made on first use (OnFirstUse)
         "_item",
         "_limit",
         "_max_age",
@@ -237,24 +232,32 @@ class QueuePlan(Generic[ItemT]):
         self.pop = self._operation(POP[text], self._pop, "pop")
         self.pop_pair = self._operation(POP_PAIR[text], self._pop, "pop_with_priority")
 
+    def _made(self, name: str, procedure: Any, native: bool = False) -> Operation[Any]:
+        """Operation ``name`` (an :class:`OnFirstUse`): ``procedure`` (or
+        ``procedure[text]`` where there is one per item type) with the encoding
+        ``_<name>``; ``native``: the memory backend's native code knows it as ``name``."""
+        if isinstance(procedure, dict):
+            procedure = procedure[self.text]
+        return self._operation(procedure, getattr(self, f"_{name}"), name if native else None)
+
     def _operation(self, procedure: Any, encode: Any, step: str | None = None) -> Operation[Any]:
         """``procedure`` with ``encode``; ``step``: its name for the memory backend's
         native code (``native_args``), for the procedures marked native."""
         return Operation(procedure, encode, {**self._native, "step": step} if step else {})
 
-    # The colder operations, each made on first use (see _OnFirstUse).
-    push_many: _OnFirstUse[int] = _OnFirstUse(PUSH_MANY, native=True)
-    pop_many: _OnFirstUse[list[Any]] = _OnFirstUse(POP_MANY, native=True)
-    peek: _OnFirstUse[Any] = _OnFirstUse(PEEK)
-    take: _OnFirstUse[Taken] = _OnFirstUse(TAKE)
-    counts: _OnFirstUse[Counts] = _OnFirstUse(COUNTS)
-    clear: _OnFirstUse[int] = _OnFirstUse(CLEAR)
-    reserve: _OnFirstUse[Taken | None] = _OnFirstUse(RESERVE, native=True)
-    ack: _OnFirstUse[int] = _OnFirstUse(ACK)
-    ack_one: _OnFirstUse[int] = _OnFirstUse(ACK)
-    nack: _OnFirstUse[NackOutcome] = _OnFirstUse(NACK, native=True)
-    extend: _OnFirstUse[int | None] = _OnFirstUse(EXTEND)
-    dead: _OnFirstUse[Any] = _OnFirstUse(DEAD, native=True)
+    # The colder operations, each made on first use (OnFirstUse, _made).
+    push_many: OnFirstUse[Operation[int]] = OnFirstUse(PUSH_MANY, native=True)
+    pop_many: OnFirstUse[Operation[list[Any]]] = OnFirstUse(POP_MANY, native=True)
+    peek: OnFirstUse[Operation[Any]] = OnFirstUse(PEEK)
+    take: OnFirstUse[Operation[Taken]] = OnFirstUse(TAKE)
+    counts: OnFirstUse[Operation[Counts]] = OnFirstUse(COUNTS)
+    clear: OnFirstUse[Operation[int]] = OnFirstUse(CLEAR)
+    reserve: OnFirstUse[Operation[Taken | None]] = OnFirstUse(RESERVE, native=True)
+    ack: OnFirstUse[Operation[int]] = OnFirstUse(ACK)
+    ack_one: OnFirstUse[Operation[int]] = OnFirstUse(ACK)
+    nack: OnFirstUse[Operation[NackOutcome]] = OnFirstUse(NACK, native=True)
+    extend: OnFirstUse[Operation[int | None]] = OnFirstUse(EXTEND)
+    dead: OnFirstUse[Operation[Any]] = OnFirstUse(DEAD, native=True)
 
     @property
     def max_age_us(self) -> int:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, Generic, Literal, Self, TypeVar, overload
+from typing import Any, Generic, Literal, overload
 
 from ...backends.base import Backend
 from ...backends.procedure import Bound
 from .._checks import check_count, pairs_of
 from .._plan import (
     WAIT_IN_THREAD,
+    OnFirstUse,
     QueuePlan,
     deadline_after,
     install_methods,
@@ -30,28 +31,6 @@ from .._procedures import Taken
 from ..results import Counts, DeadLetter, Item, Items, ItemT, Lease, NackOutcome
 
 __all__ = ["Queue"]
-
-
-R = TypeVar("R")
-
-
-class _OnFirstUse(Generic[R]):
-    """The queue step ``_<name>``: ``backend.bind(plan.<name>)``, bound on first use and
-    kept in the queue's ``__dict__`` (which later reads find first): once per queue."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._name = name
-
-    @overload
-    def __get__(self, queue: None, owner: type) -> Self: ...
-    @overload
-    def __get__(self, queue: Queue[Any], owner: type | None = None) -> Bound[R]: ...
-    def __get__(self, queue: Queue[Any] | None, owner: type | None = None) -> Any:
-        if queue is None:  # read on the class
-            return self
-        step: Bound[Any] = queue._backend.bind(getattr(queue._plan, self._name[1:]))
-        vars(queue)[self._name] = step
-        return step
 
 
 class Queue(Generic[ItemT]):
@@ -112,26 +91,31 @@ class Queue(Generic[ItemT]):
         self._plan: QueuePlan[ItemT] = plan
         self._backend = backend
         # The commonest steps are bound now (a backend may hand them back as whole
-        # methods); the others on first use (_OnFirstUse), once per queue either way.
+        # methods); the others on first use (OnFirstUse), once per queue either way.
         self._push: Bound[None] = backend.bind(plan.push)
         self._pop: Bound[Any] = backend.bind(plan.pop)
         self._pop_pair: Bound[Any] = backend.bind(plan.pop_pair)
         steps = {"push": self._push, "pop": self._pop, "pop_with_priority": self._pop_pair}
         install_methods(self, Queue, steps)
 
-    # The colder steps, each bound on first use (see _OnFirstUse).
-    _push_many: _OnFirstUse[int] = _OnFirstUse()
-    _pop_many: _OnFirstUse[list[ItemT]] = _OnFirstUse()
-    _peek: _OnFirstUse[Any] = _OnFirstUse()
-    _take: _OnFirstUse[Taken] = _OnFirstUse()
-    _counts: _OnFirstUse[Counts] = _OnFirstUse()
-    _clear: _OnFirstUse[int] = _OnFirstUse()
-    _reserve: _OnFirstUse[Taken | None] = _OnFirstUse()
-    _ack: _OnFirstUse[int] = _OnFirstUse()
-    _ack_one: _OnFirstUse[int] = _OnFirstUse()
-    _nack: _OnFirstUse[NackOutcome] = _OnFirstUse()
-    _extend: _OnFirstUse[int | None] = _OnFirstUse()
-    _dead: _OnFirstUse[Any] = _OnFirstUse()
+    # The colder steps, each bound on first use (OnFirstUse, _made).
+    _push_many: OnFirstUse[Bound[int]] = OnFirstUse()
+    _pop_many: OnFirstUse[Bound[list[ItemT]]] = OnFirstUse()
+    _peek: OnFirstUse[Bound[Any]] = OnFirstUse()
+    _take: OnFirstUse[Bound[Taken]] = OnFirstUse()
+    _counts: OnFirstUse[Bound[Counts]] = OnFirstUse()
+    _clear: OnFirstUse[Bound[int]] = OnFirstUse()
+    _reserve: OnFirstUse[Bound[Taken | None]] = OnFirstUse()
+    _ack: OnFirstUse[Bound[int]] = OnFirstUse()
+    _ack_one: OnFirstUse[Bound[int]] = OnFirstUse()
+    _nack: OnFirstUse[Bound[NackOutcome]] = OnFirstUse()
+    _extend: OnFirstUse[Bound[int | None]] = OnFirstUse()
+    _dead: OnFirstUse[Bound[Any]] = OnFirstUse()
+
+    def _made(self, name: str) -> Bound[Any]:
+        """Step ``name`` (an :class:`OnFirstUse`): the plan's operation of that name
+        without its underscore, bound to the backend."""
+        return self._backend.bind(getattr(self._plan, name[1:]))
 
     @property
     def name(self) -> str:
