@@ -95,6 +95,29 @@ def workload(size: int, cycles: int) -> tuple[list[tuple[bytes, float]], list[tu
 # -- memory ------------------------------------------------------------------------------
 
 
+def push_then_pop(pairs: list[tuple[Any, float]], queue: Any, pop: str) -> Cycle:
+    """Cycles of ``queue.push(item, priority)`` then ``queue.<pop>()`` over ``pairs``."""
+
+    def cycles(count: int) -> None:
+        push, pop_head = queue.push, getattr(queue, pop)
+        for item, priority in pairs[:count]:
+            push(item, priority)
+            pop_head()
+
+    return cycles
+
+
+def batches(pairs: list[tuple[Any, float]], queue: Any) -> Cycle:
+    """``queue.push_many`` then ``queue.pop_many`` of :data:`BATCH` pairs at a time."""
+
+    def cycles(count: int) -> None:
+        for start in range(0, count, BATCH):
+            queue.push_many(pairs[start : start + BATCH])
+            queue.pop_many(BATCH)
+
+    return cycles
+
+
 def memory_systems(size: int, cycles: int) -> dict[str, Cycle]:
     """Queue and bare engine, each loaded with the same ``size`` items."""
     from ranked.backends.memory import MemoryBackend
@@ -112,22 +135,11 @@ def memory_systems(size: int, cycles: int) -> dict[str, Cycle]:
     )
     counter = itertools.count(size)
 
-    def ranked_one(count: int) -> None:
-        push, pop = queue.push, queue.pop
-        for item, priority in pushed[:count]:
-            push(item, priority)
-            pop()
-
     def engine_one(count: int) -> None:
         add, pop_min = engine.add, engine.pop_min
         for item, priority in pushed[:count]:
             add(seq(next(counter)) + item, priority)
             pop_min()
-
-    def ranked_batch(count: int) -> None:
-        for start in range(0, count, BATCH):
-            queue.push_many(pushed[start : start + BATCH])
-            queue.pop_many(BATCH)
 
     def engine_batch(count: int) -> None:
         for start in range(0, count, BATCH):
@@ -137,9 +149,9 @@ def memory_systems(size: int, cycles: int) -> dict[str, Cycle]:
             engine.pop_min(BATCH)
 
     return {
-        "ranked Queue": ranked_one,
+        "ranked Queue": push_then_pop(pushed, queue, "pop"),
         "engine add + pop_min": engine_one,
-        "ranked push_many + pop_many (100)": ranked_batch,
+        "ranked push_many + pop_many (100)": batches(pushed, queue),
         "engine add_many + pop_min(100)": engine_batch,
     }
 
@@ -159,17 +171,6 @@ def heap_systems(size: int, cycles: int) -> dict[str, Cycle]:
     for entry in heap:
         locked.put_nowait(entry)
 
-    def ranked_one(count: int) -> None:
-        push, pop = queue.push, queue.pop
-        for item, priority in pushed[:count]:
-            push(item, priority)
-            pop()
-
-    def ranked_batch(count: int) -> None:
-        for start in range(0, count, BATCH):
-            queue.push_many(pushed[start : start + BATCH])
-            queue.pop_many(BATCH)
-
     def heapq_one(count: int) -> None:
         push, pop = heapq.heappush, heapq.heappop
         for item, priority in pushed[:count]:
@@ -183,8 +184,8 @@ def heap_systems(size: int, cycles: int) -> dict[str, Cycle]:
             get()
 
     return {
-        "ranked Queue": ranked_one,
-        "ranked push_many + pop_many (100)": ranked_batch,
+        "ranked Queue": push_then_pop(pushed, queue, "pop"),
+        "ranked push_many + pop_many (100)": batches(pushed, queue),
         "heapq (priority, seq, item)": heapq_one,
         "queue.PriorityQueue (thread safe)": locked_one,
     }
@@ -206,9 +207,6 @@ def operation_systems(size: int, cycles: int) -> dict[str, Cycle]:
         queue.push_many(preload)
         return queue
 
-    push_pop_queue = loaded("push-pop")
-    push_pop_priority_queue = loaded("pair")
-    push_pop_text_queue = loaded("text", text=True)
     push_keyword_pop_queue = loaded("keywords")
     batch_queue = loaded("batch")
     at_instant_queue = loaded("instant")
@@ -217,26 +215,9 @@ def operation_systems(size: int, cycles: int) -> dict[str, Cycle]:
     size_of_queue = loaded("size")
     reserve_ack_queue = loaded("reserve")
 
-    def push_pop(count: int) -> None:
-        queue = push_pop_queue
-        push, pop = queue.push, queue.pop
-        for item, priority in pushed[:count]:
-            push(item, priority)
-            pop()
-
-    def push_pop_priority(count: int) -> None:
-        queue = push_pop_priority_queue
-        push, pop = queue.push, queue.pop_with_priority
-        for item, priority in pushed[:count]:
-            push(item, priority)
-            pop()
-
-    def push_pop_text(count: int) -> None:
-        queue = push_pop_text_queue
-        push, pop = queue.push, queue.pop
-        for item, priority in words[:count]:
-            push(item, priority)
-            pop()
+    push_pop = push_then_pop(pushed, loaded("push-pop"), "pop")
+    push_pop_priority = push_then_pop(pushed, loaded("pair"), "pop_with_priority")
+    push_pop_text = push_then_pop(words, loaded("text", text=True), "pop")
 
     def push_keyword_pop(count: int) -> None:
         queue = push_keyword_pop_queue
@@ -244,12 +225,6 @@ def operation_systems(size: int, cycles: int) -> dict[str, Cycle]:
         for item, priority in pushed[:count]:
             push(item, priority=priority)
             pop(timeout=None)
-
-    def batch(count: int) -> None:
-        queue = batch_queue
-        for start in range(0, count, BATCH):
-            queue.push_many(pushed[start : start + BATCH])
-            queue.pop_many(BATCH)
 
     def at_instant(count: int) -> None:
         queue = at_instant_queue
@@ -295,7 +270,7 @@ def operation_systems(size: int, cycles: int) -> dict[str, Cycle]:
         "push + pop_with_priority": push_pop_priority,
         "push + pop, text=True": push_pop_text,
         "push(priority=) + pop(timeout=None)": push_keyword_pop,
-        "push_many + pop_many (100), per item": batch,
+        "push_many + pop_many (100), per item": batches(pushed, batch_queue),
         "push + pop with now_us": at_instant,
         "push + pop(timeout=1) of a ready item": pop_timeout,
         "peek": peek,
@@ -324,12 +299,6 @@ def redis_systems(port: int, size: int, cycles: int) -> tuple[dict[str, Cycle], 
     for start in range(0, size, LOAD_CHUNK):
         client.zadd("raw", dict(preload[start : start + LOAD_CHUNK]))
 
-    def ranked_one(count: int) -> None:
-        push, pop = queue.push, queue.pop
-        for item, priority in pushed[:count]:
-            push(item, priority)
-            pop()
-
     def raw_one(count: int) -> None:
         zadd, zpopmin = client.zadd, client.zpopmin
         for item, priority in pushed[:count]:
@@ -340,7 +309,10 @@ def redis_systems(port: int, size: int, cycles: int) -> tuple[dict[str, Cycle], 
         backend.close()
         client.close()
 
-    return {"ranked Queue": ranked_one, "redis-py ZADD + ZPOPMIN": raw_one}, close
+    return {
+        "ranked Queue": push_then_pop(pushed, queue, "pop"),
+        "redis-py ZADD + ZPOPMIN": raw_one,
+    }, close
 
 
 # -- report ------------------------------------------------------------------------------

@@ -2,64 +2,23 @@
 
 from __future__ import annotations
 
+from . import errors
 from .backends.factory import open_async_backend, open_backend
 from .engine import IMPLEMENTATION, Keyspace, SortedSet
-from .errors import (
-    BackendUnavailableError,
-    BoardConfigError,
-    CrossSlotError,
-    InvalidCursorError,
-    InvalidItemError,
-    InvalidNameError,
-    InvalidPriorityError,
-    InvalidScoreError,
-    LayoutError,
-    MemberDataError,
-    OutOfRangeError,
-    PageSizeError,
-    QueueArgumentError,
-    RankedError,
-    RateLimitConfigError,
-    RateLimitTypeError,
-    ResponseError,
-    SnapshotError,
-    UnknownRankStyleError,
-    UnsupportedURLError,
-    WindowError,
-)
+from .errors import *  # noqa: F403  (every error, as errors.__all__ lists them)
 from .leaderboard import AsyncLeaderboard, Leaderboard
 from .ratelimit.decorator import RateLimited
 
 __all__ = [
     "IMPLEMENTATION",
     "AsyncLeaderboard",
-    "BackendUnavailableError",
-    "BoardConfigError",
-    "CrossSlotError",
-    "InvalidCursorError",
-    "InvalidItemError",
-    "InvalidNameError",
-    "InvalidPriorityError",
-    "InvalidScoreError",
     "Keyspace",
-    "LayoutError",
     "Leaderboard",
-    "MemberDataError",
-    "OutOfRangeError",
-    "PageSizeError",
-    "QueueArgumentError",
-    "RankedError",
-    "RateLimitConfigError",
-    "RateLimitTypeError",
     "RateLimited",
-    "ResponseError",
-    "SnapshotError",
     "SortedSet",
-    "UnknownRankStyleError",
-    "UnsupportedURLError",
-    "WindowError",
     "open_async_backend",
     "open_backend",
 ]
+__all__ += errors.__all__
 
 __version__ = "0.1.0"

@@ -22,7 +22,8 @@ added to).
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import Any, Final
 
 from ..errors import UnsupportedURLError
 from .base import AsyncBackend, Backend
@@ -32,6 +33,12 @@ __all__ = ["UnsupportedURLError", "open_async_backend", "open_backend", "scheme_
 _REDIS = frozenset({"redis", "rediss", "unix"})
 _CLUSTER = frozenset({"redis+cluster", "rediss+cluster"})
 _MEMORY = frozenset({"memory"})
+_CLASSES: Final = {
+    "memory": ("MemoryBackend", "AsyncMemoryBackend"),
+    "redis": ("RedisBackend", "AsyncRedisBackend"),
+    "cluster": ("ClusterBackend", "AsyncClusterBackend"),
+}
+"""Each backend module's (blocking, asyncio) classes."""
 _KNOWN = ", ".join(f"{name}://" for name in sorted(_MEMORY | _REDIS | _CLUSTER))
 
 
@@ -46,36 +53,26 @@ def scheme_of(url: str) -> str:
 
 def open_backend(url: str, **options: Any) -> Backend:
     """The synchronous backend for ``url`` (see the module table). Nothing connects yet."""
-    scheme = scheme_of(url)
-    if scheme in _MEMORY:
-        from .memory import MemoryBackend
-
-        return MemoryBackend.from_url(url, **options)
-    if scheme in _REDIS:
-        from .redis import RedisBackend
-
-        return RedisBackend.from_url(url, **options)
-    from .cluster import ClusterBackend
-
-    _check_cluster_url(url)
-    return ClusterBackend.from_url(url, **options)
+    backend: Backend = _backend_class(url, blocking=True).from_url(url, **options)
+    return backend
 
 
 def open_async_backend(url: str, **options: Any) -> AsyncBackend:
     """The asyncio backend for ``url`` (see the module table). Nothing connects yet."""
+    backend: AsyncBackend = _backend_class(url, blocking=False).from_url(url, **options)
+    return backend
+
+
+def _backend_class(url: str, *, blocking: bool) -> Any:
+    """The class serving ``url``'s scheme, its module imported now (a cluster URL is
+    checked first)."""
     scheme = scheme_of(url)
-    if scheme in _MEMORY:
-        from .memory import AsyncMemoryBackend
-
-        return AsyncMemoryBackend.from_url(url, **options)
-    if scheme in _REDIS:
-        from .redis import AsyncRedisBackend
-
-        return AsyncRedisBackend.from_url(url, **options)
-    from .cluster import AsyncClusterBackend
-
-    _check_cluster_url(url)
-    return AsyncClusterBackend.from_url(url, **options)
+    module = "memory" if scheme in _MEMORY else "redis" if scheme in _REDIS else "cluster"
+    if module == "cluster":
+        _check_cluster_url(url)
+    blocking_name, asyncio_name = _CLASSES[module]
+    loaded = importlib.import_module(f".{module}", __package__)
+    return getattr(loaded, blocking_name if blocking else asyncio_name)
 
 
 def _check_cluster_url(url: str) -> None:

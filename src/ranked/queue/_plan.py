@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Final, Generic
+from typing import Any, Final, Generic, Self, TypeVar, overload
 
 from ..backends._scripts import Arg
 from ..backends.procedure import Operation
@@ -58,6 +58,7 @@ __all__ = [
     "POLL_CAP",
     "WAIT_IN_TASK",
     "WAIT_IN_THREAD",
+    "OnFirstUse",
     "QueuePlan",
     "check_count",
     "deadline_after",
@@ -80,6 +81,7 @@ WAIT_IN_THREAD: Final = "thread"
 WAIT_IN_TASK: Final = "task"
 """A blocking step's caller waits in an asyncio task (the asyncio API)."""
 
+R = TypeVar("R")
 Encoded = tuple[Sequence[bytes], Sequence[Arg], int | None]
 
 
@@ -154,13 +156,36 @@ def _shared_plan(
     )
 
 
+class OnFirstUse(Generic[R]):
+    """An attribute made on first use, ``instance._made(name, *spec, **options)``, and
+    kept in the instance's ``__dict__`` (which later reads find first): once per object."""
+
+    def __init__(self, *spec: Any, **options: Any) -> None:
+        self._spec = spec
+        self._options = options
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> R: ...
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:  # read on the class
+            return self
+        made = instance._made(self._name, *self._spec, **self._options)
+        vars(instance)[self._name] = made
+        return made
+
+
 class QueuePlan(Generic[ItemT]):
     """The operations of queue ``name`` (see :class:`ranked.queue.Queue` for the options;
     ``waits``: :data:`WAIT_IN_THREAD` or :data:`WAIT_IN_TASK`; ``poll_cap``: how often a
     backend's own wait looks again, :data:`POLL_CAP` by default)."""
 
     __slots__ = (
-        "__dict__",  # the colder operations, made on first use (cached_property)
+        "__dict__",  # the colder operations, made on first use (OnFirstUse)
         "_item",
         "_limit",
         "_max_age",
@@ -207,58 +232,32 @@ class QueuePlan(Generic[ItemT]):
         self.pop = self._operation(POP[text], self._pop, "pop")
         self.pop_pair = self._operation(POP_PAIR[text], self._pop, "pop_with_priority")
 
+    def _made(self, name: str, procedure: Any, native: bool = False) -> Operation[Any]:
+        """Operation ``name`` (an :class:`OnFirstUse`): ``procedure`` (or
+        ``procedure[text]`` where there is one per item type) with the encoding
+        ``_<name>``; ``native``: the memory backend's native code knows it as ``name``."""
+        if isinstance(procedure, dict):
+            procedure = procedure[self.text]
+        return self._operation(procedure, getattr(self, f"_{name}"), name if native else None)
+
     def _operation(self, procedure: Any, encode: Any, step: str | None = None) -> Operation[Any]:
         """``procedure`` with ``encode``; ``step``: its name for the memory backend's
         native code (``native_args``), for the procedures marked native."""
         return Operation(procedure, encode, {**self._native, "step": step} if step else {})
 
-    @functools.cached_property
-    def push_many(self) -> Operation[int]:
-        return self._operation(PUSH_MANY, self._push_many, "push_many")
-
-    @functools.cached_property
-    def pop_many(self) -> Operation[list[Any]]:
-        return self._operation(POP_MANY[self.text], self._pop_many, "pop_many")
-
-    @functools.cached_property
-    def peek(self) -> Operation[Any]:
-        return self._operation(PEEK[self.text], self._peek)
-
-    @functools.cached_property
-    def take(self) -> Operation[Taken]:
-        return self._operation(TAKE, self._take)
-
-    @functools.cached_property
-    def counts(self) -> Operation[Counts]:
-        return self._operation(COUNTS, self._counts)
-
-    @functools.cached_property
-    def clear(self) -> Operation[int]:
-        return self._operation(CLEAR, self._clear)
-
-    @functools.cached_property
-    def reserve(self) -> Operation[Taken | None]:
-        return self._operation(RESERVE, self._reserve, "reserve")
-
-    @functools.cached_property
-    def ack(self) -> Operation[int]:
-        return self._operation(ACK, self._ack)
-
-    @functools.cached_property
-    def ack_one(self) -> Operation[int]:
-        return self._operation(ACK, self._ack_one)
-
-    @functools.cached_property
-    def nack(self) -> Operation[NackOutcome]:
-        return self._operation(NACK, self._nack, "nack")
-
-    @functools.cached_property
-    def extend(self) -> Operation[int | None]:
-        return self._operation(EXTEND, self._extend)
-
-    @functools.cached_property
-    def dead(self) -> Operation[Any]:
-        return self._operation(DEAD, self._dead, "dead")
+    # The colder operations, each made on first use (OnFirstUse, _made).
+    push_many: OnFirstUse[Operation[int]] = OnFirstUse(PUSH_MANY, native=True)
+    pop_many: OnFirstUse[Operation[list[Any]]] = OnFirstUse(POP_MANY, native=True)
+    peek: OnFirstUse[Operation[Any]] = OnFirstUse(PEEK)
+    take: OnFirstUse[Operation[Taken]] = OnFirstUse(TAKE)
+    counts: OnFirstUse[Operation[Counts]] = OnFirstUse(COUNTS)
+    clear: OnFirstUse[Operation[int]] = OnFirstUse(CLEAR)
+    reserve: OnFirstUse[Operation[Taken | None]] = OnFirstUse(RESERVE, native=True)
+    ack: OnFirstUse[Operation[int]] = OnFirstUse(ACK)
+    ack_one: OnFirstUse[Operation[int]] = OnFirstUse(ACK)
+    nack: OnFirstUse[Operation[NackOutcome]] = OnFirstUse(NACK, native=True)
+    extend: OnFirstUse[Operation[int | None]] = OnFirstUse(EXTEND)
+    dead: OnFirstUse[Operation[Any]] = OnFirstUse(DEAD, native=True)
 
     @property
     def max_age_us(self) -> int:

@@ -26,7 +26,7 @@ import bisect
 from collections import deque
 from collections.abc import Callable, Sequence
 from math import ceil, floor
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, TypeVar
 
 from ..engine.commands.common import WRONGTYPE
 from ..engine.keyspace import Keyspace
@@ -54,6 +54,9 @@ class Cell(dict[bytes, bytes]):
 
     def __init__(self) -> None:
         super().__init__({b"ranked": self.KIND})  # never empty: the keyspace drops empties
+
+
+CellT = TypeVar("CellT", bound=Cell)
 
 
 class WindowCell(Cell):
@@ -96,6 +99,15 @@ def _wrongtype() -> ResponseError:
     return ResponseError(WRONGTYPE)
 
 
+def _state(ks: Keyspace, key: bytes, now_ms: int, kind: type[CellT]) -> CellT | None:
+    """The ``kind`` cell at ``key``, None when the key is absent; WRONGTYPE when it holds
+    anything else. O(1)."""
+    cell = ks.get_at(key, now_ms)
+    if cell is None or type(cell) is kind:
+        return cell
+    raise _wrongtype()
+
+
 def _ms(us: float) -> int:
     """Whole milliseconds, rounded up: the scripts' ``ceil(us / 1000)``."""
     return ceil(us / 1000)
@@ -110,12 +122,9 @@ def fixed_window(policy: Policy) -> Core:
     ) -> Decision:
         key = keys[0]
         start, count = now, 0
-        cell = ks.get_at(key, now_ms)
-        if cell is not None:
-            if type(cell) is not WindowCell:
-                raise _wrongtype()
-            if now < cell.start + window:
-                start, count = cell.start, cell.count
+        cell = _state(ks, key, now_ms, WindowCell)
+        if cell is not None and now < cell.start + window:
+            start, count = cell.start, cell.count
         expires = start + window
         if count + cost > limit:
             retry = (expires - now) / 1e6
@@ -143,12 +152,10 @@ def sliding_log(policy: Policy) -> Core:
     ) -> Decision:
         key = keys[0]
         cutoff = now - window
-        cell = ks.get_at(key, now_ms)
+        cell = _state(ks, key, now_ms, LogCell)
         entries: deque[tuple[int, int]] | None = None
         total = stale = 0
         if cell is not None:
-            if type(cell) is not LogCell:
-                raise _wrongtype()
             entries, total = cell.entries, cell.total
             if entries[0][0] <= cutoff:  # the oldest tells if any is stale
                 for instant, units in entries:
@@ -214,10 +221,8 @@ def sliding_counter(policy: Policy) -> Core:
         key = keys[0]
         index, offset = divmod(now, window)
         cur = prev = 0
-        cell = ks.get_at(key, now_ms)
+        cell = _state(ks, key, now_ms, CounterCell)
         if cell is not None:
-            if type(cell) is not CounterCell:
-                raise _wrongtype()
             if cell.index >= index:
                 cur, prev = cell.cur, cell.prev
             elif cell.index == index - 1:
@@ -271,10 +276,8 @@ def token_bucket(policy: Policy) -> Core:
     ) -> Decision:
         key = keys[0]
         tokens: float = burst
-        cell = ks.get_at(key, now_ms)
+        cell = _state(ks, key, now_ms, BucketCell)
         if cell is not None:
-            if type(cell) is not BucketCell:
-                raise _wrongtype()
             tokens = cell.tokens
             elapsed = now - cell.last
             if elapsed > 0:
@@ -306,12 +309,9 @@ def gcra(policy: Policy) -> Core:
     ) -> Decision:
         key = keys[0]
         tat: float = now
-        cell = ks.get_at(key, now_ms)
-        if cell is not None:
-            if type(cell) is not TatCell:
-                raise _wrongtype()
-            if cell.tat > now:
-                tat = cell.tat
+        cell = _state(ks, key, now_ms, TatCell)
+        if cell is not None and cell.tat > now:
+            tat = cell.tat
         new_tat = tat + cost * interval
         early = new_tat - tolerance - now
         if early > 0:

@@ -16,6 +16,27 @@
  * the engine's C API is imported. */
 typedef int (*native_extension)(PyObject *m);
 
+/* Calls `release` (a lock's bound release method) keeping any exception
+ * already set: `result` passes through (stolen, returned), or is dropped
+ * and NULL returned when the release fails (the exception already set, if
+ * any, wins over the release's). Runs Python code. */
+static inline PyObject *native_release(PyObject *release, PyObject *result) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *r = PyObject_CallNoArgs(release);
+    if (!r) {
+        Py_XDECREF(result);
+        if (type) {
+            PyErr_Clear();
+            PyErr_Restore(type, value, tb);
+        }
+        return NULL;
+    }
+    Py_DECREF(r);
+    PyErr_Restore(type, value, tb);
+    return result;
+}
+
 /* rl_fast.c: the memory rate limiter's decision, RateDecider. */
 int rl_fast_add_to_module(PyObject *m);
 

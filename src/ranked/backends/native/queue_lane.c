@@ -256,26 +256,10 @@ static int lane_enter(QueueLaneObject *q, int gil_suffices) {
     return r ? 1 : -1;
 }
 
-/* Releases the lock when `taken`, keeping any exception already set.
- * `result` passes through (stolen, returned), or becomes NULL when the
- * release fails. */
+/* Releases the lock when `taken` (native_release): `result` passes through
+ * (stolen, returned), or becomes NULL when the release fails. */
 static PyObject *lane_leave(QueueLaneObject *q, int taken, PyObject *result) {
-    if (!taken)
-        return result;
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyObject *r = PyObject_CallNoArgs(q->release);
-    if (!r) {
-        Py_CLEAR(result);
-        if (type) { /* the first error wins */
-            PyErr_Clear();
-            PyErr_Restore(type, value, tb);
-        }
-        return NULL;
-    }
-    Py_DECREF(r);
-    PyErr_Restore(type, value, tb);
-    return result;
+    return taken ? native_release(q->release, result) : result;
 }
 
 /* Wakes the pops waiting on the queue, if any: Wakeup.notify() with the
@@ -609,38 +593,70 @@ static int lane_quiet(QueueLaneObject *q, PyObject *values) {
 }
 
 
-/* The direct pop of the head, serialised by lane_enter: the item (or (item, priority)
- * with `with_priority`) as a new reference; Py_None (new reference) when
- * the queue is empty; NULL with no exception to decline; NULL with one on
- * error. The checks that may run Python code (each dict lookup may compare
- * a stored key with its __eq__) come first and hold their tables; the ready
- * set is looked up last and held (a new reference), so it is the set stored
- * once such code has run, and no Python code runs between taking it and
- * deleting its head. */
+/* The tables a direct pop holds (each a new reference or NULL) until it is
+ * done: releasing one may run Python code, so none is released while a
+ * pointer into the ready set is in use. */
+typedef struct {
+    PyObject *values, *deadlines, *ready;
+} lane_hold;
+
+/* Releases what lane_ready_set took. */
+static void lane_release(lane_hold *h) {
+    Py_XDECREF(h->ready);
+    Py_XDECREF(h->deadlines);
+    Py_XDECREF(h->values);
+}
+
+/* The ready set of a direct pop, with the lock held, into h->ready: 1 when
+ * the queue is quiet (lane_quiet), the ready set has no deadline and is a
+ * raw SortedSet; 0 to decline (absent or another type: the reference
+ * answers, None, [] or WRONGTYPE); -1 with an exception. The checks that
+ * may run Python code (each dict lookup may compare a stored key with its
+ * __eq__) come first and hold their tables in `h`; the ready set is looked
+ * up last and held, so it is the set stored once such code has run, and no
+ * Python code runs between this and the pop. The caller calls
+ * lane_release(h) on every path. */
+static inline int lane_ready_set(QueueLaneObject *q, lane_hold *h) {
+    int done;
+    if ((done = lane_table(q, str_values, &h->values)) <= 0 ||
+        (done = lane_quiet(q, h->values)) <= 0 ||
+        (done = lane_table(q, str_deadlines, &h->deadlines)) <= 0)
+        return done;
+    if (PyDict_GET_SIZE(h->deadlines) && (done = lane_has(h->deadlines, q->ready)) != 0)
+        return done < 0 ? -1 : 0;
+    h->ready = Py_XNewRef(PyDict_GetItemWithError(h->values, q->ready));
+    if (!h->ready)
+        return PyErr_Occurred() ? -1 : 0;
+    return Py_IS_TYPE(h->ready, &SortedSetType) && ((SortedSetObject *)h->ready)->raw;
+}
+
+/* The item of queue node `x` (its member past the sequence prefix) as bytes,
+ * or str for a text queue: a new reference, NULL with an exception. Runs no
+ * Python code. */
+static inline PyObject *node_item(const QueueLaneObject *q, const zsl_node *x) {
+    const char *p = zsl_member(x) + (x->mlen > SEQ_BYTES ? SEQ_BYTES : x->mlen);
+    Py_ssize_t n = x->mlen > SEQ_BYTES ? (Py_ssize_t)(x->mlen - SEQ_BYTES) : 0;
+    return q->text ? PyUnicode_DecodeUTF8(p, n, "surrogateescape")
+                   : PyBytes_FromStringAndSize(p, n);
+}
+
+/* The direct pop of the head, serialised by lane_enter: the item (or (item,
+ * priority) with `with_priority`) as a new reference; Py_None (new
+ * reference) when the queue is empty; NULL with no exception to decline;
+ * NULL with one on error. The ready set comes from lane_ready_set. */
 static PyObject *lane_pop_locked(QueueLaneObject *q, int with_priority) {
-    PyObject *result = NULL, *values = NULL, *deadlines = NULL, *ready = NULL;
-    if (lane_table(q, str_values, &values) <= 0)
+    PyObject *result = NULL;
+    lane_hold h = {NULL, NULL, NULL};
+    if (lane_ready_set(q, &h) <= 0)
         goto out;
-    if (lane_quiet(q, values) <= 0)
-        goto out;
-    if (lane_table(q, str_deadlines, &deadlines) <= 0)
-        goto out;
-    if (PyDict_GET_SIZE(deadlines) && lane_has(deadlines, q->ready))
-        goto out;
-    ready = Py_XNewRef(PyDict_GetItemWithError(values, q->ready));
-    if (!ready || !Py_IS_TYPE(ready, &SortedSetType) || !((SortedSetObject *)ready)->raw)
-        goto out; /* absent or another type: the reference answers (None or WRONGTYPE) */
-    zset *z = &((SortedSetObject *)ready)->z;
+    zset *z = &((SortedSetObject *)h.ready)->z;
     if (!z->length) {
         result = Py_NewRef(Py_None);
         goto out;
     }
     zsl_node *x = z->header->level[0].forward;
-    const char *p = zsl_member(x) + (x->mlen > SEQ_BYTES ? SEQ_BYTES : x->mlen);
-    Py_ssize_t n = x->mlen > SEQ_BYTES ? (Py_ssize_t)(x->mlen - SEQ_BYTES) : 0;
     /* Result objects first (no GC allocation before the node is gone). */
-    PyObject *item = q->text ? PyUnicode_DecodeUTF8(p, n, "surrogateescape")
-                             : PyBytes_FromStringAndSize(p, n);
+    PyObject *item = node_item(q, x);
     PyObject *priority = item && with_priority ? PyFloat_FromDouble(x->score) : NULL;
     if (!item || (with_priority && !priority)) {
         Py_XDECREF(item);
@@ -653,33 +669,22 @@ static PyObject *lane_pop_locked(QueueLaneObject *q, int with_priority) {
     }
     result = py_tuple2(item, priority);
 out:
-    Py_XDECREF(ready);
-    Py_XDECREF(deadlines);
-    Py_XDECREF(values);
+    lane_release(&h);
     return result;
 }
 
 /* The direct pop of up to `count` > 0 heads, with the lock held: a new
  * list of items, NULL with no exception to decline, NULL with one on error.
- * As lane_pop_locked, the ready set is looked up last and held; the items
- * are made (no Python code runs) and the heads deleted before the list is
- * allocated, which may run the collector: no pointer into the set is held
- * across it. */
+ * The ready set comes from lane_ready_set; the items are made (no Python
+ * code runs) and the heads deleted before the list is allocated, which may
+ * run the collector: no pointer into the set is held across it. */
 static PyObject *lane_pop_many_locked(QueueLaneObject *q, Py_ssize_t count) {
-    PyObject *result = NULL, *values = NULL, *deadlines = NULL, *ready = NULL;
+    PyObject *result = NULL;
     PyObject **items = NULL;
-    if (lane_table(q, str_values, &values) <= 0)
+    lane_hold h = {NULL, NULL, NULL};
+    if (lane_ready_set(q, &h) <= 0)
         goto out;
-    if (lane_quiet(q, values) <= 0)
-        goto out;
-    if (lane_table(q, str_deadlines, &deadlines) <= 0)
-        goto out;
-    if (PyDict_GET_SIZE(deadlines) && lane_has(deadlines, q->ready))
-        goto out;
-    ready = Py_XNewRef(PyDict_GetItemWithError(values, q->ready));
-    if (!ready || !Py_IS_TYPE(ready, &SortedSetType) || !((SortedSetObject *)ready)->raw)
-        goto out; /* absent or another type: the reference answers ([] or WRONGTYPE) */
-    zset *z = &((SortedSetObject *)ready)->z;
+    zset *z = &((SortedSetObject *)h.ready)->z;
     Py_ssize_t n = (size_t)count < z->length ? count : (Py_ssize_t)z->length;
     if (n && !(items = PyMem_New(PyObject *, (size_t)n))) {
         PyErr_NoMemory();
@@ -688,11 +693,7 @@ static PyObject *lane_pop_many_locked(QueueLaneObject *q, Py_ssize_t count) {
     /* Every item first: an allocation that fails leaves the set as it was. */
     zsl_node *x = z->header->level[0].forward;
     for (Py_ssize_t i = 0; i < n; i++, x = x->level[0].forward) {
-        const char *p = zsl_member(x) + (x->mlen > SEQ_BYTES ? SEQ_BYTES : x->mlen);
-        Py_ssize_t size = x->mlen > SEQ_BYTES ? (Py_ssize_t)(x->mlen - SEQ_BYTES) : 0;
-        items[i] = q->text ? PyUnicode_DecodeUTF8(p, size, "surrogateescape")
-                           : PyBytes_FromStringAndSize(p, size);
-        if (!items[i]) {
+        if (!(items[i] = node_item(q, x))) {
             while (i > 0)
                 Py_DECREF(items[--i]);
             goto out;
@@ -709,9 +710,7 @@ static PyObject *lane_pop_many_locked(QueueLaneObject *q, Py_ssize_t count) {
     }
 out:
     PyMem_Free(items);
-    Py_XDECREF(ready);
-    Py_XDECREF(deadlines);
-    Py_XDECREF(values);
+    lane_release(&h);
     return result;
 }
 

@@ -437,19 +437,7 @@ static PyObject *RateDecider_call(PyObject *callable, PyObject *const *args, siz
     PyObject *mode = h.consume ? Py_True : Py_False; /* borrowed: the core's `consume` */
     PyObject *result = decide_locked(self, &h, keys, cost, mode, python);
     Py_DECREF(keys);
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyObject *released = PyObject_CallNoArgs(self->release);
-    if (!released) {
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(tb);
-        Py_XDECREF(result);
-        return NULL;
-    }
-    Py_DECREF(released);
-    PyErr_Restore(type, value, tb);
-    return result;
+    return native_release(self->release, result);
 }
 
 /* ==== construction ========================================================= */

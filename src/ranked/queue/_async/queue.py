@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from functools import cached_property
 from typing import Any, Generic, Literal, overload
 
 from ...backends.base import AsyncBackend
@@ -18,6 +17,7 @@ from ...backends.procedure import AsyncBound
 from .._checks import check_count, pairs_of
 from .._plan import (
     WAIT_IN_TASK,
+    OnFirstUse,
     QueuePlan,
     deadline_after,
     install_methods,
@@ -90,60 +90,31 @@ class AsyncQueue(Generic[ItemT]):
         self._plan: QueuePlan[ItemT] = plan
         self._backend = backend
         # The commonest steps are bound now (a backend may hand them back as whole
-        # methods); the others on first use (cached_property), once per queue either way.
+        # methods); the others on first use (OnFirstUse), once per queue either way.
         self._push: AsyncBound[None] = backend.bind(plan.push)
         self._pop: AsyncBound[Any] = backend.bind(plan.pop)
         self._pop_pair: AsyncBound[Any] = backend.bind(plan.pop_pair)
         steps = {"push": self._push, "pop": self._pop, "pop_with_priority": self._pop_pair}
         install_methods(self, AsyncQueue, steps)
 
-    @cached_property
-    def _push_many(self) -> AsyncBound[int]:
-        return self._backend.bind(self._plan.push_many)
+    # The colder steps, each bound on first use (OnFirstUse, _made).
+    _push_many: OnFirstUse[AsyncBound[int]] = OnFirstUse()
+    _pop_many: OnFirstUse[AsyncBound[list[ItemT]]] = OnFirstUse()
+    _peek: OnFirstUse[AsyncBound[Any]] = OnFirstUse()
+    _take: OnFirstUse[AsyncBound[Taken]] = OnFirstUse()
+    _counts: OnFirstUse[AsyncBound[Counts]] = OnFirstUse()
+    _clear: OnFirstUse[AsyncBound[int]] = OnFirstUse()
+    _reserve: OnFirstUse[AsyncBound[Taken | None]] = OnFirstUse()
+    _ack: OnFirstUse[AsyncBound[int]] = OnFirstUse()
+    _ack_one: OnFirstUse[AsyncBound[int]] = OnFirstUse()
+    _nack: OnFirstUse[AsyncBound[NackOutcome]] = OnFirstUse()
+    _extend: OnFirstUse[AsyncBound[int | None]] = OnFirstUse()
+    _dead: OnFirstUse[AsyncBound[Any]] = OnFirstUse()
 
-    @cached_property
-    def _pop_many(self) -> AsyncBound[list[ItemT]]:
-        return self._backend.bind(self._plan.pop_many)
-
-    @cached_property
-    def _peek(self) -> AsyncBound[Any]:
-        return self._backend.bind(self._plan.peek)
-
-    @cached_property
-    def _take(self) -> AsyncBound[Taken]:
-        return self._backend.bind(self._plan.take)
-
-    @cached_property
-    def _counts(self) -> AsyncBound[Counts]:
-        return self._backend.bind(self._plan.counts)
-
-    @cached_property
-    def _clear(self) -> AsyncBound[int]:
-        return self._backend.bind(self._plan.clear)
-
-    @cached_property
-    def _reserve(self) -> AsyncBound[Taken | None]:
-        return self._backend.bind(self._plan.reserve)
-
-    @cached_property
-    def _ack(self) -> AsyncBound[int]:
-        return self._backend.bind(self._plan.ack)
-
-    @cached_property
-    def _ack_one(self) -> AsyncBound[int]:
-        return self._backend.bind(self._plan.ack_one)
-
-    @cached_property
-    def _nack(self) -> AsyncBound[NackOutcome]:
-        return self._backend.bind(self._plan.nack)
-
-    @cached_property
-    def _extend(self) -> AsyncBound[int | None]:
-        return self._backend.bind(self._plan.extend)
-
-    @cached_property
-    def _dead(self) -> AsyncBound[Any]:
-        return self._backend.bind(self._plan.dead)
+    def _made(self, name: str) -> AsyncBound[Any]:
+        """Step ``name`` (an :class:`OnFirstUse`): the plan's operation of that name
+        without its underscore, bound to the backend."""
+        return self._backend.bind(getattr(self._plan, name[1:]))
 
     @property
     def name(self) -> str:

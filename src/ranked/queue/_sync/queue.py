@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from functools import cached_property
 from typing import Any, Generic, Literal, overload
 
 from ...backends.base import Backend
@@ -19,6 +18,7 @@ from ...backends.procedure import Bound
 from .._checks import check_count, pairs_of
 from .._plan import (
     WAIT_IN_THREAD,
+    OnFirstUse,
     QueuePlan,
     deadline_after,
     install_methods,
@@ -91,60 +91,31 @@ class Queue(Generic[ItemT]):
         self._plan: QueuePlan[ItemT] = plan
         self._backend = backend
         # The commonest steps are bound now (a backend may hand them back as whole
-        # methods); the others on first use (cached_property), once per queue either way.
+        # methods); the others on first use (OnFirstUse), once per queue either way.
         self._push: Bound[None] = backend.bind(plan.push)
         self._pop: Bound[Any] = backend.bind(plan.pop)
         self._pop_pair: Bound[Any] = backend.bind(plan.pop_pair)
         steps = {"push": self._push, "pop": self._pop, "pop_with_priority": self._pop_pair}
         install_methods(self, Queue, steps)
 
-    @cached_property
-    def _push_many(self) -> Bound[int]:
-        return self._backend.bind(self._plan.push_many)
+    # The colder steps, each bound on first use (OnFirstUse, _made).
+    _push_many: OnFirstUse[Bound[int]] = OnFirstUse()
+    _pop_many: OnFirstUse[Bound[list[ItemT]]] = OnFirstUse()
+    _peek: OnFirstUse[Bound[Any]] = OnFirstUse()
+    _take: OnFirstUse[Bound[Taken]] = OnFirstUse()
+    _counts: OnFirstUse[Bound[Counts]] = OnFirstUse()
+    _clear: OnFirstUse[Bound[int]] = OnFirstUse()
+    _reserve: OnFirstUse[Bound[Taken | None]] = OnFirstUse()
+    _ack: OnFirstUse[Bound[int]] = OnFirstUse()
+    _ack_one: OnFirstUse[Bound[int]] = OnFirstUse()
+    _nack: OnFirstUse[Bound[NackOutcome]] = OnFirstUse()
+    _extend: OnFirstUse[Bound[int | None]] = OnFirstUse()
+    _dead: OnFirstUse[Bound[Any]] = OnFirstUse()
 
-    @cached_property
-    def _pop_many(self) -> Bound[list[ItemT]]:
-        return self._backend.bind(self._plan.pop_many)
-
-    @cached_property
-    def _peek(self) -> Bound[Any]:
-        return self._backend.bind(self._plan.peek)
-
-    @cached_property
-    def _take(self) -> Bound[Taken]:
-        return self._backend.bind(self._plan.take)
-
-    @cached_property
-    def _counts(self) -> Bound[Counts]:
-        return self._backend.bind(self._plan.counts)
-
-    @cached_property
-    def _clear(self) -> Bound[int]:
-        return self._backend.bind(self._plan.clear)
-
-    @cached_property
-    def _reserve(self) -> Bound[Taken | None]:
-        return self._backend.bind(self._plan.reserve)
-
-    @cached_property
-    def _ack(self) -> Bound[int]:
-        return self._backend.bind(self._plan.ack)
-
-    @cached_property
-    def _ack_one(self) -> Bound[int]:
-        return self._backend.bind(self._plan.ack_one)
-
-    @cached_property
-    def _nack(self) -> Bound[NackOutcome]:
-        return self._backend.bind(self._plan.nack)
-
-    @cached_property
-    def _extend(self) -> Bound[int | None]:
-        return self._backend.bind(self._plan.extend)
-
-    @cached_property
-    def _dead(self) -> Bound[Any]:
-        return self._backend.bind(self._plan.dead)
+    def _made(self, name: str) -> Bound[Any]:
+        """Step ``name`` (an :class:`OnFirstUse`): the plan's operation of that name
+        without its underscore, bound to the backend."""
+        return self._backend.bind(getattr(self._plan, name[1:]))
 
     @property
     def name(self) -> str:
