@@ -38,6 +38,7 @@ __all__ = [
     "stored",
 ]
 
+T = TypeVar("T")
 V = TypeVar("V", dict[bytes, bytes], set[bytes])
 
 
@@ -53,6 +54,14 @@ def stored(keyspace: Keyspace, key: bytes, kind: type[V], create: bool = False) 
     elif not isinstance(value, kind):
         raise ResponseError(WRONGTYPE)
     return value
+
+
+def _on_key(command: str, key: bytes, items: Sequence[bytes], empty: T) -> Call[T]:
+    """``command key *items``, answering ``empty`` without a round trip when there are no
+    items; the reply decodes as ``type(empty)`` (``int``, ``list``)."""
+    if not items:
+        return answer(empty)
+    return Call(None, (key,), [command, key, *items], type(empty))
 
 
 # -- keys -----------------------------------------------------------------------------
@@ -116,7 +125,7 @@ HASH_SET: Final = Step(_hash_set_call, _hash_set)
 
 
 def _hash_get_call(key: bytes, fields: Sequence[bytes]) -> Call[list[bytes | None]]:
-    return Call(None, (key,), ["HMGET", key, *fields], list) if fields else answer([])
+    return _on_key("HMGET", key, fields, [])
 
 
 def _hash_get(keyspace: Keyspace, key: bytes, fields: Sequence[bytes]) -> list[bytes | None]:
@@ -129,13 +138,11 @@ HASH_GET: Final = Step(_hash_get_call, _hash_get, writes=False)
 
 
 def _hash_delete_call(key: bytes, fields: Sequence[bytes]) -> Call[int]:
-    return Call(None, (key,), ["HDEL", key, *fields], int) if fields else answer(0)
+    return _on_key("HDEL", key, fields, 0)
 
 
 def _hash_delete(keyspace: Keyspace, key: bytes, fields: Sequence[bytes]) -> int:
-    found = stored(keyspace, key, dict)
-    if found is None:
-        return 0
+    found = stored(keyspace, key, dict) or {}
     return sum(1 for field in fields if found.pop(field, None) is not None)
 
 
@@ -147,7 +154,7 @@ HASH_DELETE: Final = Step(_hash_delete_call, _hash_delete)
 
 
 def _set_add_call(key: bytes, members: Sequence[bytes]) -> Call[int]:
-    return Call(None, (key,), ["SADD", key, *members], int) if members else answer(0)
+    return _on_key("SADD", key, members, 0)
 
 
 def _set_add(keyspace: Keyspace, key: bytes, members: Sequence[bytes]) -> int:
@@ -165,13 +172,11 @@ SET_ADD: Final = Step(_set_add_call, _set_add)
 
 
 def _set_remove_call(key: bytes, members: Sequence[bytes]) -> Call[int]:
-    return Call(None, (key,), ["SREM", key, *members], int) if members else answer(0)
+    return _on_key("SREM", key, members, 0)
 
 
 def _set_remove(keyspace: Keyspace, key: bytes, members: Sequence[bytes]) -> int:
-    found = stored(keyspace, key, set)
-    if found is None:
-        return 0
+    found = stored(keyspace, key, set) or set()
     before = len(found)
     found.difference_update(members)
     return before - len(found)

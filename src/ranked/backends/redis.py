@@ -101,9 +101,19 @@ class _Shell:
     )
     cross_slot: bool = True
 
-    def __init__(self, url: str, server_clock: ServerClock | None) -> None:
+    def __init__(
+        self, client: Any, url: str = "redis://", *, server_clock: ServerClock | None = None
+    ) -> None:
         self.url = url
         self._clock = ServerClock() if server_clock is None else server_clock
+        self.client = client
+        self._execute: Callable[..., Any] = client.execute_command
+        self._script: Callable[..., Any] = self._script_executor(client)
+
+    @staticmethod
+    def _script_executor(client: Any) -> Callable[..., Any]:
+        """The function that sends a script on one of ``client``'s connections."""
+        raise NotImplementedError
 
     def _check(self, call: Call[Any]) -> None:
         """Refuse a call before sending it (the cluster shells check hash slots)."""
@@ -122,13 +132,9 @@ class RedisBackend(_Shell):
     hooks it to new connections, so a reconnect measures the offset again.
     """
 
-    def __init__(
-        self, client: Any, url: str = "redis://", *, server_clock: ServerClock | None = None
-    ) -> None:
-        super().__init__(url, server_clock)
-        self.client = client
-        self._execute: Callable[..., Any] = client.execute_command
-        self._script: Callable[..., Any] = script_executor(client)
+    @staticmethod
+    def _script_executor(client: Any) -> Callable[..., Any]:
+        return script_executor(client)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Self:
@@ -192,13 +198,9 @@ class RedisBackend(_Shell):
 class AsyncRedisBackend(_Shell):
     """The :class:`~ranked.backends.base.AsyncBackend` on one Redis server (asyncio)."""
 
-    def __init__(
-        self, client: Any, url: str = "redis://", *, server_clock: ServerClock | None = None
-    ) -> None:
-        super().__init__(url, server_clock)
-        self.client = client
-        self._execute: Callable[..., Any] = client.execute_command
-        self._script: Callable[..., Any] = async_script_executor(client)
+    @staticmethod
+    def _script_executor(client: Any) -> Callable[..., Any]:
+        return async_script_executor(client)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> Self:

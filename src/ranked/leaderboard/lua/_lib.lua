@@ -27,6 +27,17 @@ local function bytes_less(a, b)
   return #a < #b
 end
 
+--@ stored_score
+-- The member's stored score: Redis's round-trip-exact text (false when absent) and the
+-- number it reads as (nil when absent).
+local function stored_score(key, member)
+  local text = redis.call('ZSCORE', key, member)
+  if text then
+    return text, tonumber(text)
+  end
+  return text, nil
+end
+
 --@ index_of
 -- 0-based position in board order, or false when absent.
 local function index_of(key, member, high)

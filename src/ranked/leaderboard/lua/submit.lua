@@ -100,11 +100,7 @@ if ARGV[1] == '0' then
   local member, value_text, operator = ARGV[2], ARGV[3], ARGV[4]
   local high, style, ttl = ARGV[5] == '1', ARGV[6], ARGV[7]
   local value = tonumber(value_text)
-  local old_text = redis.call('ZSCORE', key, member)
-  local old = nil
-  if old_text then
-    old = tonumber(old_text)
-  end
+  local old_text, old = stored_score(key, member)
   local new, problem = next_score(operator, old, value, high, nil)
   if problem then
     return redis.error_reply(problem)
@@ -229,11 +225,7 @@ for request = 1, requests do
     key_at, arg = key_at + 3, arg + 2
     -- old_text: Redis's round-trip-exact text of the stored score (fine for ranges and
     -- replies; the companions take fmt()).
-    local old_text = redis.call('ZSCORE', key, member)
-    local old = nil
-    if old_text then
-      old = tonumber(old_text)
-    end
+    local old_text, old = stored_score(key, member)
     local new, problem = next_score(operator, old, value, high, packing)
     if problem then
       return fail(problem)
