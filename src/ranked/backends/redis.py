@@ -122,6 +122,16 @@ class _Shell:
         self._clock.invalidate()
         return BackendUnavailableError(f"{self.url}: {type(error).__name__}: {error}")
 
+    def _failures(self) -> tuple[type[BaseException], ...]:
+        """What a failed call raises: the server unreachable, or an error reply."""
+        return (*self.unavailable, RedisResponseError)
+
+    def _translated(self, error: BaseException) -> Exception:
+        """The typed error for a failed call: the server unreachable, or its error reply."""
+        if isinstance(error, self.unavailable):
+            return self._unavailable(error)
+        return translate_error(str(error))
+
 
 class RedisBackend(_Shell):
     """The :class:`~ranked.backends.base.Backend` on one Redis server (sync).
@@ -152,15 +162,14 @@ class RedisBackend(_Shell):
         if not call.needs_io:
             return call.decode(None)
         self._check(call)
+        script = call.script
         try:
-            if call.script is None:
+            if script is None:
                 reply = self._execute(*call.args)
             else:
-                reply = run(self._script, call.script, call.keys, call.args)
-        except self.unavailable as error:
-            raise self._unavailable(error) from error
-        except RedisResponseError as error:
-            raise translate_error(str(error)) from error
+                reply = run(self._script, script, call.keys, call.args)
+        except self._failures() as error:
+            raise self._translated(error) from error
         return call.decode(reply)
 
     def now_ms(self) -> int:
@@ -239,15 +248,15 @@ class AsyncRedisBackend(_Shell):
         self._check(call)
         if self._clock.due:
             await self._refresh_clock()
+        sent = (
+            self._execute(*call.args)
+            if call.script is None
+            else run_async(self._script, call.script, call.keys, call.args)
+        )
         try:
-            if call.script is None:
-                reply = await self._execute(*call.args)
-            else:
-                reply = await run_async(self._script, call.script, call.keys, call.args)
-        except self.unavailable as error:
-            raise self._unavailable(error) from error
-        except RedisResponseError as error:
-            raise translate_error(str(error)) from error
+            reply = await sent
+        except self._failures() as error:
+            raise self._translated(error) from error
         return call.decode(reply)
 
     def now_ms(self) -> int:

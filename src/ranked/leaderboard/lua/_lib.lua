@@ -13,6 +13,16 @@ local function fmt(x)
   return string.format('%.17g', x)
 end
 
+--@ score_text
+-- The canonical text of a new score: the submitted value's text when the score is the
+-- value (the client sent it as '%.17g'), else fmt() of it.
+local function score_text(new, value, value_text)
+  if new == value then
+    return value_text
+  end
+  return fmt(new)
+end
+
 --@ bytes_less
 -- Members compare as unsigned bytes, as Redis orders equal scores. Lua's own '<' on
 -- strings uses the C locale's collation, which need not be bytewise.

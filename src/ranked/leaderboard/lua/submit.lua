@@ -111,10 +111,7 @@ if ARGV[1] == '0' then
   end
   local rank, changed, new_text = previous_rank, 0, old_text
   if old ~= new then
-    changed, new_text = 1, value_text
-    if new ~= value then
-      new_text = fmt(new)
-    end
+    changed, new_text = 1, score_text(new, value, value_text)
     set_score(key, dense_key, counts_key, member, old, new, nil, new_text)
     rank = rank_of(key, dense_key, member, new_text, high, style)
   end
@@ -243,10 +240,7 @@ for request = 1, requests do
     local ties_key = step[8]
     local changed, new_text = 0, step[9]
     if old ~= new then
-      changed, new_text = 1, value_text
-      if new ~= value then
-        new_text = fmt(new)
-      end
+      changed, new_text = 1, score_text(new, value, value_text)
       set_score(key, dense_key, counts_key, member, old, new, nil, new_text)
       if logged then
         undo[#undo + 1] = {key, dense_key, counts_key, member, old, new}
