@@ -34,12 +34,14 @@ async def asubmit_to_boards_nonatomic(
     board_list = list(boards)
     if not board_list:
         return []
-    when: Instant = at if at is not None else from_ms(board_list[0]._plan.now_ms())
+    when: Instant = at if at is not None else from_ms(board_list[0]._plan.core.now_ms())
     # Every board checks the arguments before any board writes (see the sync twin).
-    prepared = [board._plan.prepare(((member, score),), operator, when) for board in board_list]
+    prepared = [
+        board._plan.writes.prepare(((member, score),), operator, when) for board in board_list
+    ]
     done = await asyncio.gather(
         *(
-            run_async(board._steps, board._plan.submit_steps(ready))
+            run_async(board._steps, board._plan.writes.submit_steps(ready))
             for board, ready in zip(board_list, prepared, strict=True)
         )
     )

@@ -32,11 +32,13 @@ def submit_to_boards_nonatomic(
     board_list = list(boards)
     if not board_list:
         return []
-    when: Instant = at if at is not None else from_ms(board_list[0]._plan.now_ms())
+    when: Instant = at if at is not None else from_ms(board_list[0]._plan.core.now_ms())
     # Every board checks the arguments before any board writes: a value one board refuses
     # (a bad operator, a score outside its time tie-break budget) changes no board.
-    prepared = [board._plan.prepare(((member, score),), operator, when) for board in board_list]
+    prepared = [
+        board._plan.writes.prepare(((member, score),), operator, when) for board in board_list
+    ]
     return [
-        run_sync(board._steps, board._plan.submit_steps(ready))[0]
+        run_sync(board._steps, board._plan.writes.submit_steps(ready))[0]
         for board, ready in zip(board_list, prepared, strict=True)
     ]
