@@ -8,7 +8,7 @@ the core and, passed to its constructor, the concept objects it calls:
 - ``_plan_windows``: :class:`Windows` (core), targets, window ids, the windows a write
   falls in, the registry of windows;
 - ``_plan_write``: :class:`Writes` (core, windows), submissions (prepare, finish,
-  rehydrate);
+  rehydrate) and the fan-out's preparation;
 - ``_plan_ties``: :class:`Ties` (core), the secondary tie-break's reads (over-fetch and
   re-sort);
 - ``_plan_lex``: :class:`Lex` (core, windows), member-encoded lexicographic boards, reads
@@ -44,7 +44,7 @@ from ._plan_read import Reads
 from ._plan_social import Social
 from ._plan_ties import Ties
 from ._plan_windows import Windows
-from ._plan_write import Prepared, Writes
+from ._plan_write import Prepared, Writes, fan_out
 
 __all__ = [
     "BoardPlan",
@@ -53,6 +53,7 @@ __all__ = [
     "Prepared",
     "Steps",
     "TrimmedLookup",
+    "fan_out",
     "from_ms",
     "member_bytes",
     "run_async",

@@ -1,7 +1,8 @@
 """Submissions: validate and build requests, read outcomes back, rehydrate trimmed members.
 
 The hottest path (a one-member submission) is split into :meth:`Writes.prepare_one` and
-:meth:`Writes.finish_single` so the shells call the backend directly, without a generator.
+:meth:`Writes.finish_single` so the shells call the backend directly, without a generator;
+:func:`fan_out` prepares one score for many boards (``submit_to_boards_nonatomic``).
 """
 
 from __future__ import annotations
@@ -15,14 +16,14 @@ from ..core._time import Instant
 from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
 from ..core.models import Member
 from ..errors import BoardConfigError, OutOfRangeError
-from ._plan_core import PlanCore, Steps, _new, member_bytes, to_ms
+from ._plan_core import PlanCore, Steps, _new, from_ms, member_bytes, to_ms
 from ._plan_ties import tie_value_bytes
 from ._plan_windows import Windows, WriteWindows
 from ._requests import Operator, SubmitOutcome, SubmitRequest, incremented
 from .config import _OPERATORS
 from .results import Submission, WindowResult
 
-__all__ = ["Prepared", "Writes", "check_tie"]
+__all__ = ["Prepared", "Writes", "check_tie", "fan_out"]
 
 _frozen = MappingProxyType
 """A submission's windows: a read-only view of a dict no one else holds (results are
@@ -297,3 +298,25 @@ class Writes:
         if prepared.register:
             yield ("set_add", (self.core.registry_key, [w.encode() for w in prepared.register]))
         return self.finish(prepared, outcomes)
+
+
+def fan_out(
+    boards: Sequence[Writes],
+    member: Member,
+    score: float,
+    operator: Operator | None,
+    at: Instant | None,
+) -> list[Steps[list[Submission]]]:
+    """The submission of one score to each of ``boards``: its steps, per board, prepared
+    (every argument checked, nothing sent yet).
+
+    One instant is used for every board (``at``, else the first board's now), so the
+    windows agree. Every board checks the arguments before any board writes: a value one
+    board refuses (a bad operator, a score outside its time tie-break budget) changes no
+    board.
+    """
+    if not boards:
+        return []
+    when: Instant = at if at is not None else from_ms(boards[0].core.now_ms())
+    prepared = [board.prepare(((member, score),), operator, when) for board in boards]
+    return [board.submit_steps(ready) for board, ready in zip(boards, prepared, strict=True)]
