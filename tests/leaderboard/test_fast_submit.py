@@ -117,7 +117,7 @@ def test_clear_and_deadlines_leave_the_fast_path() -> None:
         board.submit("b", 2)
         board.clear()
         board.submit("c", 3)  # registers the window again
-        assert board.backend.bind(SET_MEMBERS)(board._plan.registry_key) == {b"all"}
+        assert board.backend.bind(SET_MEMBERS)(board._plan.core.registry_key) == {b"all"}
         board.expire_at(time.time() + 3600)
         board.submit("d", 4)
     assert fast._fast is None  # a deadline: the general path stamps it

@@ -233,7 +233,7 @@ def test_forged_cursors_far_away_answer_alike(
     env: Env, options: dict[str, object], score: float
 ) -> None:
     board = kinds_board(env, options)
-    high_first = board._plan.high_first
+    high_first = board._plan.core.high_first
     direction = Direction.DESC if high_first else Direction.ASC
     everyone = board.top(10)
     for member in ("b", "zzz", ""):

@@ -151,7 +151,7 @@ def test_secondary_windows_write_values_atomically(env: Env) -> None:
     today = int(time.time()) // 86_400 * 86_400 + 3_600
     board.submit("a", 10, at=today, tie=5)
     board.submit("a", 8, at=today + 86_400, tie=7)  # a new day: only the daily score changes
-    day_two = board._plan.window_id("daily", (today + 86_400) * 1000)
+    day_two = board._plan.windows.window_id("daily", (today + 86_400) * 1000)
     keys = BoardKeys("win")
     assert env.backend.bind(HASH_GET)(keys.ties("all"), [b"a"]) == [b"5"]
     assert env.backend.bind(HASH_GET)(keys.ties(day_two), [b"a"]) == [b"7"]

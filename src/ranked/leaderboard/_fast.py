@@ -28,7 +28,7 @@ from typing import Any, Final
 from ..backends.procedure import Call, Step, answer
 from ..core.models import Member
 from ..core.windows import WindowKind
-from ._plan_write import WritePlan
+from ._plan import BoardPlan
 from ._requests import Operator
 from .results import Submission, WindowResult
 
@@ -40,19 +40,20 @@ FastSubmit = Callable[[Member, float, Operator | None], Submission | None]
 _ALL_TIME: Final = "all"
 
 
-def fast_eligible(plan: WritePlan) -> bool:
+def fast_eligible(plan: BoardPlan) -> bool:
     """Whether the board's configuration allows the one-call submit (checked once)."""
-    windows = plan.windows
+    core = plan.core
+    windows = plan.windows.kept
     return (
         windows.kinds == (WindowKind.ALL_TIME,)
         and not windows.seasons
-        and plan.lex is None
-        and not plan.secondary
-        and plan.layout is None
-        and plan.composite is None
-        and plan.trim_to is None
-        and plan.on_trimmed_lookup is None
-        and plan.clock is None
+        and core.lex is None
+        and not core.secondary
+        and core.layout is None
+        and core.composite is None
+        and core.trim_to is None
+        and core.on_trimmed_lookup is None
+        and core.clock is None
     )
 
 
@@ -64,22 +65,23 @@ def _general_path_call(*_args: Any) -> Call[Submission | None]:
     return answer(None)
 
 
-def plain_submit(plan: WritePlan) -> Step[Submission | None] | None:
+def plain_submit(plan: BoardPlan) -> Step[Submission | None] | None:
     """The one-call submit step of an eligible board (:func:`fast_eligible`) once its
     window is registered and while it has no deadline; None until then. Its Python and
     Redis forms answer None (the general path is that step there)."""
-    if plan.deadline_ms is not None or not plan.is_registered(_ALL_TIME):
+    core = plan.core
+    if core.deadline_ms is not None or not plan.windows.is_registered(_ALL_TIME):
         return None
     return Step(
         _general_path_call,
         _general_path,
         native="board",
         native_args={
-            "key": plan.target(_ALL_TIME).key,
+            "key": plan.windows.target(_ALL_TIME).key,
             "window": _ALL_TIME,
-            "high_first": plan.high_first,
-            "style": plan.style.value,
-            "operator": plan.config.operator,
+            "high_first": core.high_first,
+            "style": core.style.value,
+            "operator": core.config.operator,
             "result_type": WindowResult,
             "submission_type": Submission,
         },

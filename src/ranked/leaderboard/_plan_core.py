@@ -1,12 +1,12 @@
-"""The core of a board's sans-I/O logic: configuration, targets, windows, values, drivers.
+"""The core of a board's sans-I/O logic: configuration, keys, values, time, drivers.
 
 Every board operation is a generator that yields steps as ``(step name, args)`` and
 receives each step's answer; it returns the typed result. :func:`run_sync` drives it with
 the board's steps bound to a :class:`~ranked.backends.base.Backend`, :func:`run_async` to
 an :class:`~ranked.backends.base.AsyncBackend` (see :mod:`._steps`), so the sync and async
 boards share every line of logic. :class:`PlanCore` holds what every operation needs; the
-operations live in mixins by concern (``_plan_write``, ``_plan_read``, ``_plan_social``,
-``_plan_life``) assembled into :class:`~ranked.leaderboard._plan.BoardPlan`.
+operations live in one object per concept, each holding the core (see
+:class:`~ranked.leaderboard._plan.BoardPlan`).
 
 Nothing here touches the network or the engine; time comes from two callables (the
 backend's ``now_ms`` and the board's optional clock), both local reads.
@@ -16,27 +16,24 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterable, Sequence
 from datetime import datetime, timedelta
 from types import MappingProxyType
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 from ..core._time import UNIX_EPOCH, Instant, micros, to_utc
 from ..core.cursors import Direction
 from ..core.models import Entry, Member, MemberData
 from ..core.ranks import RankStyle
 from ..core.scores import ScoreAt
-from ..core.windows import Season, Window, WindowKind
 from ..errors import (
     BoardConfigError,
     InvalidScoreError,
-    MemberDataError,
     OutOfRangeError,
     PageSizeError,
     WindowError,
 )
-from ._requests import Operator, Row, Target, exact_score
+from ._requests import Operator, Row, exact_score
 from .config import BoardConfig
 
 __all__ = [
@@ -44,7 +41,7 @@ __all__ = [
     "PlanCore",
     "Steps",
     "TrimmedLookup",
-    "WriteWindows",
+    "ceil_ms",
     "from_ms",
     "member_bytes",
     "member_record",
@@ -62,11 +59,6 @@ Steps = Generator[Call, Any, T]
 TrimmedLookup = Callable[[Member], "float | None"]
 """The rehydration hook: a trimmed member's historical score, or None."""
 
-DEFAULT_PAGE_SIZE: Final = 50
-_DELETE_CHUNK: Final = 512
-_INF: Final = math.inf
-_KIND_NAMES: Final = frozenset(kind.value for kind in WindowKind if kind is not WindowKind.SEASON)
-_SEASON_ALIAS: Final = "season:"
 _new = tuple.__new__
 """Builds a named-tuple result from a tuple without its generated ``__new__`` (hot paths)."""
 
@@ -100,7 +92,8 @@ def to_ms(at: Instant) -> int:
     return micros(to_utc(at, WindowError) - UNIX_EPOCH) // 1000
 
 
-def _ceil_ms(when: datetime) -> int:
+def ceil_ms(when: datetime) -> int:
+    """An aware datetime as Unix milliseconds, rounded up."""
     return -(-micros(when - UNIX_EPOCH) // 1000)
 
 
@@ -118,14 +111,6 @@ def member_bytes(member: Member) -> bytes:
     raise TypeError(f"a member is str or bytes, not {type(member).__name__}")
 
 
-def _json_object(value: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
-        raise MemberDataError(f"{what} must be a dict with str keys, not {value!r}")
-    return dict(value)
-
-
 def member_record(member: Member, blob: bytes | None) -> MemberData | None:
     """A member's stored data blob (``{"name": ..., "meta": {...}}``) as
     :class:`MemberData`, with read-only metadata of its own; None without a blob."""
@@ -133,46 +118,6 @@ def member_record(member: Member, blob: bytes | None) -> MemberData | None:
         return None
     record = json.loads(blob)
     return MemberData(member, record["name"], MappingProxyType(record["meta"]))
-
-
-def _dumps(value: object, what: str) -> bytes:
-    try:
-        return json.dumps(
-            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-        ).encode()
-    except (TypeError, ValueError) as error:
-        raise MemberDataError(f"{what} is not JSON serialisable: {error}") from None
-
-
-@dataclass(slots=True)
-class WriteWindows:
-    """Where a submission at some instant writes: cached while its inputs hold.
-
-    Valid for instants in ``[low, high)`` (the same windows are open), the same board
-    deadline, and, when any target has a TTL (``now`` is not None), the same backend
-    millisecond the TTLs were counted from.
-    """
-
-    low: int
-    high: int
-    now: int | None
-    deadline: int | None
-    targets: tuple[Target, ...]
-    ids: tuple[str, ...]
-    """The window id of each target, in order."""
-    window_of: dict[bytes, str]
-    register: list[str]
-    """Windows not yet in the board's registry (a non-empty list is never served cached)."""
-    primary: str
-
-
-@dataclass(slots=True)
-class _WindowSlot:
-    """A window a submission at some instant writes to: its id, base target, end."""
-
-    window_id: str
-    target: Target
-    end_ms: int | None
 
 
 class PlanCore:
@@ -198,130 +143,24 @@ class PlanCore:
         self.layout = config.layout
         self.composite = config.composite
         self.trim_to = config.trim_to
-        self.windows = config.windows
         self.backend_now_ms = backend_now_ms
         self.clock = clock
         self.on_trimmed_lookup = on_trimmed_lookup
         self.bytes_members = bytes_members
         self.cross_slot = cross_slot
         self.deadline_ms: int | None = None
+        """The board's deadline (Unix ms) once :meth:`~._plan_life.Life.expire_at` set
+        one: later writes expire with it."""
         self.direction = Direction.DESC if self.high_first else Direction.ASC
-        self.retention_ms = -(-micros(self.windows.retention) // 1000)
         self.registry_key = self.keys.prefix + b":windows"
         self.friended_key = self.keys.prefix + b":friended"
-        self._targets: dict[str, Target] = {}
-        self._registered: set[str] = set()
-        self._slots: tuple[int, int, list[_WindowSlot]] | None = None
-        self._write_cache: WriteWindows | None = None
-        kinds = self.windows.kinds
-        self._all_time_first = bool(kinds) and kinds[0] is WindowKind.ALL_TIME
-        self._defaults: dict[WindowKind, tuple[int, int, str]] = {}
-        self._time_mask = 0 if self.layout is None else (1 << self.layout.time_bits) - 1
+        self.time_mask = 0 if self.layout is None else (1 << self.layout.time_bits) - 1
 
-    # -- time and windows --------------------------------------------------------
+    # -- time ------------------------------------------------------------------------
 
     def now_ms(self) -> int:
         """The board's 'now': its clock if it has one, else the backend's."""
         return self.clock() if self.clock is not None else self.backend_now_ms()
-
-    def target(self, window_id: str) -> Target:
-        """The (TTL-less) target of a window id; built once."""
-        target = self._targets.get(window_id)
-        if target is None:
-            keys = self.keys
-            target = Target(
-                keys.window(window_id),
-                keys.dense(window_id),
-                keys.dense_counts(window_id),
-                None,
-                keys.ties(window_id) if self.secondary else None,
-            )
-            self._targets[window_id] = target
-        return target
-
-    def _slots_at(self, instant_ms: int) -> list[_WindowSlot]:
-        cached = self._slots
-        if cached is not None and cached[0] <= instant_ms < cached[1]:
-            return cached[2]
-        when = from_ms(instant_ms)
-        found = self.windows.windows_at(when)
-        low, high = -(1 << 62), 1 << 62
-        slots = []
-        for window in found:
-            end_ms = None
-            if window.start is not None and window.end is not None:
-                end_ms = _ceil_ms(window.end)
-                low, high = max(low, _ceil_ms(window.start)), min(high, end_ms)
-            slots.append(_WindowSlot(window.id, self.target(window.id), end_ms))
-        for season in self.windows.seasons:  # a season opening or closing ends the cache
-            if season.start > when:
-                high = min(high, _ceil_ms(season.start))
-            elif season.end <= when:
-                low = max(low, _ceil_ms(season.end))
-        self._slots = (low, high, slots)
-        return slots
-
-    def _default_id(self, now_ms: int) -> str:
-        kinds = self.windows.kinds
-        if not kinds:
-            now = from_ms(now_ms)
-            seasons = self.windows.seasons
-            current = [s for s in seasons if s.start <= now < s.end]
-            return (current[0] if current else seasons[0]).window.id
-        return self._kind_id(kinds[0], now_ms)
-
-    def _kind_id(self, kind: WindowKind, now_ms: int) -> str:
-        if kind is WindowKind.ALL_TIME:
-            return "all"
-        cached = self._defaults.get(kind)
-        if cached is not None and cached[0] <= now_ms < cached[1]:
-            return cached[2]
-        window = self.windows.window(kind, from_ms(now_ms))
-        assert window.start is not None and window.end is not None
-        self._defaults[kind] = (_ceil_ms(window.start), _ceil_ms(window.end), window.id)
-        return window.id
-
-    def window_id(self, window: str | Window | None, now_ms: int | None = None) -> str:
-        """Resolve a read's ``window`` argument to a window id of this board.
-
-        ``None``: the current window of the board's first kind. ``"daily"``, ``"weekly"``,
-        ``"monthly"``, ``"all"``: that kind's current window. ``"season:<name>"`` or
-        ``"s:<name>"``: a season. Anything else is a window id (``"d2026-11-21"``...).
-        A window the board does not keep raises :class:`WindowError`.
-        """
-        now = self.now_ms() if now_ms is None else now_ms
-        if window is None:
-            return self._default_id(now)
-        if isinstance(window, Window):
-            window = window.id
-        if not isinstance(window, str):
-            raise WindowError(f"a window is a str or Window, not {type(window).__name__}")
-        if window in _KIND_NAMES:
-            kind = WindowKind(window)
-            if kind not in self.windows.kinds:
-                raise WindowError(f"board {self.config.name!r} keeps no {window} window")
-            return self._kind_id(kind, now)
-        if window.startswith(_SEASON_ALIAS):
-            return self.windows.season(window[len(_SEASON_ALIAS) :]).id
-        resolved = self.windows.window_for_id(window)
-        if resolved.kind is not WindowKind.SEASON and resolved.kind not in self.windows.kinds:
-            raise WindowError(f"board {self.config.name!r} keeps no {resolved.kind} windows")
-        return resolved.id
-
-    def read_target(self, window: str | Window | None) -> tuple[str, Target]:
-        """The window id and target a read uses."""
-        if window is None and self._all_time_first:
-            return "all", self.target("all")  # the default needs no clock read
-        window_id = self.window_id(window)
-        return window_id, self.target(window_id)
-
-    def season_end_ms(self, season: str | Season) -> int:
-        """The end of one of the board's seasons, in Unix ms."""
-        if isinstance(season, Season):
-            season = season.name
-        end = self.windows.season(season).end
-        assert end is not None
-        return _ceil_ms(end)
 
     # -- values ----------------------------------------------------------------------
 
@@ -416,7 +255,9 @@ class PlanCore:
             raise PageSizeError(f"offset must be an int >= 0, not {offset!r}")
         return offset
 
-    def _value(self, value: float, operator: Operator) -> float:
+    def value(self, value: float, operator: Operator) -> float:
+        """A submitted score as stored, checked for this board (plain: a finite float or an
+        exact int; time tie-break: an int within the layout's score bits)."""
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise InvalidScoreError(f"a score is an int or float, not {type(value).__name__}")
         layout = self.layout
@@ -437,7 +278,8 @@ class PlanCore:
             raise OutOfRangeError(f"score {value} is not exact in a float64")
         return float(value)
 
-    def _check_time(self, instant_ms: int) -> None:
+    def check_time(self, instant_ms: int) -> None:
+        """Refuse an instant outside the time tie-break's budget (no-op without one)."""
         composite = self.composite
         if composite is None:
             return

@@ -6,7 +6,7 @@ on a field where higher is better). The window's ties hash
 (:meth:`ranked.core.keys.BoardKeys.ties`) indexes member id -> encoded member, so a
 member can be found, replaced and removed.
 
-Writes: :meth:`LexWritePlan.submit_lex_steps` runs the backend's ``lex_replace`` once per
+Writes: :meth:`Lex.submit_steps` runs the backend's ``lex_replace`` once per
 window: look up the previous encoding, keep the better one for ``best`` (the smaller
 bytes: earlier in board order), swap the entries, update the index, with the window's
 TTL, atomically (one script on Redis). A submission to several windows is one atomic
@@ -41,11 +41,11 @@ from ..core.models import Member
 from ..core.ranks import RankStyle
 from ..errors import BoardConfigError, InvalidScoreError
 from ._plan_core import PlanCore, Steps, member_bytes, to_ms
-from ._plan_write import WritePlan
+from ._plan_windows import Windows
 from ._requests import LexOutcome, Operator, Row, Target
 from .results import Submission, WindowResult
 
-__all__ = ["LexReadPlan", "LexWritePlan"]
+__all__ = ["Lex", "LexFields"]
 
 LexFields = int | Sequence[int]
 """The fields of one lexicographic entry (an int for a one-field layout)."""
@@ -54,26 +54,35 @@ _FIELD_WIDTH: Final = 20  # digits per encoded field (ranked.core.lex)
 _ABOVE_DIGITS: Final = b"\xff"  # sorts after every digit and ':'
 
 
-class LexReadPlan(PlanCore):
-    """Lookups of lexicographic boards: member id -> encoded member -> rank."""
+class Lex:
+    """Reads and writes of lexicographic boards: member id -> encoded member -> rank
+    (no I/O)."""
 
-    def lex_encoded(self, window_id: str, members: Sequence[bytes]) -> Steps[list[bytes | None]]:
+    def __init__(self, core: PlanCore, windows: Windows) -> None:
+        self.core = core
+        self.windows = windows
+        self.lex = core.lex
+
+    def encoded(self, window_id: str, members: Sequence[bytes]) -> Steps[list[bytes | None]]:
         """The stored (encoded) member of each member id, None if absent. HMGET."""
         if not members:
             return []
-        found: list[bytes | None] = yield ("hash_get", (self.ties_key(window_id), list(members)))
+        found: list[bytes | None] = yield (
+            "hash_get",
+            (self.core.ties_key(window_id), list(members)),
+        )
         return found
 
     def _prefix(self, encoded: bytes) -> bytes:
         assert self.lex is not None
         return encoded[: self.lex.prefix_length]
 
-    def lex_better(self, target: Target, encoded: bytes) -> Steps[int]:
+    def better(self, target: Target, encoded: bytes) -> Steps[int]:
         """Entries whose field prefix is strictly better than ``encoded``'s. ZLEXCOUNT."""
         better: int = yield ("lex_count", (target.key, None, self._prefix(encoded), False, True))
         return better
 
-    def lex_ranks(
+    def ranks(
         self,
         window_id: str,
         target: Target,
@@ -83,7 +92,7 @@ class LexReadPlan(PlanCore):
         """(first field, rank) per member id, None if absent. Two calls (unique), plus one
         ZLEXCOUNT per present member (competition)."""
         assert self.lex is not None
-        encoded = yield from self.lex_encoded(window_id, members)
+        encoded = yield from self.encoded(window_id, members)
         present = [raw for raw in encoded if raw is not None]
         found: list[tuple[float, int] | None] = []
         if present:
@@ -97,18 +106,18 @@ class LexReadPlan(PlanCore):
                 continue
             rank = hit[1]
             if style is RankStyle.COMPETITION:
-                rank = 1 + (yield from self.lex_better(target, raw))
+                rank = 1 + (yield from self.better(target, raw))
             answers.append((self.lex.decode(raw).fields[0], rank))
         return answers
 
-    def lex_rows(self, target: Target, rows: list[Row], style: RankStyle) -> Steps[list[Row]]:
+    def rows(self, target: Target, rows: list[Row], style: RankStyle) -> Steps[list[Row]]:
         """Consecutive rows read with unique ranks (positions), in ``style``: competition
         counts once for the first row; later rows share the rank of an equal prefix or
         take their position."""
         if style is RankStyle.UNIQUE or not rows:
             return rows
         previous = self._prefix(rows[0][0])
-        rank = 1 + (yield from self.lex_better(target, rows[0][0]))
+        rank = 1 + (yield from self.better(target, rows[0][0]))
         out: list[Row] = []
         for member, score, position in rows:
             prefix = self._prefix(member)
@@ -117,7 +126,7 @@ class LexReadPlan(PlanCore):
             out.append((member, score, rank))
         return out
 
-    def lex_field_range(self, low: float, high: float) -> tuple[bytes, bytes] | None:
+    def field_range(self, low: float, high: float) -> tuple[bytes, bytes] | None:
         """Byte bounds of the entries whose first field lies in ``[low, high]``, or None
         when no integer does (any int or float but NaN; infinities are unbounded)."""
         assert self.lex is not None
@@ -137,12 +146,12 @@ class LexReadPlan(PlanCore):
             start, stop = stop, start
         return start, stop + _ABOVE_DIGITS
 
-    def lex_between(
+    def between(
         self, target: Target, low: float, high: float, offset: int, count: int, style: RankStyle
     ) -> Steps[list[Row]]:
         """Rows whose first field lies in ``[low, high]``, board order. ZRANGE BYLEX, then
         one ZLEXCOUNT for the first row's rank."""
-        bounds = self.lex_field_range(low, high)
+        bounds = self.field_range(low, high)
         if bounds is None:
             return []
         found: list[bytes] = yield (
@@ -153,19 +162,19 @@ class LexReadPlan(PlanCore):
             return []
         before: int = yield ("lex_count", (target.key, None, found[0], False, True))
         rows: list[Row] = [(raw, 0.0, before + 1 + i) for i, raw in enumerate(found)]
-        return (yield from self.lex_rows(target, rows, style))
+        return (yield from self.rows(target, rows, style))
 
-    def lex_count_between(self, target: Target, low: float, high: float) -> Steps[int]:
+    def count_between(self, target: Target, low: float, high: float) -> Steps[int]:
         """Entries whose first field lies in ``[low, high]``. ZLEXCOUNT."""
-        bounds = self.lex_field_range(low, high)
+        bounds = self.field_range(low, high)
         if bounds is None:
             return 0
         total: int = yield ("lex_count", (target.key, bounds[0], bounds[1], False, False))
         return total
 
-    def lex_percentile(self, window_id: str, target: Target, member: bytes) -> Steps[float | None]:
+    def percentile(self, window_id: str, target: Target, member: bytes) -> Steps[float | None]:
         """100 * entries with a strictly worse first field / all entries; None if absent."""
-        encoded = (yield from self.lex_encoded(window_id, [member]))[0]
+        encoded = (yield from self.encoded(window_id, [member]))[0]
         if encoded is None:
             return None
         total: int = yield ("count", (target.key,))
@@ -173,16 +182,14 @@ class LexReadPlan(PlanCore):
         worse: int = yield ("lex_count", (target.key, field, None, True, False))
         return 100.0 * worse / total if total else 0.0
 
-
-class LexWritePlan(WritePlan, LexReadPlan):
-    """Submissions to lexicographic boards: one atomic ``lex_replace`` per window."""
+    # -- the write: one atomic ``lex_replace`` per window ---------------------------
 
     def _encode(self, member: bytes, fields: LexFields) -> bytes:
         assert self.lex is not None
         values = (fields,) if isinstance(fields, int) else tuple(fields)
         return self.lex.encode(values, member)
 
-    def submit_lex_steps(
+    def submit_steps(
         self,
         items: Iterable[tuple[Member, LexFields]],
         operator: Operator | None,
@@ -193,31 +200,31 @@ class LexWritePlan(WritePlan, LexReadPlan):
         ``best`` keeps the smaller encoding (the better one in byte order)."""
         if self.lex is None:
             raise BoardConfigError("submit_lex needs a LexLayout tie_break")
-        op = self.config.operator if operator is None else operator
+        op = self.core.config.operator if operator is None else operator
         if op not in ("set", "best"):
             raise BoardConfigError(f"a lexicographic board takes 'set' or 'best', not {op!r}")
         pairs = [(member, self._encode(member_bytes(member), f)) for member, f in items]
-        instant = self.now_ms() if at is None else to_ms(at)
-        targets, window_of, register, primary = self.window_targets(instant)
+        instant = self.core.now_ms() if at is None else to_ms(at)
+        targets, window_of, register, primary = self.windows.window_targets(instant)
         if register:
-            yield ("set_add", (self.registry_key, [w.encode() for w in register]))
-        self._registered.update(register)
+            yield ("set_add", (self.core.registry_key, [w.encode() for w in register]))
+        self.windows.register(register)
         results: list[dict[str, WindowResult]] = [{} for _ in pairs]
         for target in targets:
             window_id = window_of[target.key]
-            index = self.ties_key(window_id)
+            index = self.core.ties_key(window_id)
             for found, (member, encoded) in zip(results, pairs, strict=True):
                 outcome: LexOutcome = yield (
                     "lex_replace",
                     (target, index, member_bytes(member), encoded, op, False),
                 )
-                found[window_id] = self._lex_result(window_id, outcome)
+                found[window_id] = self._result(window_id, outcome)
         return [
             Submission(member, found[primary], MappingProxyType(found))
             for (member, _), found in zip(pairs, results, strict=True)
         ]
 
-    def _lex_result(self, window_id: str, outcome: LexOutcome) -> WindowResult:
+    def _result(self, window_id: str, outcome: LexOutcome) -> WindowResult:
         assert self.lex is not None
         previous = outcome.previous
         return WindowResult(

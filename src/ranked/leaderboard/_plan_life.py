@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 from ..core.models import Member
-from ._plan_core import (
-    _DELETE_CHUNK,
-    PlanCore,
-    Steps,
-    member_bytes,
-)
+from ._plan_core import PlanCore, Steps, member_bytes
+from ._plan_windows import Windows
 
-__all__ = ["LifePlan"]
+__all__ = ["Life"]
+
+_DELETE_CHUNK: Final = 512
 
 
-class LifePlan(PlanCore):
-    """Removal, clearing and expiry steps of a board."""
+class Life:
+    """Removal, clearing and expiry steps of a board (no I/O)."""
 
-    # -- lifecycle ------------------------------------------------------------------------------
+    def __init__(self, core: PlanCore, windows: Windows) -> None:
+        self.core = core
+        self.windows = windows
 
     def _window_keys(self, window_ids: Iterable[bytes]) -> list[bytes]:
-        keys = self.keys
+        keys = self.core.keys
         found: list[bytes] = []
         for raw in window_ids:
             window_id = raw.decode()
@@ -33,40 +34,45 @@ class LifePlan(PlanCore):
             )
         return found
 
+    def _window_ids(self) -> Steps[set[bytes]]:
+        """The registered windows, with the all-time and current ones (always cleared)."""
+        window_ids: set[bytes] = yield ("set_members", (self.core.registry_key,))
+        window_ids |= {b"all", self.windows.default_id(self.core.now_ms()).encode()}
+        return window_ids
+
     def _all_keys(self) -> Steps[list[bytes]]:
-        window_ids: set[bytes] = yield ("set_members", (self.registry_key,))
-        friended: set[bytes] = yield ("set_members", (self.friended_key,))
-        window_ids |= {b"all", self._default_id(self.now_ms()).encode()}
-        keys = [self.keys.meta, self.keys.data, self.registry_key, self.friended_key]
+        core = self.core
+        window_ids = yield from self._window_ids()
+        friended: set[bytes] = yield ("set_members", (core.friended_key,))
+        keys = [core.keys.meta, core.keys.data, core.registry_key, core.friended_key]
         keys += self._window_keys(window_ids)
-        keys += [self.keys.friends(member) for member in friended]
+        keys += [core.keys.friends(member) for member in friended]
         return keys
 
     def remove(self, member: Member) -> Steps[bool]:
         """Remove a member from every window, its data and its friend set."""
+        core = self.core
         own = member_bytes(member)
-        window_ids: set[bytes] = yield ("set_members", (self.registry_key,))
-        window_ids |= {b"all", self._default_id(self.now_ms()).encode()}
-        ordered = sorted(window_ids)
-        targets = [self.target(window_id.decode()) for window_id in ordered]
-        if self.lex is None:
+        ordered = sorted((yield from self._window_ids()))
+        targets = [self.windows.target(window_id.decode()) for window_id in ordered]
+        if core.lex is None:
             removed: int = yield ("remove", (targets, [own]))
         else:  # each window stores its own encoding of the member
             removed = 0
             for window_id, target in zip(ordered, targets, strict=True):
                 found: list[bytes | None] = yield (
                     "hash_get",
-                    (self.ties_key(window_id.decode()), [own]),
+                    (core.ties_key(window_id.decode()), [own]),
                 )
                 if found[0] is not None:
                     count: int = yield ("remove", ([target], [found[0]]))
                     removed += count
-        if self.lex is not None:  # the remove op cleared a secondary board's tie values
+        if core.lex is not None:  # the remove op cleared a secondary board's tie values
             for window_id in ordered:
-                yield ("hash_delete", (self.ties_key(window_id.decode()), [own]))
-        data: int = yield ("hash_delete", (self.keys.data, [own]))
-        friends: int = yield ("delete", ([self.keys.friends(own)],))
-        yield ("set_remove", (self.friended_key, [own]))
+                yield ("hash_delete", (core.ties_key(window_id.decode()), [own]))
+        data: int = yield ("hash_delete", (core.keys.data, [own]))
+        friends: int = yield ("delete", ([core.keys.friends(own)],))
+        yield ("set_remove", (core.friended_key, [own]))
         return bool(removed or data or friends)
 
     def clear(self) -> Steps[int]:
@@ -76,9 +82,8 @@ class LifePlan(PlanCore):
         for start in range(0, len(keys), _DELETE_CHUNK):
             count: int = yield ("delete", (keys[start : start + _DELETE_CHUNK],))
             deleted += count
-        self._registered.clear()
-        self._write_cache = None
-        self.deadline_ms = None
+        self.windows.forget()
+        self.core.deadline_ms = None
         return deleted
 
     def expire_at(self, deadline_ms: int) -> Steps[None]:
@@ -86,4 +91,4 @@ class LifePlan(PlanCore):
         keys = yield from self._all_keys()
         for start in range(0, len(keys), _DELETE_CHUNK):
             yield ("expire_at", (keys[start : start + _DELETE_CHUNK], deadline_ms))
-        self.deadline_ms = deadline_ms
+        self.core.deadline_ms = deadline_ms

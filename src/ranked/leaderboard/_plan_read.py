@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Final
 
 from ..core.cursors import Cursor
 from ..core.models import Around, Entry, Member, MemberRank, Page
@@ -11,16 +12,10 @@ from ..core.ranks import RankStyle
 from ..core.scores import ScoreAt
 from ..core.windows import Window
 from ..errors import BoardConfigError, InvalidCursorError, InvalidScoreError, PageSizeError
-from ._plan_core import (
-    _INF,
-    DEFAULT_PAGE_SIZE,
-    Call,
-    Steps,
-    _new,
-    member_bytes,
-)
-from ._plan_lex import LexReadPlan
-from ._plan_ties import TiesPlan
+from ._plan_core import Call, PlanCore, Steps, _new, member_bytes
+from ._plan_lex import Lex
+from ._plan_ties import Ties
+from ._plan_windows import Windows
 from ._requests import MAX_POSITION, Row, Target
 
 __all__ = [
@@ -30,7 +25,7 @@ __all__ = [
     "PercentileAnswer",
     "PercentileArgs",
     "RanksArgs",
-    "ReadPlan",
+    "Reads",
     "ScoresArgs",
 ]
 
@@ -41,6 +36,9 @@ PageAfterArgs = tuple[Target, float, bytes, int, bool, RankStyle]
 AroundArgs = tuple[Target, bytes, int, int, bool, RankStyle]
 PercentileArgs = tuple[Target, bytes, bool]
 PercentileAnswer = tuple[float, int, int] | None
+
+DEFAULT_PAGE_SIZE: Final = 50
+_INF: Final = math.inf
 
 
 def _sort_key(item: tuple[tuple[int, float, bytes], MemberRank]) -> tuple[int, float, bytes]:
@@ -65,60 +63,73 @@ def _inward(bound: float, *, up: bool) -> float:
     return near if near < bound else math.nextafter(near, -_INF)
 
 
-class ReadPlan(TiesPlan, LexReadPlan):
-    """Read steps of a board."""
+class Reads:
+    """Read steps of a board (no I/O). ``core.lex`` is the board's lexicographic layout
+    (None on other boards); ``self.lex`` the reads of such boards."""
 
-    # -- reads ---------------------------------------------------------------------------
+    def __init__(self, core: PlanCore, windows: Windows, ties: Ties, lex: Lex) -> None:
+        self.core = core
+        self.windows = windows
+        self.ties = ties
+        self.lex = lex
+        self.entries = core.entries
+        """:meth:`PlanCore.entries`, for the shells' direct reads."""
+        self._plain = core.lex is None and not core.secondary
+        """Reads by plain score and member (no tie-break of ours): one step each."""
 
     def score(self, member: Member, window: str | Window | None) -> Steps[float | None]:
         """The member's plain score (a lexicographic board: its first field)."""
-        window_id, target = self.read_target(window)
-        if self.lex is not None:
-            found_lex = yield from self.lex_ranks(window_id, target, [member_bytes(member)])
+        core = self.core
+        window_id, target = self.windows.read_target(window)
+        if core.lex is not None:
+            found_lex = yield from self.lex.ranks(window_id, target, [member_bytes(member)])
             return None if found_lex[0] is None else found_lex[0][0]
         found: list[float | None] = yield ("scores", (target.key, [member_bytes(member)]))
-        return None if found[0] is None else self.score_out(found[0])
+        return None if found[0] is None else core.score_out(found[0])
 
     def score_at(self, member: Member, window: str | Window | None) -> Steps[ScoreAt | None]:
         """The member's (score, achieved-at) on a time tie-break board."""
-        if self.layout is None:
-            raise BoardConfigError(f"board {self.config.name!r} has no time tie-break")
-        target = self.read_target(window)[1]
+        core = self.core
+        if core.layout is None:
+            raise BoardConfigError(f"board {core.config.name!r} has no time tie-break")
+        target = self.windows.read_target(window)[1]
         found: list[float | None] = yield ("scores", (target.key, [member_bytes(member)]))
-        return None if found[0] is None else self.layout.decode(found[0])
+        return None if found[0] is None else core.layout.decode(found[0])
 
     # -- direct calls: the plain board's one-call reads, for the shells to make without
     # the generator driver (None: the board needs the general steps) -------------------
 
     def plain_scores(self, member: Member, window: str | Window | None) -> ScoresArgs | None:
         """The arguments of :meth:`score`'s one ``scores`` call; None on a lexicographic board."""
-        if self.lex is not None:
+        if self.core.lex is not None:
             return None
-        return self.read_target(window)[1].key, [member_bytes(member)]
+        return self.windows.read_target(window)[1].key, [member_bytes(member)]
 
     def score_from(self, found: list[float | None]) -> float | None:
         """:meth:`score`'s result from its ``scores`` answer."""
         raw = found[0]
-        if raw is None or self.layout is None:
+        layout = self.core.layout
+        if raw is None or layout is None:
             return raw
-        return self.layout.decode(raw).score
+        return layout.decode(raw).score
 
     def plain_ranks(
         self, member: Member, style: RankStyle | str | None, window: str | Window | None
     ) -> RanksArgs | None:
         """The arguments of :meth:`entry_of`'s one ``ranks`` call; None on a secondary or
         lexicographic board."""
-        if self.secondary or self.lex is not None:
+        if not self._plain:
             return None
-        target = self.read_target(window)[1]
-        return target, [member_bytes(member)], self.high_first, self.style_of(style)
+        core = self.core
+        target = self.windows.read_target(window)[1]
+        return target, [member_bytes(member)], core.high_first, core.style_of(style)
 
     def entry_from(self, member: Member, found: list[tuple[float, int] | None]) -> Entry | None:
         """:meth:`entry_of`'s result from its ``ranks`` answer (plain boards)."""
         hit = found[0]
         if hit is None:
             return None
-        return _new(Entry, (member, self.score_out(hit[0]), hit[1], None))
+        return _new(Entry, (member, self.core.score_out(hit[0]), hit[1], None))
 
     @staticmethod
     def rank_from(found: list[tuple[float, int] | None]) -> int | None:
@@ -131,11 +142,12 @@ class ReadPlan(TiesPlan, LexReadPlan):
     ) -> PageArgs | None:
         """The arguments of :meth:`top`'s one ``page`` call; None on a secondary or
         lexicographic board. Rows come back through :meth:`entries`."""
-        if self.secondary or self.lex is not None:
+        if not self._plain:
             return None
-        limit = self.check_size(n, "n")
-        target = self.read_target(window)[1]
-        return target, 0, limit - 1, self.high_first, self.style_of(style)
+        core = self.core
+        limit = core.check_size(n, "n")
+        target = self.windows.read_target(window)[1]
+        return target, 0, limit - 1, core.high_first, core.style_of(style)
 
     def plain_around(
         self,
@@ -147,14 +159,15 @@ class ReadPlan(TiesPlan, LexReadPlan):
     ) -> AroundArgs | None:
         """The arguments of :meth:`around`'s one ``around`` call; None on a secondary or
         lexicographic board. The answer goes through :meth:`around_from`."""
-        if self.secondary or self.lex is not None:
+        if not self._plain:
             return None
-        self.check_offset(before)
-        self.check_offset(after)
-        self.check_size(before + after + 1, "before + after + 1")
-        target = self.read_target(window)[1]
-        resolved = self.style_of(style)
-        return target, member_bytes(member), before, after, self.high_first, resolved
+        core = self.core
+        core.check_offset(before)
+        core.check_offset(after)
+        core.check_size(before + after + 1, "before + after + 1")
+        target = self.windows.read_target(window)[1]
+        resolved = core.style_of(style)
+        return target, member_bytes(member), before, after, core.high_first, resolved
 
     def around_from(self, found: tuple[int, list[Row]] | None) -> Around:
         """:meth:`around`'s result from its ``around`` answer (plain boards)."""
@@ -168,9 +181,10 @@ class ReadPlan(TiesPlan, LexReadPlan):
         """The arguments of :meth:`percentile`'s one ``percentile`` call; None on a time
         tie-break board (worse means a worse *plain* score: a packed count would include
         equal scores achieved later) or a lexicographic board."""
-        if self.layout is not None or self.lex is not None:
+        core = self.core
+        if core.layout is not None or core.lex is not None:
             return None
-        return self.read_target(window)[1], member_bytes(member), self.high_first
+        return self.windows.read_target(window)[1], member_bytes(member), core.high_first
 
     @staticmethod
     def percentile_from(found: PercentileAnswer) -> float | None:
@@ -184,25 +198,27 @@ class ReadPlan(TiesPlan, LexReadPlan):
         self, member: Member, style: RankStyle | str | None, window: str | Window | None
     ) -> Steps[Entry | None]:
         """The member's entry (score and rank) or None."""
-        window_id, target = self.read_target(window)
-        resolved = self.style_of(style)
+        core = self.core
+        window_id, target = self.windows.read_target(window)
+        resolved = core.style_of(style)
         found = yield from self._ranks(window_id, target, [member_bytes(member)], resolved)
         if found[0] is None:
             return None
         score, rank = found[0]
-        return Entry(member, score if self.lex is not None else self.score_out(score), rank)
+        return Entry(member, score if core.lex is not None else core.score_out(score), rank)
 
     def _ranks(
         self, window_id: str, target: Target, members: list[bytes], style: RankStyle
     ) -> Steps[list[tuple[float, int] | None]]:
         """(score, rank) per member in ``style``, by the board's tie-break."""
-        if self.secondary:
-            return (yield from self.secondary_ranks(target, window_id, members, style))
-        if self.lex is not None:
-            return (yield from self.lex_ranks(window_id, target, members, style))
+        core = self.core
+        if core.secondary:
+            return (yield from self.ties.secondary_ranks(target, window_id, members, style))
+        if core.lex is not None:
+            return (yield from self.lex.ranks(window_id, target, members, style))
         found: list[tuple[float, int] | None] = yield (
             "ranks",
-            (target, members, self.high_first, style),
+            (target, members, core.high_first, style),
         )
         return found
 
@@ -210,18 +226,18 @@ class ReadPlan(TiesPlan, LexReadPlan):
         self, window_id: str, target: Target, start: int, count: int, style: RankStyle
     ) -> Steps[list[Row]]:
         """``count`` rows from 0-based position ``start``, by the board's tie-break."""
-        if self.secondary:
-            fetch: Call = ("page", (target, self.high_first))
-            return (yield from self.resorted(window_id, fetch, start, count, style))
-        if self.lex is not None:
+        core = self.core
+        if core.secondary:
+            return (yield from self.ties.rows(window_id, target, start, count, style))
+        if core.lex is not None:
             found: list[Row] = yield (
                 "page",
                 (target, start, start + count - 1, False, RankStyle.UNIQUE),
             )
-            return (yield from self.lex_rows(target, found, style))
+            return (yield from self.lex.rows(target, found, style))
         rows: list[Row] = yield (
             "page",
-            (target, start, start + count - 1, self.high_first, style),
+            (target, start, start + count - 1, core.high_first, style),
         )
         return rows
 
@@ -244,15 +260,16 @@ class ReadPlan(TiesPlan, LexReadPlan):
         style: RankStyle | str | None,
         window: str | Window | None,
     ) -> tuple[list[Member], list[bytes], str, Target, RankStyle]:
+        core = self.core
         listed = list(members)
-        if len(listed) > self.config.max_page_size:
+        if len(listed) > core.config.max_page_size:
             raise PageSizeError(
                 f"{len(listed)} members exceed the board's max_page_size "
-                f"({self.config.max_page_size})"
+                f"({core.config.max_page_size})"
             )
         encoded = [member_bytes(member) for member in listed]
-        window_id, target = self.read_target(window)
-        return listed, encoded, window_id, target, self.style_of(style)
+        window_id, target = self.windows.read_target(window)
+        return listed, encoded, window_id, target, core.style_of(style)
 
     def plain_ranks_of(
         self,
@@ -263,12 +280,12 @@ class ReadPlan(TiesPlan, LexReadPlan):
         """The arguments of :meth:`ranks_of`'s one ``ranks`` call and the members as a
         list; None on a secondary or lexicographic board, or for no members. The answer
         goes through :meth:`ranks_of_from`."""
-        if self.secondary or self.lex is not None:
+        if not self._plain:
             return None
         listed, encoded, _, target, resolved = self._ranks_of_input(members, style, window)
         if not listed:
             return None
-        return (target, encoded, self.high_first, resolved), listed
+        return (target, encoded, self.core.high_first, resolved), listed
 
     def ranks_of_from(
         self,
@@ -277,10 +294,11 @@ class ReadPlan(TiesPlan, LexReadPlan):
         found: list[tuple[float, int] | None],
     ) -> list[MemberRank]:
         """:meth:`ranks_of`'s result from its (score, rank) per member."""
+        core = self.core
         # Board order in one sort: by rank, ties by score then by member bytes as the
         # board orders them. Best first (high_first) is the reverse of (-rank, score, raw).
-        high_first = self.high_first
-        out = None if self.lex is not None or self.layout is None else self.score_out
+        high_first = core.high_first
+        out = None if core.lex is not None or core.layout is None else core.score_out
         present: list[tuple[tuple[int, float, bytes], MemberRank]] = []
         missing: list[MemberRank] = []
         for member, raw, hit in zip(members, encoded, found, strict=True):
@@ -302,71 +320,48 @@ class ReadPlan(TiesPlan, LexReadPlan):
         with_data: bool = False,
     ) -> Steps[Page]:
         """A page best first; with a cursor, the page after the one that produced it.
-        ``with_data``: each entry carries its member data (one HMGET more). Without it,
-        the steps themselves (no generator in between)."""
-        steps = self._page_rows(cursor, size, style, window)
-        return self._page_data(steps) if with_data else steps
-
-    def _page_data(self, steps: Steps[Page]) -> Steps[Page]:
-        page = yield from steps
-        if not page.entries:
-            return page
-        entries = yield from self.with_data(page.entries, True)
-        return Page(entries, page.next_cursor)
-
-    def _page_rows(
-        self,
-        cursor: str | None,
-        size: int | None,
-        style: RankStyle | str | None,
-        window: str | Window | None,
-    ) -> Steps[Page]:
-        resolved_style = self.style_of(style)
+        ``with_data``: each entry carries its member data (one HMGET more)."""
+        core = self.core
+        resolved_style = core.style_of(style)
         if cursor is None:
-            limit = self.check_size(DEFAULT_PAGE_SIZE if size is None else size)
-            window_id, target = self.read_target(window)
+            limit = core.check_size(DEFAULT_PAGE_SIZE if size is None else size)
+            window_id, target = self.windows.read_target(window)
             rows = yield from self._rows(window_id, target, 0, limit + 1, resolved_style)
-            return self._page(rows, limit, window_id)
-        point, limit, window_id, target = self._resume(cursor, size, window)
-        if self.secondary:
-            rows = yield from self._secondary_after(
-                window_id,
-                target,
-                point.score,
-                member_bytes(point.member),
-                limit + 1,
-                resolved_style,
-            )
-            return self._page(rows, limit, window_id)
-        read_style = RankStyle.UNIQUE if self.lex is not None else resolved_style
-        rows = yield (
-            "page_after",
-            (
-                target,
-                point.score,
-                member_bytes(point.member),
-                limit + 1,
-                self.high_first,
-                read_style,
-            ),
-        )
-        if self.lex is not None:
-            rows = yield from self.lex_rows(target, rows, resolved_style)
-        return self._page(rows, limit, window_id)
+        else:
+            point, limit, window_id, target = self._resume(cursor, size, window)
+            member = member_bytes(point.member)
+            if core.secondary:
+                rows = yield from self.ties.after(
+                    window_id, target, point.score, member, limit + 1, resolved_style
+                )
+            else:
+                read_style = RankStyle.UNIQUE if core.lex is not None else resolved_style
+                rows = yield (
+                    "page_after",
+                    (target, point.score, member, limit + 1, core.high_first, read_style),
+                )
+                if core.lex is not None:
+                    rows = yield from self.lex.rows(target, rows, resolved_style)
+        page = self._page(rows, limit, window_id)
+        if with_data and page.entries:
+            page = Page((yield from core.with_data(page.entries, True)), page.next_cursor)
+        return page
 
     def _resume(
         self, cursor: str, size: int | None, window: str | Window | None
     ) -> tuple[Cursor, int, str, Target]:
         """A cursor's point, the page size, window id and target (all checked)."""
-        point = Cursor.decode(cursor, board=self.config.name)
-        if point.direction is not self.direction:
+        core = self.core
+        point = Cursor.decode(cursor, board=core.config.name)
+        if point.direction is not core.direction:
             raise InvalidCursorError("cursor was made for a board read in the other direction")
-        if window is not None and self.window_id(window) != point.window:
+        if window is not None and self.windows.window_id(window) != point.window:
             raise InvalidCursorError(f"cursor is for window {point.window!r}")
-        limit = self.check_size(point.limit if size is None else size)
-        if point.window == "all" and self._all_time_first:
-            return point, limit, "all", self.target("all")  # what read_target gives, cheaper
-        window_id, target = self.read_target(point.window)
+        limit = core.check_size(point.limit if size is None else size)
+        if point.window == "all" and self.windows.all_time_first:
+            # what read_target gives, cheaper
+            return point, limit, "all", self.windows.target("all")
+        window_id, target = self.windows.read_target(point.window)
         return point, limit, window_id, target
 
     def plain_page_after(
@@ -379,12 +374,13 @@ class ReadPlan(TiesPlan, LexReadPlan):
         """The arguments of :meth:`page`'s one ``page_after`` call (with a cursor), the
         page size and the window id; None on a secondary or lexicographic board. Rows
         come back through :meth:`page_from`."""
-        if self.secondary or self.lex is not None:
+        if not self._plain:
             return None
-        resolved = self.style_of(style)
+        core = self.core
+        resolved = core.style_of(style)
         point, limit, window_id, target = self._resume(cursor, size, window)
         member = member_bytes(point.member)
-        return (target, point.score, member, limit + 1, self.high_first, resolved), limit, window_id
+        return (target, point.score, member, limit + 1, core.high_first, resolved), limit, window_id
 
     def page_from(self, rows: list[Row], limit: int, window_id: str) -> Page:
         """:meth:`page`'s result from its ``page_after`` answer (plain boards)."""
@@ -399,53 +395,27 @@ class ReadPlan(TiesPlan, LexReadPlan):
         with_data: bool = False,
     ) -> Steps[Page]:
         """The page starting at 0-based position ``offset`` (``with_data``: as :meth:`page`)."""
-        steps = self._page_at_rows(offset, size, style, window)
-        return self._page_data(steps) if with_data else steps
-
-    def _page_at_rows(
-        self,
-        offset: int,
-        size: int,
-        style: RankStyle | str | None,
-        window: str | Window | None,
-    ) -> Steps[Page]:
-        start = self.check_offset(offset)
-        limit = self.check_size(size)
-        window_id, target = self.read_target(window)
-        resolved = self.style_of(style)
+        core = self.core
+        start = core.check_offset(offset)
+        limit = core.check_size(size)
+        window_id, target = self.windows.read_target(window)
+        resolved = core.style_of(style)
         if start > MAX_POSITION:  # past the end of every board: no round trip
             return Page((), None)
         rows = yield from self._rows(window_id, target, start, limit + 1, resolved)
-        return self._page(rows, limit, window_id)
-
-    def _secondary_after(
-        self,
-        window_id: str,
-        target: Target,
-        score: float,
-        member: bytes,
-        count: int,
-        style: RankStyle,
-    ) -> Steps[list[Row]]:
-        """Up to ``count`` rows after (score, member) in tie-break order: the rest of the
-        member's tie group (by its current tie-break value), then worse scores."""
-        group = yield from self.tie_group(target, window_id, score, style)
-        point = (yield from self._tie_keys(window_id, [member]))[member]
-        keys = yield from self._tie_keys(window_id, [row[0] for row in group])
-        rows = [row for row in group if keys[row[0]] > point][:count]
-        if len(rows) < count:
-            low, high = self.worse_bounds(score)
-            fetch: Call = ("by_score", (target, low, high, self.high_first))
-            rows += yield from self.resorted(window_id, fetch, 0, count - len(rows), style)
-        return rows
+        page = self._page(rows, limit, window_id)
+        if with_data and page.entries:
+            page = Page((yield from core.with_data(page.entries, True)), page.next_cursor)
+        return page
 
     def _page(self, rows: list[Row], limit: int, window_id: str) -> Page:
-        entries = tuple(self.entries(rows[:limit]))
+        core = self.core
+        entries = tuple(core.entries(rows[:limit]))
         if len(rows) <= limit:
             return Page(entries, None)
         last = rows[limit - 1]
-        member: Member = self.member_out(last[0])
-        token = Cursor(self.config.name, window_id, self.direction, last[1], member, limit)
+        member: Member = core.member_out(last[0])
+        token = Cursor(core.config.name, window_id, core.direction, last[1], member, limit)
         return Page(entries, token.encode())
 
     def top(
@@ -456,16 +426,14 @@ class ReadPlan(TiesPlan, LexReadPlan):
         with_data: bool = False,
     ) -> Steps[list[Entry]]:
         """The best ``n`` entries (``with_data``: with their member data, one HMGET)."""
-        steps = self._top_rows(n, style, window)
-        return self._list_data(steps) if with_data else steps
-
-    def _top_rows(
-        self, n: int, style: RankStyle | str | None, window: str | Window | None
-    ) -> Steps[list[Entry]]:
-        limit = self.check_size(n, "n")
-        window_id, target = self.read_target(window)
-        rows = yield from self._rows(window_id, target, 0, limit, self.style_of(style))
-        return self.entries(rows)
+        core = self.core
+        limit = core.check_size(n, "n")
+        window_id, target = self.windows.read_target(window)
+        rows = yield from self._rows(window_id, target, 0, limit, core.style_of(style))
+        entries = core.entries(rows)
+        if with_data:
+            entries = list((yield from core.with_data(entries, True)))
+        return entries
 
     def around(
         self,
@@ -478,61 +446,32 @@ class ReadPlan(TiesPlan, LexReadPlan):
     ) -> Steps[Around]:
         """Up to before + 1 + after entries containing the member, shifted at the edges
         (``with_data``: with their member data, one HMGET)."""
-        steps = self._around_rows(member, before, after, style, window)
-        return self._around_data(steps) if with_data else steps
-
-    def _around_data(self, steps: Steps[Around]) -> Steps[Around]:
-        found = yield from steps
-        if not found.entries:
-            return found
-        entries = yield from self.with_data(found.entries, True)
-        return Around(entries, found.member_index)
-
-    def _around_rows(
-        self,
-        member: Member,
-        before: int,
-        after: int,
-        style: RankStyle | str | None,
-        window: str | Window | None,
-    ) -> Steps[Around]:
-        self.check_offset(before)
-        self.check_offset(after)
-        size = self.check_size(before + after + 1, "before + after + 1")
-        window_id, target = self.read_target(window)
-        resolved = self.style_of(style)
+        core = self.core
+        core.check_offset(before)
+        core.check_offset(after)
+        size = core.check_size(before + after + 1, "before + after + 1")
+        window_id, target = self.windows.read_target(window)
+        resolved = core.style_of(style)
         own = member_bytes(member)
-        if self.secondary:
-            return (
-                yield from self._secondary_around(window_id, target, own, before, size, resolved)
-            )
-        if self.lex is not None:
-            encoded = yield from self.lex_encoded(window_id, [own])
-            if encoded[0] is None:
+        if core.secondary:
+            view = yield from self.ties.around(window_id, target, own, before, size, resolved)
+        else:
+            if core.lex is not None:
+                encoded = yield from self.lex.encoded(window_id, [own])
+                if encoded[0] is None:
+                    return Around((), None)
+                own = encoded[0]
+            read_style = RankStyle.UNIQUE if core.lex is not None else resolved
+            found = yield ("around", (target, own, before, after, core.high_first, read_style))
+            if found is None:
                 return Around((), None)
-            own = encoded[0]
-        read_style = RankStyle.UNIQUE if self.lex is not None else resolved
-        found = yield ("around", (target, own, before, after, self.high_first, read_style))
-        if found is None:
-            return Around((), None)
-        index, rows = found
-        if self.lex is not None:
-            rows = yield from self.lex_rows(target, rows, resolved)
-        return Around(tuple(self.entries(rows)), index)
-
-    def _secondary_around(
-        self, window_id: str, target: Target, own: bytes, before: int, size: int, style: RankStyle
-    ) -> Steps[Around]:
-        found = yield from self.secondary_ranks(target, window_id, [own], RankStyle.UNIQUE)
-        if found[0] is None:
-            return Around((), None)
-        index = found[0][1] - 1
-        total: int = yield ("count", (target.key,))
-        start = max(0, min(index - before, total - size))
-        rows = yield from self._rows(window_id, target, start, min(size, total - start), style)
-        entries = tuple(self.entries(rows))
-        position = next((i for i, row in enumerate(rows) if row[0] == own), index - start)
-        return Around(entries, min(position, len(entries) - 1) if entries else None)
+            index, rows = found
+            if core.lex is not None:
+                rows = yield from self.lex.rows(target, rows, resolved)
+            view = Around(tuple(core.entries(rows)), index)
+        if with_data and view.entries:
+            view = Around((yield from core.with_data(view.entries, True)), view.member_index)
+        return view
 
     def _bounds(self, low: float, high: float) -> tuple[float, float] | None:
         """Inclusive plain-score bounds as stored bounds, or None when no score can lie
@@ -540,10 +479,11 @@ class ReadPlan(TiesPlan, LexReadPlan):
         float64 (or no packed value) holds is moved inward to the nearest one that lies
         within it (an int past the float64 range becomes the infinity beyond it), so
         the count is exact."""
+        core = self.core
         for bound in (low, high):
             if isinstance(bound, bool) or not isinstance(bound, int | float) or bound != bound:
                 raise InvalidScoreError(f"a score bound is a number (not NaN), not {bound!r}")
-        layout = self.layout
+        layout = core.layout
         if layout is None:
             if low.__class__ is float and high.__class__ is float:  # taken as they are
                 return None if low > high else (low, high)
@@ -557,22 +497,24 @@ class ReadPlan(TiesPlan, LexReadPlan):
         packed_high = (
             _INF
             if high >= layout.score_max
-            else float((math.floor(high) << shift) + self._time_mask)
+            else float((math.floor(high) << shift) + core.time_mask)
         )
         return None if packed_low > packed_high else (packed_low, packed_high)
 
     def count(self, window: str | Window | None) -> Steps[int]:
         """Members in the window."""
-        target = self.read_target(window)[1]
+        target = self.windows.read_target(window)[1]
         total: int = yield ("count", (target.key,))
         return total
 
     def count_between(self, low: float, high: float, window: str | Window | None) -> Steps[int]:
         """Members with ``low <= score <= high`` (plain scores, both inclusive)."""
-        if self.lex is not None:
-            return (yield from self.lex_count_between(self.read_target(window)[1], low, high))
+        if self.core.lex is not None:
+            return (
+                yield from self.lex.count_between(self.windows.read_target(window)[1], low, high)
+            )
         bounds = self._bounds(low, high)
-        target = self.read_target(window)[1]
+        target = self.windows.read_target(window)[1]
         if bounds is None:
             return 0
         total: int = yield ("count", (target.key, *bounds))
@@ -590,75 +532,65 @@ class ReadPlan(TiesPlan, LexReadPlan):
     ) -> Steps[list[Entry]]:
         """Entries with ``low <= score <= high`` best first, after ``offset``, at most
         ``count`` (``with_data``: with their member data, one HMGET)."""
-        steps = self._between_rows(low, high, offset, count, style, window)
-        return self._list_data(steps) if with_data else steps
-
-    def _list_data(self, steps: Steps[list[Entry]]) -> Steps[list[Entry]]:
-        found = yield from steps
-        return list((yield from self.with_data(found, True)))
-
-    def _between_rows(
-        self,
-        low: float,
-        high: float,
-        offset: int,
-        count: int | None,
-        style: RankStyle | str | None,
-        window: str | Window | None,
-    ) -> Steps[list[Entry]]:
-        start = self.check_offset(offset)
-        limit = self.check_size(self.config.max_page_size if count is None else count, "count")
-        resolved = self.style_of(style)
+        core = self.core
+        start = core.check_offset(offset)
+        limit = core.check_size(core.config.max_page_size if count is None else count, "count")
+        resolved = core.style_of(style)
         if start > MAX_POSITION:  # past the end of every board: no round trip
-            self.read_target(window)  # a window the board does not keep is still an error
-            if self.lex is None:
+            self.windows.read_target(window)  # a window the board does not keep is still an error
+            if core.lex is None:
                 self._bounds(low, high)
             else:
-                self.lex_field_range(low, high)
+                self.lex.field_range(low, high)
             return []
-        if self.lex is not None:
-            target = self.read_target(window)[1]
-            lex_rows = yield from self.lex_between(target, low, high, start, limit, resolved)
-            return self.entries(lex_rows)
-        bounds = self._bounds(low, high)
-        window_id, target = self.read_target(window)
-        if bounds is None:
-            return []
-        packed_low, packed_high = bounds
-        if self.secondary:
-            fetch: Call = ("by_score", (target, packed_low, packed_high, self.high_first))
-            rows = yield from self.resorted(window_id, fetch, start, limit, resolved)
-            return self.entries(rows)
-        rows = yield (
-            "by_score",
-            (target, packed_low, packed_high, start, limit, self.high_first, resolved),
-        )
-        return self.entries(rows)
+        rows: list[Row]
+        if core.lex is not None:
+            target = self.windows.read_target(window)[1]
+            rows = yield from self.lex.between(target, low, high, start, limit, resolved)
+        else:
+            bounds = self._bounds(low, high)
+            window_id, target = self.windows.read_target(window)
+            if bounds is None:
+                return []
+            packed_low, packed_high = bounds
+            if core.secondary:
+                fetch: Call = ("by_score", (target, packed_low, packed_high, core.high_first))
+                rows = yield from self.ties.resorted(window_id, fetch, start, limit, resolved)
+            else:
+                rows = yield (
+                    "by_score",
+                    (target, packed_low, packed_high, start, limit, core.high_first, resolved),
+                )
+        entries = core.entries(rows)
+        if with_data:
+            entries = list((yield from core.with_data(entries, True)))
+        return entries
 
     def percentile(self, member: Member, window: str | Window | None) -> Steps[float | None]:
         """100 * (members with a strictly worse plain score) / (all members); None if absent."""
-        if self.lex is not None:
-            window_id, lex_target = self.read_target(window)
-            return (yield from self.lex_percentile(window_id, lex_target, member_bytes(member)))
+        core = self.core
+        if core.lex is not None:
+            window_id, lex_target = self.windows.read_target(window)
+            return (yield from self.lex.percentile(window_id, lex_target, member_bytes(member)))
         args = self.plain_percentile(member, window)
         if args is not None:
             answer: PercentileAnswer = yield ("percentile", args)
             return self.percentile_from(answer)
-        target = self.read_target(window)[1]
+        target = self.windows.read_target(window)[1]
         found: list[float | None] = yield ("scores", (target.key, [member_bytes(member)]))
         raw = found[0]
         if raw is None:
             return None
         total: int = yield ("count", (target.key,))
-        layout = self.layout
+        layout = core.layout
         if layout is None:
-            if self.high_first:
+            if core.high_first:
                 low, high = -_INF, math.nextafter(raw, -_INF)
             else:
                 low, high = math.nextafter(raw, _INF), _INF
         else:
             plain = layout.decode(raw).score
-            if self.high_first:
+            if core.high_first:
                 low, high = -_INF, float((plain << layout.time_bits) - 1)
             else:
                 low, high = float((plain + 1) << layout.time_bits), _INF

@@ -10,26 +10,42 @@ from ..core.models import Entry, Member
 from ..core.ranks import RankStyle, ranks
 from ..core.windows import Window
 from ..errors import MemberDataError, PageSizeError
-from ._plan_core import (
-    Steps,
-    _dumps,
-    _json_object,
-    _new,
-    member_bytes,
-    member_record,
-)
-from ._plan_ties import TiesPlan
+from ._plan_core import PlanCore, Steps, _new, member_bytes, member_record
+from ._plan_ties import Ties
+from ._plan_windows import Windows
 from .results import FriendsBoard, MemberData
 
-__all__ = ["SocialPlan"]
+__all__ = ["Social"]
+
+
+def _json_object(value: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise MemberDataError(f"{what} must be a dict with str keys, not {value!r}")
+    return dict(value)
+
+
+def _dumps(value: object, what: str) -> bytes:
+    try:
+        return json.dumps(
+            value, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        ).encode()
+    except (TypeError, ValueError) as error:
+        raise MemberDataError(f"{what} is not JSON serialisable: {error}") from None
 
 
 def _score_then_member(pair: tuple[bytes, float]) -> tuple[float, bytes]:
     return pair[1], pair[0]
 
 
-class SocialPlan(TiesPlan):
-    """Friend graph, friends boards, member data and metadata steps."""
+class Social:
+    """Friend graph, friends boards, member data and metadata steps (no I/O)."""
+
+    def __init__(self, core: PlanCore, windows: Windows, ties: Ties) -> None:
+        self.core = core
+        self.windows = windows
+        self.ties = ties
 
     # -- friends ---------------------------------------------------------------------------
 
@@ -40,13 +56,14 @@ class SocialPlan(TiesPlan):
 
     def add_friends(self, member: Member, friends: Iterable[Member]) -> Steps[int]:
         """Add friends (the member joins its own set: it ranks among its friends)."""
+        core = self.core
         own = member_bytes(member)
         others = [friend for friend in self._friend_list(friends) if friend != own]
         added = 0
         if others:
-            added = yield ("set_add", (self.keys.friends(own), others))
-        yield ("set_add", (self.keys.friends(own), [own]))
-        yield ("set_add", (self.friended_key, [own]))
+            added = yield ("set_add", (core.keys.friends(own), others))
+        yield ("set_add", (core.keys.friends(own), [own]))
+        yield ("set_add", (core.friended_key, [own]))
         return added
 
     def remove_friends(self, member: Member, friends: Iterable[Member]) -> Steps[int]:
@@ -55,14 +72,15 @@ class SocialPlan(TiesPlan):
         others = [friend for friend in self._friend_list(friends) if friend != own]
         if not others:
             return 0
-        removed: int = yield ("set_remove", (self.keys.friends(own), others))
+        removed: int = yield ("set_remove", (self.core.keys.friends(own), others))
         return removed
 
     def friends_of(self, member: Member) -> Steps[set[Member]]:
         """The member's friends (without the member)."""
+        core = self.core
         own = member_bytes(member)
-        found: set[bytes] = yield ("set_members", (self.keys.friends(own),))
-        return {self.member_out(friend) for friend in found if friend != own}
+        found: set[bytes] = yield ("set_members", (core.keys.friends(own),))
+        return {core.member_out(friend) for friend in found if friend != own}
 
     def friends_board(
         self,
@@ -75,25 +93,26 @@ class SocialPlan(TiesPlan):
         ``max_page_size``), with the member's own rank. Reads only: one atomic step
         (the friend set and the current scores), plus the tie values on a secondary
         board."""
-        if self.lex is not None:
-            raise self.unsupported("friends_board", "friend sets of encoded members")
-        resolved = self.style_of(style)  # every argument is checked before any call
+        core = self.core
+        if core.lex is not None:
+            raise core.unsupported("friends_board", "friend sets of encoded members")
+        resolved = core.style_of(style)  # every argument is checked before any call
         own = member_bytes(member)
-        window_id, target = self.read_target(window)
-        friends = self.keys.friends(own)
+        window_id, target = self.windows.read_target(window)
+        friends = core.keys.friends(own)
         pairs: list[tuple[bytes, float]] = yield ("friend_scores", (target.key, friends, own))
         # Board order: by score, ties by member bytes (descending on high-first boards).
-        pairs.sort(key=_score_then_member, reverse=self.high_first)
-        if self.secondary and pairs:  # ties by the tie-break values (one HMGET)
-            tie_keys = yield from self._tie_keys(window_id, [m for m, _ in pairs])
-            sign = -1.0 if self.high_first else 1.0
+        pairs.sort(key=_score_then_member, reverse=core.high_first)
+        if core.secondary and pairs:  # ties by the tie-break values (one HMGET)
+            tie_keys = yield from self.ties.tie_keys(window_id, [m for m, _ in pairs])
+            sign = -1.0 if core.high_first else 1.0
             pairs.sort(key=lambda pair: (sign * pair[1], tie_keys[pair[0]]))
         numbers = ranks([score for _, score in pairs], resolved)
         at = next((i for i, (name, _) in enumerate(pairs) if name == own), None)
-        limit = self.config.max_page_size
-        entries = yield from self.with_data(
+        limit = core.config.max_page_size
+        entries = yield from core.with_data(
             [
-                _new(Entry, (self.member_out(m), self.score_out(s), rank, None))
+                _new(Entry, (core.member_out(m), core.score_out(s), rank, None))
                 for (m, s), rank in zip(pairs[:limit], numbers, strict=False)
             ],
             with_data,
@@ -105,9 +124,10 @@ class SocialPlan(TiesPlan):
     # -- member data and metadata ------------------------------------------------------------
 
     def _hash_ttl(self) -> int | None:
-        if self.deadline_ms is None:
+        core = self.core
+        if core.deadline_ms is None:
             return None
-        return max(1, self.deadline_ms - self.backend_now_ms())
+        return max(1, core.deadline_ms - core.backend_now_ms())
 
     def set_member_data(
         self, member: Member, display_name: str | None, metadata: Mapping[str, Any] | None
@@ -118,18 +138,19 @@ class SocialPlan(TiesPlan):
         blob = _dumps(
             {"name": display_name, "meta": _json_object(metadata, "metadata")}, "metadata"
         )
-        yield ("hash_set", (self.keys.data, {member_bytes(member): blob}, self._hash_ttl()))
+        yield ("hash_set", (self.core.keys.data, {member_bytes(member): blob}, self._hash_ttl()))
 
     def member_data(self, members: Sequence[Member]) -> Steps[dict[Member, MemberData]]:
         """Data of the members that have some."""
+        core = self.core
         members = list(members)
-        if len(members) > self.config.max_page_size:
+        if len(members) > core.config.max_page_size:
             raise PageSizeError(f"{len(members)} members exceed max_page_size")
         if not members:
             return {}
         blobs: list[bytes | None] = yield (
             "hash_get",
-            (self.keys.data, [member_bytes(member) for member in members]),
+            (core.keys.data, [member_bytes(member) for member in members]),
         )
         found: dict[Member, MemberData] = {}
         for member, blob in zip(members, blobs, strict=True):
@@ -141,7 +162,7 @@ class SocialPlan(TiesPlan):
     def set_metadata(self, metadata: Mapping[str, Any]) -> Steps[None]:
         """Replace the board's metadata."""
         blob = _dumps(_json_object(metadata, "board metadata"), "board metadata")
-        yield ("hash_set", (self.keys.meta, {b"metadata": blob}, self._hash_ttl()))
+        yield ("hash_set", (self.core.keys.meta, {b"metadata": blob}, self._hash_ttl()))
 
     def merge_metadata(self, changes: Mapping[str, Any]) -> Steps[dict[str, Any]]:
         """Shallow-merge ``changes`` into the board's metadata; the merged metadata.
@@ -150,11 +171,12 @@ class SocialPlan(TiesPlan):
         back only if nobody changed it in between (:data:`._procedures.SWAP_FIELD`, one step), else
         read again. Each retry means another write succeeded (lock-free), so concurrent
         merges all land, none lost. Two calls when nobody races."""
+        core = self.core
         patch = _json_object(changes, "board metadata")
         _dumps(patch, "board metadata")  # every value serialisable before any call
         ttl = self._hash_ttl()
         while True:
-            found: list[bytes | None] = yield ("hash_get", (self.keys.meta, [b"metadata"]))
+            found: list[bytes | None] = yield ("hash_get", (core.keys.meta, [b"metadata"]))
             current = found[0]
             merged: dict[str, Any] = {} if current is None else json.loads(current)
             merged.update(patch)
@@ -165,13 +187,13 @@ class SocialPlan(TiesPlan):
                 _dumps(merged, "board metadata"),
                 b"" if ttl is None else ttl,
             )
-            swapped: bool = yield ("swap_field", ((self.keys.meta,), args))
+            swapped: bool = yield ("swap_field", ((core.keys.meta,), args))
             if swapped:
                 return merged
 
     def metadata(self) -> Steps[dict[str, Any]]:
         """The board's metadata ({} if never set)."""
-        found: list[bytes | None] = yield ("hash_get", (self.keys.meta, [b"metadata"]))
+        found: list[bytes | None] = yield ("hash_get", (self.core.keys.meta, [b"metadata"]))
         if found[0] is None:
             return {}
         value: dict[str, Any] = json.loads(found[0])

@@ -33,12 +33,13 @@ from collections.abc import Sequence
 from typing import Final
 
 from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
+from ..core.models import Around
 from ..core.ranks import RankStyle
 from ..core.ties import overfetch, resort_page
 from ._plan_core import Call, PlanCore, Steps
 from ._requests import Row, Target
 
-__all__ = ["TiesPlan", "tie_value_bytes"]
+__all__ = ["Ties", "tie_value_bytes"]
 
 _BIAS: Final = 1 << 63
 _MISSING: Final = b"~"  # sorts after every 20-digit value: members without one come last
@@ -62,14 +63,20 @@ def _sort_key(member: bytes, stored: bytes | None) -> bytes:
     return b"%020d:%s" % (value + _BIAS, member)
 
 
-class TiesPlan(PlanCore):
-    """Read helpers of secondary tie-break boards."""
+class Ties:
+    """Reads of secondary tie-break boards (no I/O)."""
 
-    def _tie_keys(self, window_id: str, members: Sequence[bytes]) -> Steps[dict[bytes, bytes]]:
+    def __init__(self, core: PlanCore) -> None:
+        self.core = core
+
+    def tie_keys(self, window_id: str, members: Sequence[bytes]) -> Steps[dict[bytes, bytes]]:
         """Sort keys of ``members`` from the window's ties hash (one HMGET)."""
         if not members:
             return {}
-        stored: list[bytes | None] = yield ("hash_get", (self.ties_key(window_id), list(members)))
+        stored: list[bytes | None] = yield (
+            "hash_get",
+            (self.core.ties_key(window_id), list(members)),
+        )
         return {m: _sort_key(m, v) for m, v in zip(members, stored, strict=True)}
 
     def resorted(
@@ -106,14 +113,14 @@ class TiesPlan(PlanCore):
                 size = window.stop - window.start
                 call_args = (target, low, high, window.start, size, high_first, read_style)
             rows: list[Row] = yield (name, call_args)
-            keys = yield from self._tie_keys(window_id, [row[0] for row in rows])
+            keys = yield from self.tie_keys(window_id, [row[0] for row in rows])
             page = resort_page(
                 [(row, row[1]) for row in rows],
                 window,
                 offset,
                 limit,
                 lambda row, keys=keys: keys[row[0]],  # type: ignore[misc]
-                higher_is_better=self.high_first,
+                higher_is_better=self.core.high_first,
             )
             if page is not None:
                 break
@@ -135,16 +142,16 @@ class TiesPlan(PlanCore):
         size: int = yield ("count", (target.key, score, score))
         read_style = RankStyle.COMPETITION if style is RankStyle.UNIQUE else style
         rows: list[Row] = []
-        chunk = self.config.max_page_size
+        chunk = self.core.config.max_page_size
         while len(rows) < size:
             got: list[Row] = yield (
                 "by_score",
-                (target, score, score, len(rows), chunk, self.high_first, read_style),
+                (target, score, score, len(rows), chunk, self.core.high_first, read_style),
             )
             if not got:
                 break
             rows += got
-        keys = yield from self._tie_keys(window_id, [row[0] for row in rows])
+        keys = yield from self.tie_keys(window_id, [row[0] for row in rows])
         rows.sort(key=lambda row: keys[row[0]])
         if style is RankStyle.UNIQUE:
             return [(row[0], row[1], row[2] + i) for i, row in enumerate(rows)]
@@ -161,7 +168,7 @@ class TiesPlan(PlanCore):
         read_style = RankStyle.COMPETITION if style is RankStyle.UNIQUE else style
         found: list[tuple[float, int] | None] = yield (
             "ranks",
-            (target, list(members), self.high_first, read_style),
+            (target, list(members), self.core.high_first, read_style),
         )
         if style is not RankStyle.UNIQUE:
             return found
@@ -180,6 +187,51 @@ class TiesPlan(PlanCore):
 
     def worse_bounds(self, score: float) -> tuple[float, float]:
         """The score range strictly worse than ``score``."""
-        if self.high_first:
+        if self.core.high_first:
             return -math.inf, math.nextafter(score, -math.inf)
         return math.nextafter(score, math.inf), math.inf
+
+    def rows(
+        self, window_id: str, target: Target, start: int, count: int, style: RankStyle
+    ) -> Steps[list[Row]]:
+        """``count`` rows from 0-based position ``start`` in tie-break order (the steps of
+        :meth:`resorted` over board positions, no generator in between)."""
+        fetch: Call = ("page", (target, self.core.high_first))
+        return self.resorted(window_id, fetch, start, count, style)
+
+    def after(
+        self,
+        window_id: str,
+        target: Target,
+        score: float,
+        member: bytes,
+        count: int,
+        style: RankStyle,
+    ) -> Steps[list[Row]]:
+        """Up to ``count`` rows after (score, member) in tie-break order: the rest of the
+        member's tie group (by its current tie-break value), then worse scores."""
+        group = yield from self.tie_group(target, window_id, score, style)
+        point = (yield from self.tie_keys(window_id, [member]))[member]
+        keys = yield from self.tie_keys(window_id, [row[0] for row in group])
+        rows = [row for row in group if keys[row[0]] > point][:count]
+        if len(rows) < count:
+            low, high = self.worse_bounds(score)
+            fetch: Call = ("by_score", (target, low, high, self.core.high_first))
+            rows += yield from self.resorted(window_id, fetch, 0, count - len(rows), style)
+        return rows
+
+    def around(
+        self, window_id: str, target: Target, own: bytes, before: int, size: int, style: RankStyle
+    ) -> Steps[Around]:
+        """Up to ``size`` entries containing ``own``, ``before`` of them above it where the
+        board allows (shifted at the edges), in tie-break order."""
+        found = yield from self.secondary_ranks(target, window_id, [own], RankStyle.UNIQUE)
+        if found[0] is None:
+            return Around((), None)
+        index = found[0][1] - 1
+        total: int = yield ("count", (target.key,))
+        start = max(0, min(index - before, total - size))
+        rows = yield from self.rows(window_id, target, start, min(size, total - start), style)
+        entries = tuple(self.core.entries(rows))
+        position = next((i for i, row in enumerate(rows) if row[0] == own), index - start)
+        return Around(entries, min(position, len(entries) - 1) if entries else None)

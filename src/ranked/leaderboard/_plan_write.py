@@ -1,4 +1,9 @@
-"""Submissions: validate and build requests, read outcomes back, rehydrate trimmed members."""
+"""Submissions: validate and build requests, read outcomes back, rehydrate trimmed members.
+
+The hottest path (a one-member submission) is split into :meth:`Writes.prepare_one` and
+:meth:`Writes.finish_single` so the shells call the backend directly, without a generator;
+:func:`fan_out` prepares one score for many boards (``submit_to_boards_nonatomic``).
+"""
 
 from __future__ import annotations
 
@@ -10,22 +15,15 @@ from types import MappingProxyType
 from ..core._time import Instant
 from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
 from ..core.models import Member
-from ..errors import BoardConfigError, OutOfRangeError, WindowError
-from ._plan_core import (
-    PlanCore,
-    Steps,
-    WriteWindows,
-    _new,
-    from_ms,
-    member_bytes,
-    to_ms,
-)
+from ..errors import BoardConfigError, OutOfRangeError
+from ._plan_core import PlanCore, Steps, _new, from_ms, member_bytes, to_ms
 from ._plan_ties import tie_value_bytes
-from ._requests import Operator, SubmitOutcome, SubmitRequest, Target, incremented
+from ._plan_windows import Windows, WriteWindows
+from ._requests import Operator, SubmitOutcome, SubmitRequest, incremented
 from .config import _OPERATORS
 from .results import Submission, WindowResult
 
-__all__ = ["Prepared", "WritePlan", "check_tie"]
+__all__ = ["Prepared", "Writes", "check_tie", "fan_out"]
 
 _frozen = MappingProxyType
 """A submission's windows: a read-only view of a dict no one else holds (results are
@@ -55,108 +53,35 @@ class Prepared:
     lookup: bool
 
 
-class WritePlan(PlanCore):
-    """Submission steps of a board: prepare, finish, rehydrate."""
+class Writes:
+    """Submission steps of a board: prepare, finish, rehydrate (no I/O)."""
 
-    # -- submissions --------------------------------------------------------------------
-
-    def is_registered(self, window_id: str) -> bool:
-        """Whether this board has put ``window_id`` in its registry (since the last clear)."""
-        return window_id in self._registered
-
-    def write_windows(self, instant: int) -> WriteWindows:
-        """The targets a submission at ``instant`` writes (with TTLs), the window id of
-        each, the windows to register, and the primary window id; cached (see
-        :class:`WriteWindows`), as windows only change at their boundaries."""
-        cached = self._write_cache
-        deadline = self.deadline_ms
-        if (
-            cached is not None
-            and cached.low <= instant < cached.high
-            and cached.deadline == deadline
-            and not cached.register
-        ):
-            if cached.now is None:
-                return cached
-            backend_now = self.backend_now_ms()
-            if cached.now == backend_now:
-                return cached
-        else:
-            backend_now = self.backend_now_ms()
-        targets: list[Target] = []
-        ids: list[str] = []
-        window_of: dict[bytes, str] = {}
-        register: list[str] = []
-        timed = deadline is not None
-        for slot in self._slots_at(instant):
-            target = slot.target
-            ttl: int | None = None
-            if slot.end_ms is not None:
-                timed = True
-                ttl = slot.end_ms + self.retention_ms - backend_now
-                if ttl <= 0:
-                    continue  # past its retention: the key is (or is about to be) gone
-            if deadline is not None:
-                ttl = max(1, min(deadline - backend_now, ttl if ttl is not None else 1 << 62))
-            if ttl is not None:
-                target = Target(
-                    target.key, target.dense_key, target.counts_key, ttl, target.ties_key
-                )
-            targets.append(target)
-            ids.append(slot.window_id)
-            window_of[target.key] = slot.window_id
-            if slot.window_id not in self._registered:
-                register.append(slot.window_id)
-        if not targets:
-            raise WindowError(
-                f"every window of {from_ms(instant).isoformat()} is past its retention; "
-                "nothing would be written"
-            )
-        primary = self._default_id(instant)
-        if self.keys.window(primary) not in window_of:
-            primary = ids[0]
-        assert self._slots is not None  # filled by _slots_at above
-        low, high = self._slots[0], self._slots[1]
-        found = WriteWindows(
-            low,
-            high,
-            backend_now if timed else None,
-            deadline,
-            tuple(targets),
-            tuple(ids),
-            window_of,
-            register,
-            primary,
-        )
-        self._write_cache = found
-        return found
-
-    def window_targets(self, instant: int) -> tuple[list[Target], dict[bytes, str], list[str], str]:
-        """:meth:`write_windows` as (targets, window id per key, to register, primary)."""
-        found = self.write_windows(instant)
-        return list(found.targets), found.window_of, found.register, found.primary
+    def __init__(self, core: PlanCore, windows: Windows) -> None:
+        self.core = core
+        self.windows = windows
 
     def _head(
         self, operator: Operator | None, at: Instant | None, tie: int | None
     ) -> tuple[Operator, int, bytes | None, WriteWindows]:
         """What every submission call checks and resolves first: the operator, the
         instant, the tie value and the windows written."""
-        if self.lex is not None:
+        core = self.core
+        if core.lex is not None:
             raise BoardConfigError(
                 "a lexicographic board takes submit_lex(member, fields), not submit"
             )
-        if tie is not None and not self.secondary:
+        if tie is not None and not core.secondary:
             raise BoardConfigError("tie= needs tie_break='secondary'")
-        op = self.config.operator if operator is None else operator
+        op = core.config.operator if operator is None else operator
         if op not in _OPERATORS:
             raise BoardConfigError(f"unknown operator {op!r}; expected one of {sorted(_OPERATORS)}")
-        instant = self.now_ms() if at is None else to_ms(at)
-        if self.composite is not None:
-            self._check_time(instant)
+        instant = core.now_ms() if at is None else to_ms(at)
+        if core.composite is not None:
+            core.check_time(instant)
         tie_bytes = None
-        if self.secondary:
+        if core.secondary:
             tie_bytes = tie_value_bytes(check_tie(instant if tie is None else tie))
-        return op, instant, tie_bytes, self.write_windows(instant)
+        return op, instant, tie_bytes, self.windows.write_windows(instant)
 
     def prepare_one(
         self,
@@ -169,25 +94,26 @@ class WritePlan(PlanCore):
         """The single backend request of a one-member submission, or None when it needs
         the general path (:meth:`prepare` then :meth:`submit_steps`: a window to
         register, or a trimmed-member lookup). Raises what :meth:`prepare` raises."""
+        core = self.core
         op, instant, tie_bytes, windows = self._head(operator, at, tie)
         encoded = member.encode() if member.__class__ is str else member_bytes(member)
-        if value.__class__ is float and self.layout is None and isfinite(value):
-            stored = value  # the common case of _value, without its calls
+        if value.__class__ is float and core.layout is None and isfinite(value):
+            stored = value  # the common case of core.value, without its calls
         else:
-            stored = self._value(value, op)
+            stored = core.value(value, op)
         request = SubmitRequest(
             encoded,
             stored,
             op,
-            self.high_first,
+            core.high_first,
             windows.targets,
-            self.style,
+            core.style,
             instant,
-            self.composite,
-            self.trim_to,
+            core.composite,
+            core.trim_to,
             tie_bytes,
         )
-        if windows.register or (self.on_trimmed_lookup is not None and op != "set"):
+        if windows.register or (core.on_trimmed_lookup is not None and op != "set"):
             return None
         return request, windows
 
@@ -196,7 +122,7 @@ class WritePlan(PlanCore):
     ) -> Submission:
         """The :class:`Submission` of a :meth:`prepare_one` request (the hot path)."""
         ids = windows.ids
-        if len(ids) == 1 and len(outcomes) == 1 and self.layout is None:
+        if len(ids) == 1 and len(outcomes) == 1 and self.core.layout is None:
             window_id = ids[0]
             outcome = outcomes[0]
             result = _new(
@@ -228,21 +154,22 @@ class WritePlan(PlanCore):
 
         ``tie``: the tie-break value of a secondary board (default: the instant in ms).
         """
+        core = self.core
         op, instant, tie_bytes, windows = self._head(operator, at, tie)
         members: list[Member] = []
         requests: list[SubmitRequest] = []
         target_tuple = windows.targets
         high_first, style, composite, keep = (
-            self.high_first,
-            self.style,
-            self.composite,
-            self.trim_to,
+            core.high_first,
+            core.style,
+            core.composite,
+            core.trim_to,
         )
         for member, value in items:
             requests.append(
                 SubmitRequest(
                     member_bytes(member),
-                    self._value(value, op),
+                    core.value(value, op),
                     op,
                     high_first,
                     target_tuple,
@@ -254,7 +181,7 @@ class WritePlan(PlanCore):
                 )
             )
             members.append(member)
-        lookup = self.on_trimmed_lookup is not None and op != "set" and bool(requests)
+        lookup = core.on_trimmed_lookup is not None and op != "set" and bool(requests)
         return Prepared(
             members,
             requests,
@@ -267,7 +194,8 @@ class WritePlan(PlanCore):
 
     def _result(self, window_id: str, outcome: SubmitOutcome) -> WindowResult:
         previous = outcome.previous_score
-        if self.layout is None:
+        core = self.core
+        if core.layout is None:
             return _new(
                 WindowResult,
                 (
@@ -281,23 +209,18 @@ class WritePlan(PlanCore):
             )
         return WindowResult(
             window_id,
-            self.score_out(outcome.score),
-            None if previous is None else self.score_out(previous),
+            core.score_out(outcome.score),
+            None if previous is None else core.score_out(previous),
             outcome.rank,
             outcome.previous_rank,
             outcome.changed,
         )
 
-    def _register(self, window_ids: list[str]) -> None:
-        if window_ids:
-            self._registered.update(window_ids)
-            self._write_cache = None  # its register list is stale now
-
     def finish(
         self, prepared: Prepared, outcomes: Sequence[tuple[SubmitOutcome, ...]]
     ) -> list[Submission]:
         """Turn the backend's outcomes into one :class:`Submission` per submitted member."""
-        self._register(prepared.register)
+        self.windows.register(prepared.register)
         by_member: list[dict[str, WindowResult]] = [{} for _ in prepared.members]
         window_of = prepared.window_of
         for request, owner, results in zip(
@@ -316,9 +239,10 @@ class WritePlan(PlanCore):
     def _rehydrate(self, prepared: Prepared, present: Sequence[float | None]) -> None:
         """Split the requests of absent members: the primary window starts from the hook's
         historical score, the other windows get the submission as it was."""
-        hook = self.on_trimmed_lookup
+        core = self.core
+        hook = core.on_trimmed_lookup
         assert hook is not None
-        primary_key = self.keys.window(prepared.primary)
+        primary_key = core.keys.window(prepared.primary)
         requests: list[SubmitRequest] = []
         owners: list[int] = []
         for owner, request in zip(prepared.owners, prepared.requests, strict=True):
@@ -327,7 +251,7 @@ class WritePlan(PlanCore):
                 requests.append(request)
                 owners.append(owner)
                 continue
-            start = self._value(historical, "set")
+            start = core.value(historical, "set")
             value = request.value
             operator: Operator
             if request.operator == "incr":
@@ -335,7 +259,7 @@ class WritePlan(PlanCore):
             elif request.operator == "decr":
                 operator, value = "incr", incremented(start, -value)
             else:  # best
-                better = value > start if self.high_first else value < start
+                better = value > start if core.high_first else value < start
                 operator, value = "best", value if better else start
             first = [t for t in request.targets if t.key == primary_key]
             rest = tuple(t for t in request.targets if t.key != primary_key)
@@ -362,7 +286,7 @@ class WritePlan(PlanCore):
         whose registration is then lost (the connection drops in between) is still
         cleared by its TTL; the all-time and current windows are always cleared."""
         if prepared.lookup:
-            primary = self.target(prepared.primary)
+            primary = self.windows.target(prepared.primary)
             members = [request.member for request in prepared.requests]
             present: list[float | None] = yield ("scores", (primary.key, members))
             self._rehydrate(prepared, present)
@@ -372,5 +296,27 @@ class WritePlan(PlanCore):
         else:
             outcomes = yield ("submit_batch", (prepared.requests,))
         if prepared.register:
-            yield ("set_add", (self.registry_key, [w.encode() for w in prepared.register]))
+            yield ("set_add", (self.core.registry_key, [w.encode() for w in prepared.register]))
         return self.finish(prepared, outcomes)
+
+
+def fan_out(
+    boards: Sequence[Writes],
+    member: Member,
+    score: float,
+    operator: Operator | None,
+    at: Instant | None,
+) -> list[Steps[list[Submission]]]:
+    """The submission of one score to each of ``boards``: its steps, per board, prepared
+    (every argument checked, nothing sent yet).
+
+    One instant is used for every board (``at``, else the first board's now), so the
+    windows agree. Every board checks the arguments before any board writes: a value one
+    board refuses (a bad operator, a score outside its time tie-break budget) changes no
+    board.
+    """
+    if not boards:
+        return []
+    when: Instant = at if at is not None else from_ms(boards[0].core.now_ms())
+    prepared = [board.prepare(((member, score),), operator, when) for board in boards]
+    return [board.submit_steps(ready) for board, ready in zip(boards, prepared, strict=True)]

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from ..core._time import Instant
 from ..core.models import Member
 from ._async.board import AsyncLeaderboard
-from ._plan import from_ms, run_async
+from ._plan import fan_out, run_async
 from ._requests import Operator
 from .results import Submission
 
@@ -26,21 +26,14 @@ async def asubmit_to_boards_nonatomic(
 ) -> list[Submission]:
     """Submit one score to many async boards concurrently: atomic per board, NOT across.
 
-    One instant is used for every board (``at``, else the first board's now), so the
-    windows agree. Every board checks the arguments first, so bad input changes no board;
-    the boards are then written concurrently, and if one fails, the others keep their
-    writes.
+    The arguments are checked by every board before any write, with one instant for all
+    boards (``at``, else the first board's now; see
+    :func:`~ranked.leaderboard._plan_write.fan_out`), so bad input changes no board; the
+    boards are then written concurrently, and if one fails, the others keep their writes.
     """
     board_list = list(boards)
-    if not board_list:
-        return []
-    when: Instant = at if at is not None else from_ms(board_list[0]._plan.now_ms())
-    # Every board checks the arguments before any board writes (see the sync twin).
-    prepared = [board._plan.prepare(((member, score),), operator, when) for board in board_list]
+    steps = fan_out([board._plan.writes for board in board_list], member, score, operator, at)
     done = await asyncio.gather(
-        *(
-            run_async(board._steps, board._plan.submit_steps(ready))
-            for board, ready in zip(board_list, prepared, strict=True)
-        )
+        *(run_async(board._steps, each) for board, each in zip(board_list, steps, strict=True))
     )
     return [submissions[0] for submissions in done]

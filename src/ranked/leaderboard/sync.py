@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from ..core._time import Instant
 from ..core.models import Member
-from ._plan import from_ms, run_sync
+from ._plan import fan_out, run_sync
 from ._requests import Operator
 from ._sync.board import Leaderboard
 from .results import Submission
@@ -25,18 +25,11 @@ def submit_to_boards_nonatomic(
 ) -> list[Submission]:
     """Submit one score to many boards (fan-out): atomic per board, NOT across boards.
 
-    One instant is used for every board (``at``, else the first board's now), so the
-    windows agree. Every board checks the arguments first, so bad input changes no board;
-    if a board's backend then fails, the boards before it keep their writes.
+    First every board checks the arguments, at one instant for all (``at``, else the first
+    board's now; :func:`~ranked.leaderboard._plan_write.fan_out`), so bad input changes
+    no board. Then the boards are written one after another: if a board's backend fails,
+    the boards before it keep their writes.
     """
     board_list = list(boards)
-    if not board_list:
-        return []
-    when: Instant = at if at is not None else from_ms(board_list[0]._plan.now_ms())
-    # Every board checks the arguments before any board writes: a value one board refuses
-    # (a bad operator, a score outside its time tie-break budget) changes no board.
-    prepared = [board._plan.prepare(((member, score),), operator, when) for board in board_list]
-    return [
-        run_sync(board._steps, board._plan.submit_steps(ready))[0]
-        for board, ready in zip(board_list, prepared, strict=True)
-    ]
+    steps = fan_out([board._plan.writes for board in board_list], member, score, operator, at)
+    return [run_sync(board._steps, each)[0] for board, each in zip(board_list, steps, strict=True)]

@@ -2,11 +2,13 @@
 """``AsyncLeaderboard``: a board on any asyncio backend (memory, Redis, Redis Cluster); the
 source of the blocking ``Leaderboard`` (``_sync/board.py``, generated from this file).
 
-Each method is a thin shell: the logic lives in :mod:`ranked.leaderboard._plan`, which
-yields the board's steps by name; :class:`~ranked.leaderboard._steps.BoundSteps` runs each
-on the backend. Complexities are per step (n = members in the window, k = members asked
-for or returned). "Atomic" means one step: under one lock on ``memory://``, one Lua
-script on Redis and Redis Cluster. Operations made of several steps say so.
+Each method is a thin shell: the logic lives in the board's concept objects
+(:class:`~ranked.leaderboard._plan.BoardPlan`: ``reads``, ``writes``, ``social``,
+``life``...), whose operations yield the board's steps by name;
+:class:`~ranked.leaderboard._steps.BoundSteps` runs each on the backend. Complexities
+are per step (n = members in the window, k = members asked for or returned). "Atomic"
+means one step: under one lock on ``memory://``, one Lua script on Redis and Redis
+Cluster. Operations made of several steps say so.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from ...core.ranks import RankStyle
 from ...core.scores import ScoreAt, TimeTiebreak
 from ...core.windows import Season, Window, WindowKind, WindowPlan
 from .._fast import fast_eligible, method_shortcut, plain_submit
-from .._plan import BoardPlan, TrimmedLookup, run_sync, to_ms
+from .._plan import BoardPlan, PlanCore, TrimmedLookup, run_sync, to_ms
 from .._plan_lex import LexFields
 from .._requests import Operator
 from .._steps import BoundSteps
@@ -86,12 +88,14 @@ class Leaderboard:
         backend = self.backend
         self.config = config
         self._plan = BoardPlan(
-            config,
-            backend.now_ms,
-            clock=clock,
-            on_trimmed_lookup=on_trimmed_lookup,
-            bytes_members=bytes_members,
-            cross_slot=backend.cross_slot,
+            PlanCore(
+                config,
+                backend.now_ms,
+                clock=clock,
+                on_trimmed_lookup=on_trimmed_lookup,
+                bytes_members=bytes_members,
+                cross_slot=backend.cross_slot,
+            )
         )
         self._steps = BoundSteps(backend)
         # The one-call submit (see .._fast): asked of the backend after the first general
@@ -147,16 +151,16 @@ class Leaderboard:
             done = fast(member, score, operator)
             if done is not None:
                 return done
-        plan = self._plan
-        single = plan.prepare_one(member, score, operator, at, tie)
+        writes = self._plan.writes
+        single = writes.prepare_one(member, score, operator, at, tie)
         if single is None:  # a window to register, or a trimmed-member lookup
-            prepared = plan.prepare(((member, score),), operator, at, tie)
-            result = (run_sync(self._steps, plan.submit_steps(prepared)))[0]
+            prepared = writes.prepare(((member, score),), operator, at, tie)
+            result = (run_sync(self._steps, writes.submit_steps(prepared)))[0]
         else:
             request, windows = single
-            result = plan.finish_single(member, windows, self._steps.submit(request))
+            result = writes.finish_single(member, windows, self._steps.submit(request))
         if fast is None and self._fast_eligible:
-            step = plain_submit(plan)
+            step = plain_submit(self._plan)
             if step is not None:
                 writer = self.backend.accelerate(step)
                 self._fast_eligible = writer is not None
@@ -181,10 +185,11 @@ class Leaderboard:
         items: Iterable[tuple[Member, float]] = (
             scores.items() if isinstance(scores, Mapping) else scores
         )
-        prepared = self._plan.prepare(items, operator, at)
+        writes = self._plan.writes
+        prepared = writes.prepare(items, operator, at)
         if not prepared.requests:
             return []
-        return run_sync(self._steps, self._plan.submit_steps(prepared))
+        return run_sync(self._steps, writes.submit_steps(prepared))
 
     def submit_lex(
         self,
@@ -200,49 +205,49 @@ class Leaderboard:
         encoding, the better one in byte order). One atomic backend step per window
         (Redis: one script: HGET, ZREM, ZADD, HSET, PEXPIRE); the result's ranks are
         unique ranks (positions). O(windows * log n)."""
-        steps = self._plan.submit_lex_steps(((member, fields),), operator, at)
+        steps = self._plan.lex.submit_steps(((member, fields),), operator, at)
         return (run_sync(self._steps, steps))[0]
 
     def remove(self, member: Member) -> bool:
         """Remove a member from every window, with its data and friend set; True if
         anything was removed. Several backend calls (each atomic): O(windows * log n)."""
-        return run_sync(self._steps, self._plan.remove(member))
+        return run_sync(self._steps, self._plan.life.remove(member))
 
     def clear(self) -> int:
         """Delete every key of the board (all windows, member data, metadata, friends);
         returns how many existed. Redis: SMEMBERS x2 then DEL. Not atomic as a whole."""
         self._use_writer(None)  # the window must be registered again
-        return run_sync(self._steps, self._plan.clear())
+        return run_sync(self._steps, self._plan.life.clear())
 
     def expire_at(self, when: Instant) -> None:
         """Expire every key of the board at ``when`` (PEXPIREAT); later writes through
         this object inherit the deadline. Several backend calls."""
         self._use_writer(None)  # later writes stamp the deadline: the general path
-        run_sync(self._steps, self._plan.expire_at(to_ms(when)))
+        run_sync(self._steps, self._plan.life.expire_at(to_ms(when)))
 
     def expire_after_end(self, season: str | Season, delay: timedelta) -> None:
         """Expire the board ``delay`` after one of its seasons ends."""
-        deadline = self._plan.season_end_ms(season) + delay // timedelta(milliseconds=1)
+        deadline = self._plan.windows.season_end_ms(season) + delay // timedelta(milliseconds=1)
         self._use_writer(None)
-        run_sync(self._steps, self._plan.expire_at(deadline))
+        run_sync(self._steps, self._plan.life.expire_at(deadline))
 
     # -- reads --------------------------------------------------------------------------
 
     def score(self, member: Member, *, window: WindowArg = None) -> float | None:
         """The member's score, None if absent. O(1). Redis: ZMSCORE. Atomic."""
-        plan = self._plan
-        args = plan.plain_scores(member, window)
+        reads = self._plan.reads
+        args = reads.plain_scores(member, window)
         if args is None:
-            return run_sync(self._steps, plan.score(member, window))
-        return plan.score_from(self._steps.scores(*args))
+            return run_sync(self._steps, reads.score(member, window))
+        return reads.score_from(self._steps.scores(*args))
 
     def score_at(self, member: Member, *, window: WindowArg = None) -> ScoreAt | None:
         """(score, achieved-at) on a time tie-break board. O(1). Redis: ZMSCORE."""
-        return run_sync(self._steps, self._plan.score_at(member, window))
+        return run_sync(self._steps, self._plan.reads.score_at(member, window))
 
     def decode(self, raw: float) -> ScoreAt:
         """Split a stored packed value (e.g. a cursor's) into (score, achieved-at)."""
-        return self._plan.decode(raw)
+        return self._plan.core.decode(raw)
 
     def rank(
         self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
@@ -250,22 +255,22 @@ class Leaderboard:
         """The member's 1-based rank in ``style`` (default: the board's), None if absent.
         O(log n) in every style. Redis: one script (ZSCORE + ZREVRANK / ZCOUNT / dense
         companion ZCOUNT). Atomic."""
-        plan = self._plan
-        args = plan.plain_ranks(member, style, window)
+        reads = self._plan.reads
+        args = reads.plain_ranks(member, style, window)
         if args is None:
-            found = run_sync(self._steps, plan.entry_of(member, style, window))
+            found = run_sync(self._steps, reads.entry_of(member, style, window))
             return None if found is None else found.rank
-        return plan.rank_from(self._steps.ranks(*args))
+        return reads.rank_from(self._steps.ranks(*args))
 
     def entry(
         self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
     ) -> Entry | None:
         """The member's score and rank, None if absent. O(log n). Atomic."""
-        plan = self._plan
-        args = plan.plain_ranks(member, style, window)
+        reads = self._plan.reads
+        args = reads.plain_ranks(member, style, window)
         if args is None:
-            return run_sync(self._steps, plan.entry_of(member, style, window))
-        return plan.entry_from(member, self._steps.ranks(*args))
+            return run_sync(self._steps, reads.entry_of(member, style, window))
+        return reads.entry_from(member, self._steps.ranks(*args))
 
     def ranks_of(
         self,
@@ -276,12 +281,12 @@ class Leaderboard:
     ) -> list[MemberRank]:
         """Ranks of many members sorted by rank (board order); absent members last with
         ``found`` False. At most ``max_page_size`` members. O(k log n). Atomic."""
-        plan = self._plan
-        direct = plan.plain_ranks_of(members, style, window)
+        reads = self._plan.reads
+        direct = reads.plain_ranks_of(members, style, window)
         if direct is None:
-            return run_sync(self._steps, plan.ranks_of(members, style, window))
+            return run_sync(self._steps, reads.ranks_of(members, style, window))
         args, listed = direct
-        return plan.ranks_of_from(listed, args[1], self._steps.ranks(*args))
+        return reads.ranks_of_from(listed, args[1], self._steps.ranks(*args))
 
     def top(
         self,
@@ -294,11 +299,11 @@ class Leaderboard:
         """The best ``n`` entries (n <= max_page_size). O(log n + n).
         Redis: one script (ZRANGE REV + first rank). Atomic. ``with_data``: each entry
         carries its member data (``Entry.data``), read by one HMGET for the whole list."""
-        plan = self._plan
-        args = None if with_data else plan.plain_top(n, style, window)
+        reads = self._plan.reads
+        args = None if with_data else reads.plain_top(n, style, window)
         if args is None:
-            return run_sync(self._steps, plan.top(n, style, window, with_data))
-        return plan.entries(self._steps.page(*args))
+            return run_sync(self._steps, reads.top(n, style, window, with_data))
+        return reads.entries(self._steps.page(*args))
 
     def page(
         self,
@@ -316,14 +321,14 @@ class Leaderboard:
         window and size. O(log n + size). Redis: one script. Atomic. ``with_data``: each
         entry carries its member data, read by one HMGET for the whole page.
         """
-        plan = self._plan
+        reads = self._plan.reads
         direct = None
         if cursor is not None and not with_data:
-            direct = plan.plain_page_after(cursor, size, style, window)
+            direct = reads.plain_page_after(cursor, size, style, window)
         if direct is None:
-            return run_sync(self._steps, plan.page(cursor, size, style, window, with_data))
+            return run_sync(self._steps, reads.page(cursor, size, style, window, with_data))
         args, limit, window_id = direct
-        return plan.page_from(self._steps.page_after(*args), limit, window_id)
+        return reads.page_from(self._steps.page_after(*args), limit, window_id)
 
     def page_at(
         self,
@@ -337,7 +342,9 @@ class Leaderboard:
         """The page at 0-based position ``offset`` (and a cursor to the next); an offset
         past the end reads an empty page, however large. O(log n + size). Redis: one
         script. Atomic. ``with_data``: as :meth:`page`."""
-        return run_sync(self._steps, self._plan.page_at(offset, size, style, window, with_data))
+        return run_sync(
+            self._steps, self._plan.reads.page_at(offset, size, style, window, with_data)
+        )
 
     def around(
         self,
@@ -353,23 +360,23 @@ class Leaderboard:
         at the edges: near the top it fills from below, near the bottom from above.
         O(log n + size). Redis: one script (ZREVRANK + ZREVRANGE). Atomic.
         ``with_data``: as :meth:`page`."""
-        plan = self._plan
-        args = None if with_data else plan.plain_around(member, before, after, style, window)
+        reads = self._plan.reads
+        args = None if with_data else reads.plain_around(member, before, after, style, window)
         if args is None:
-            steps = plan.around(member, before, after, style, window, with_data)
+            steps = reads.around(member, before, after, style, window, with_data)
             return run_sync(self._steps, steps)
-        return plan.around_from(self._steps.around(*args))
+        return reads.around_from(self._steps.around(*args))
 
     def count(self, *, window: WindowArg = None) -> int:
         """Members in the window. O(1). Redis: ZCARD."""
-        total: int = self._steps.count(self._plan.read_target(window)[1].key)
+        total: int = self._steps.count(self._plan.windows.read_target(window)[1].key)
         return total
 
     def count_between(self, low: float, high: float, *, window: WindowArg = None) -> int:
         """Members with low <= score <= high. O(log n). Redis: ZCOUNT. Any int or float
         but NaN: an infinity is unbounded, and an int no float64 holds (10**400 too)
         counts exactly (the bound moves inward to the nearest float64 within it)."""
-        return run_sync(self._steps, self._plan.count_between(low, high, window))
+        return run_sync(self._steps, self._plan.reads.count_between(low, high, window))
 
     def between(
         self,
@@ -388,7 +395,8 @@ class Leaderboard:
         infinity is unbounded, an int no float64 holds counts exactly. ``with_data``: as
         :meth:`page`."""
         return run_sync(
-            self._steps, self._plan.between(low, high, offset, count, style, window, with_data)
+            self._steps,
+            self._plan.reads.between(low, high, offset, count, style, window, with_data),
         )
 
     def percentile(self, member: Member, *, window: WindowArg = None) -> float | None:
@@ -396,30 +404,30 @@ class Leaderboard:
         than ``member`` (plain scores: time tie-breaks do not count); None if absent.
         O(log n). One atomic read (Redis: one script of ZSCORE, ZCARD, ZCOUNT); on a time
         tie-break board three reads (ZMSCORE, ZCARD, ZCOUNT), not atomic as a whole."""
-        plan = self._plan
-        args = plan.plain_percentile(member, window)
+        reads = self._plan.reads
+        args = reads.plain_percentile(member, window)
         if args is None:
-            return run_sync(self._steps, plan.percentile(member, window))
-        return plan.percentile_from(self._steps.percentile(*args))
+            return run_sync(self._steps, reads.percentile(member, window))
+        return reads.percentile_from(self._steps.percentile(*args))
 
     def window_id(self, window: WindowArg = None) -> str:
         """The id of the window a read with this ``window`` argument uses now."""
-        return self._plan.window_id(window)
+        return self._plan.windows.window_id(window)
 
     # -- friends -----------------------------------------------------------------------------
 
     def add_friends(self, member: Member, friends: Iterable[Member]) -> int:
         """Add to the member's friend set (on this board); returns how many were new.
         Invalidates the member's cached friend views. Redis: SADD + DEL."""
-        return run_sync(self._steps, self._plan.add_friends(member, friends))
+        return run_sync(self._steps, self._plan.social.add_friends(member, friends))
 
     def remove_friends(self, member: Member, friends: Iterable[Member]) -> int:
         """Remove from the member's friend set; invalidates its cached views. Redis: SREM."""
-        return run_sync(self._steps, self._plan.remove_friends(member, friends))
+        return run_sync(self._steps, self._plan.social.remove_friends(member, friends))
 
     def friends(self, member: Member) -> set[Member]:
         """The member's friends. O(k). Redis: SMEMBERS."""
-        return run_sync(self._steps, self._plan.friends_of(member))
+        return run_sync(self._steps, self._plan.social.friends_of(member))
 
     def friends_board(
         self,
@@ -436,7 +444,9 @@ class Leaderboard:
         the friend set and the scores (Redis: one script, SMEMBERS + ZMSCORE), ranked
         here; a secondary tie-break board reads its tie values too (HMGET). Writes
         nothing. O(f log n) for f friends. ``with_data``: as :meth:`page`."""
-        return run_sync(self._steps, self._plan.friends_board(member, style, window, with_data))
+        return run_sync(
+            self._steps, self._plan.social.friends_board(member, style, window, with_data)
+        )
 
     # -- member data and metadata ---------------------------------------------------------
 
@@ -448,26 +458,26 @@ class Leaderboard:
     ) -> None:
         """Replace a member's display name and JSON metadata (lives as long as the board).
         Redis: HSET on the board's data hash. Atomic."""
-        run_sync(self._steps, self._plan.set_member_data(member, display_name, metadata))
+        run_sync(self._steps, self._plan.social.set_member_data(member, display_name, metadata))
 
     def member_data(self, members: Sequence[Member]) -> dict[Member, MemberData]:
         """Data of those members that have some. O(k). Redis: HMGET."""
-        return run_sync(self._steps, self._plan.member_data(members))
+        return run_sync(self._steps, self._plan.social.member_data(members))
 
     def set_metadata(self, metadata: Mapping[str, Any]) -> None:
         """Replace the board's JSON metadata (shared by every process). Redis: HSET."""
-        run_sync(self._steps, self._plan.set_metadata(metadata))
+        run_sync(self._steps, self._plan.social.set_metadata(metadata))
 
     def merge_metadata(self, changes: Mapping[str, Any]) -> dict[str, Any]:
         """Shallow-merge ``changes`` into the board's JSON metadata (their keys replace
         those stored, the others stay) and return the merged metadata. Atomic on every
         backend: concurrent merges all land. Redis: HMGET, then a compare-and-set script
         (HGET, HSET, PEXPIRE), again from the read if another write came in between."""
-        return run_sync(self._steps, self._plan.merge_metadata(changes))
+        return run_sync(self._steps, self._plan.social.merge_metadata(changes))
 
     def metadata(self) -> dict[str, Any]:
         """The board's metadata ({} if never set). Redis: HMGET."""
-        return run_sync(self._steps, self._plan.metadata())
+        return run_sync(self._steps, self._plan.social.metadata())
 
     # -- lifecycle ------------------------------------------------------------------------------
 
