@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ranked.backends.generic import ByteRange
 from ranked.core.keys import BoardKeys
 from ranked.core.ranks import RankStyle
 from ranked.errors import ResponseError
@@ -102,36 +103,39 @@ def test_lex_count_and_range(backend: Steps) -> None:
     for raw in (b"a", b"b", b"c", b"d", b"e"):
         replace(backend, raw, raw + b"!")
     board = target()
-    assert backend.lex_count(board.key, None, None) == 5
-    assert backend.lex_count(board.key, b"b!", b"d!") == 3
-    assert backend.lex_count(board.key, b"b!", b"d!", True, True) == 1
-    assert backend.lex_count(board.key, None, b"c", False, True) == 2
-    assert backend.lex_count(board.key, b"c\xff", None) == 2
-    assert backend.lex_range(board.key, None, None, False, False, 0, 10, False) == [
+    assert backend.lex_count(board.key, ByteRange()) == 5
+    assert backend.lex_count(board.key, ByteRange(b"b!", b"d!")) == 3
+    assert backend.lex_count(board.key, ByteRange(b"b!", b"d!", True, True)) == 1
+    assert backend.lex_count(board.key, ByteRange(None, b"c", False, True)) == 2
+    assert backend.lex_count(board.key, ByteRange(b"c\xff", None)) == 2
+    assert backend.lex_range(board.key, ByteRange(), 0, 10, False) == [
         b"a!",
         b"b!",
         b"c!",
         b"d!",
         b"e!",
     ]
-    assert backend.lex_range(board.key, b"b!", b"e!", True, False, 1, 2, False) == [b"d!", b"e!"]
-    assert backend.lex_range(board.key, b"b!", b"e!", False, True, 0, 10, True) == [
+    assert backend.lex_range(board.key, ByteRange(b"b!", b"e!", True, False), 1, 2, False) == [
+        b"d!",
+        b"e!",
+    ]
+    assert backend.lex_range(board.key, ByteRange(b"b!", b"e!", False, True), 0, 10, True) == [
         b"d!",
         b"c!",
         b"b!",
     ]
-    assert backend.lex_range(board.key, None, None, False, False, 3, 0, False) == []
-    assert backend.lex_count(target(board="empty").key, None, None) == 0
-    assert backend.lex_range(target(board="empty").key, None, None, False, False, 0, 5, False) == []
+    assert backend.lex_range(board.key, ByteRange(), 3, 0, False) == []
+    assert backend.lex_count(target(board="empty").key, ByteRange()) == 0
+    assert backend.lex_range(target(board="empty").key, ByteRange(), 0, 5, False) == []
     with pytest.raises(ValueError):
-        backend.lex_range(board.key, None, None, False, False, -1, 5, False)
+        backend.lex_range(board.key, ByteRange(), -1, 5, False)
 
 
 def test_lex_ops_through_the_async_twin(async_backend: AsyncRunner) -> None:
     async def scenario(aio: Steps) -> None:
         got = await aio.lex_replace(target(), INDEX, b"amy", b"1:amy", "set", False)
         assert got.rank == 1 and got.changed
-        assert await aio.lex_count(target().key, None, None) == 1
-        assert await aio.lex_range(target().key, None, None, False, False, 0, 5, True) == [b"1:amy"]
+        assert await aio.lex_count(target().key, ByteRange()) == 1
+        assert await aio.lex_range(target().key, ByteRange(), 0, 5, True) == [b"1:amy"]
 
     async_backend.run(scenario)

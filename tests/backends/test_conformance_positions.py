@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from ranked.backends.generic import ByteRange
 from ranked.core.ranks import RankStyle
 from ranked.leaderboard._requests import MAX_POSITION
 
@@ -25,7 +26,7 @@ def test_reads_from_far_positions_are_empty(backend: Steps, huge: int) -> None:
     board = fill(backend, {b"a": 1, b"b": 2, b"c": 3})
     assert backend.page(board, huge, huge + 5, True, UNIQUE) == []
     assert backend.by_score(board, 0, 10, huge, 5, True, UNIQUE) == []
-    assert backend.lex_range(board.key, None, None, False, False, huge, 5, False) == []
+    assert backend.lex_range(board.key, ByteRange(), huge, 5, False) == []
 
 
 @pytest.mark.parametrize("huge", HUGE)
@@ -36,7 +37,7 @@ def test_far_counts_read_to_the_end(backend: Steps, huge: int) -> None:
     assert backend.by_score(board, 0, 10, 0, huge, True, UNIQUE) == ALL
     assert backend.page_after(board, 3.0, b"c", huge, True, UNIQUE) == ALL[1:]
     assert backend.around(board, b"b", huge, huge, True, UNIQUE) == (1, ALL)
-    assert backend.lex_range(board.key, None, None, False, False, 0, huge, False) == [
+    assert backend.lex_range(board.key, ByteRange(), 0, huge, False) == [
         b"a",
         b"b",
         b"c",

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from ranked.backends.generic import ByteRange
 from ranked.backends.redis import RedisBackend
 from ranked.core.keys import BoardKeys
 from ranked.core.ranks import RankStyle
@@ -139,8 +140,8 @@ def test_each_operation_is_one_round_trip(relay: CountingRelay) -> None:
         lambda: backend.submit(tied),
         lambda: backend.remove([with_ties], [b"t"]),
         lambda: backend.lex_replace(lex, b"rk:{trips}:ties:lex", b"m", b"1:m", "best", False),
-        lambda: backend.lex_count(lex.key, None, b"2", False, True),
-        lambda: backend.lex_range(lex.key, b"0", None, False, False, 0, 5, True),
+        lambda: backend.lex_count(lex.key, ByteRange(None, b"2", False, True)),
+        lambda: backend.lex_range(lex.key, ByteRange(b"0", None, False, False), 0, 5, True),
     ]
     for operation in warm:
         operation()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from ..engine.commands.common import WRONGTYPE
@@ -35,6 +36,7 @@ __all__ = [
     "SET_ADD",
     "SET_MEMBERS",
     "SET_REMOVE",
+    "ByteRange",
     "stored",
 ]
 
@@ -246,58 +248,56 @@ SCORES: Final = Step(_scores_call, _scores, writes=False)
 """``(key, members) -> score per member (None when absent)``: ZMSCORE. O(k)."""
 
 
-def _lex_bound(value: bytes | None, exclusive: bool, unbounded: bytes) -> bytes:
+@dataclass(frozen=True, slots=True)
+class ByteRange:
+    """Members between ``low`` and ``high`` by their bytes (None: unbounded), each bound
+    inclusive unless marked exclusive. Meaningful when every score is equal."""
+
+    low: bytes | None = None
+    high: bytes | None = None
+    low_exclusive: bool = False
+    high_exclusive: bool = False
+
+    def redis(self) -> tuple[bytes, bytes]:
+        """The bounds as ZLEXCOUNT and ZRANGE BYLEX take them (``[x``, ``(x``, ``-``, ``+``)."""
+        return _bound(self.low, self.low_exclusive, b"-"), _bound(
+            self.high, self.high_exclusive, b"+"
+        )
+
+
+def _bound(value: bytes | None, exclusive: bool, unbounded: bytes) -> bytes:
     if value is None:
         return unbounded
     return (b"(" if exclusive else b"[") + bytes(value)
 
 
-def _lex_count_call(
-    key: bytes,
-    low: bytes | None,
-    high: bytes | None,
-    low_exclusive: bool = False,
-    high_exclusive: bool = False,
-) -> Call[int]:
-    first = _lex_bound(low, low_exclusive, b"-")
-    last = _lex_bound(high, high_exclusive, b"+")
-    return Call(None, (key,), ["ZLEXCOUNT", key, first, last], int)
+def _lex_count_call(key: bytes, bounds: ByteRange) -> Call[int]:
+    return Call(None, (key,), ["ZLEXCOUNT", key, *bounds.redis()], int)
 
 
-def _lex_count(
-    keyspace: Keyspace,
-    key: bytes,
-    low: bytes | None,
-    high: bytes | None,
-    low_exclusive: bool = False,
-    high_exclusive: bool = False,
-) -> int:
+def _lex_count(keyspace: Keyspace, key: bytes, bounds: ByteRange) -> int:
     zset = keyspace.zset(key)
     if zset is None:
         return 0
+    low, high, low_exclusive, high_exclusive = _fields(bounds)
     return zset.count_by_lex(low, high, min_exclusive=low_exclusive, max_exclusive=high_exclusive)
 
 
+def _fields(bounds: ByteRange) -> tuple[bytes | None, bytes | None, bool, bool]:
+    return bounds.low, bounds.high, bounds.low_exclusive, bounds.high_exclusive
+
+
 LEX_COUNT: Final = Step(_lex_count_call, _lex_count, writes=False)
-"""``(key, low, high, low_exclusive=False, high_exclusive=False) -> members between the
-bounds`` (None: unbounded), meaningful when every score is equal: ZLEXCOUNT. O(log n)."""
+"""``(key, ByteRange) -> members in the range``: ZLEXCOUNT. O(log n)."""
 
 
 def _lex_range_call(
-    key: bytes,
-    low: bytes | None,
-    high: bytes | None,
-    low_exclusive: bool,
-    high_exclusive: bool,
-    offset: int,
-    count: int,
-    reverse: bool,
+    key: bytes, bounds: ByteRange, offset: int, count: int, reverse: bool
 ) -> Call[list[bytes]]:
     not_negative(offset=offset, count=count)
     if count == 0 or offset > MAX_POSITION:
         return answer([])
-    first = _lex_bound(low, low_exclusive, b"-")
-    last = _lex_bound(high, high_exclusive, b"+")
+    first, last = bounds.redis()
     args: list[Arg] = ["ZRANGE", key]
     args += (last, first, "BYLEX", "REV") if reverse else (first, last, "BYLEX")
     args += ("LIMIT", offset, min(count, MAX_POSITION))
@@ -305,20 +305,13 @@ def _lex_range_call(
 
 
 def _lex_range(
-    keyspace: Keyspace,
-    key: bytes,
-    low: bytes | None,
-    high: bytes | None,
-    low_exclusive: bool,
-    high_exclusive: bool,
-    offset: int,
-    count: int,
-    reverse: bool,
+    keyspace: Keyspace, key: bytes, bounds: ByteRange, offset: int, count: int, reverse: bool
 ) -> list[bytes]:
     not_negative(offset=offset, count=count)
     zset = keyspace.zset(key)
     if zset is None or count == 0 or offset > MAX_POSITION:
         return []
+    low, high, low_exclusive, high_exclusive = _fields(bounds)
     pairs = zset.range_by_lex(
         low,
         high,
@@ -332,7 +325,6 @@ def _lex_range(
 
 
 LEX_RANGE: Final = Step(_lex_range_call, _lex_range, writes=False)
-"""``(key, low, high, low_exclusive, high_exclusive, offset, count, reverse) -> members``
-between the bounds (as :data:`LEX_COUNT`) in ascending byte order (descending with
-``reverse``), after skipping ``offset``: ZRANGE BYLEX [REV] LIMIT (REV takes the high
-bound first). O(log n + offset + count)."""
+"""``(key, ByteRange, offset, count, reverse) -> members`` in the range in ascending byte
+order (descending with ``reverse``), after skipping ``offset``: ZRANGE BYLEX [REV] LIMIT
+(REV takes the high bound first). O(log n + offset + count)."""

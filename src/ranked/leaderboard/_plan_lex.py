@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from types import MappingProxyType
 from typing import Final
 
+from ..backends.generic import ByteRange
 from ..core._time import Instant
 from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
 from ..core.models import Member
@@ -79,7 +80,10 @@ class Lex:
 
     def better(self, target: Target, encoded: bytes) -> Steps[int]:
         """Entries whose field prefix is strictly better than ``encoded``'s. ZLEXCOUNT."""
-        better: int = yield ("lex_count", (target.key, None, self._prefix(encoded), False, True))
+        better: int = yield (
+            "lex_count",
+            (target.key, ByteRange(None, self._prefix(encoded), False, True)),
+        )
         return better
 
     def ranks(
@@ -154,13 +158,11 @@ class Lex:
         bounds = self.field_range(low, high)
         if bounds is None:
             return []
-        found: list[bytes] = yield (
-            "lex_range",
-            (target.key, bounds[0], bounds[1], False, False, offset, count, False),
-        )
+        span = ByteRange(bounds[0], bounds[1])
+        found: list[bytes] = yield ("lex_range", (target.key, span, offset, count, False))
         if not found:
             return []
-        before: int = yield ("lex_count", (target.key, None, found[0], False, True))
+        before: int = yield ("lex_count", (target.key, ByteRange(None, found[0], False, True)))
         rows: list[Row] = [(raw, 0.0, before + 1 + i) for i, raw in enumerate(found)]
         return (yield from self.rows(target, rows, style))
 
@@ -169,7 +171,7 @@ class Lex:
         bounds = self.field_range(low, high)
         if bounds is None:
             return 0
-        total: int = yield ("lex_count", (target.key, bounds[0], bounds[1], False, False))
+        total: int = yield ("lex_count", (target.key, ByteRange(bounds[0], bounds[1])))
         return total
 
     def percentile(self, window_id: str, target: Target, member: bytes) -> Steps[float | None]:
@@ -179,7 +181,7 @@ class Lex:
             return None
         total: int = yield ("count", (target.key,))
         field = encoded[:_FIELD_WIDTH] + _ABOVE_DIGITS
-        worse: int = yield ("lex_count", (target.key, field, None, True, False))
+        worse: int = yield ("lex_count", (target.key, ByteRange(field, None, True, False)))
         return 100.0 * worse / total if total else 0.0
 
     # -- the write: one atomic ``lex_replace`` per window ---------------------------
