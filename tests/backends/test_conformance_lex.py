@@ -8,7 +8,7 @@ from ranked.backends.generic import ByteRange
 from ranked.core.keys import BoardKeys
 from ranked.core.ranks import RankStyle
 from ranked.errors import ResponseError
-from ranked.leaderboard._requests import LexOutcome
+from ranked.leaderboard._requests import LexOutcome, LexWrite
 
 from .conftest import NO_TTL, AsyncRunner, Probe, Steps, target
 
@@ -21,7 +21,8 @@ def replace(
 ) -> LexOutcome:
     board = kw.pop("board", target())
     high_first = bool(kw.pop("high_first", False))
-    outcome: LexOutcome = backend.lex_replace(board, INDEX, member, encoded, operator, high_first)
+    write = LexWrite(member, encoded, operator, high_first)  # type: ignore[arg-type]
+    outcome: LexOutcome = backend.lex_replace(board, INDEX, write)
     return outcome
 
 
@@ -133,7 +134,7 @@ def test_lex_count_and_range(backend: Steps) -> None:
 
 def test_lex_ops_through_the_async_twin(async_backend: AsyncRunner) -> None:
     async def scenario(aio: Steps) -> None:
-        got = await aio.lex_replace(target(), INDEX, b"amy", b"1:amy", "set", False)
+        got = await aio.lex_replace(target(), INDEX, LexWrite(b"amy", b"1:amy", "set"))
         assert got.rank == 1 and got.changed
         assert await aio.lex_count(target().key, ByteRange()) == 1
         assert await aio.lex_range(target().key, ByteRange(), 0, 5, True) == [b"1:amy"]

@@ -20,7 +20,7 @@ from ranked.backends.generic import ByteRange
 from ranked.backends.redis import RedisBackend
 from ranked.core.keys import BoardKeys
 from ranked.core.ranks import RankStyle
-from ranked.leaderboard._requests import SubmitRequest, Target
+from ranked.leaderboard._requests import LexWrite, SubmitRequest, Target
 from servers import RedisServer
 
 from .conftest import Steps
@@ -139,7 +139,7 @@ def test_each_operation_is_one_round_trip(relay: CountingRelay) -> None:
         lambda: backend.delete([b"rk:{trips}:data"]),
         lambda: backend.submit(tied),
         lambda: backend.remove([with_ties], [b"t"]),
-        lambda: backend.lex_replace(lex, b"rk:{trips}:ties:lex", b"m", b"1:m", "best", False),
+        lambda: backend.lex_replace(lex, b"rk:{trips}:ties:lex", LexWrite(b"m", b"1:m", "best")),
         lambda: backend.lex_count(lex.key, ByteRange(None, b"2", False, True)),
         lambda: backend.lex_range(lex.key, ByteRange(b"0", None, False, False), 0, 5, True),
     ]

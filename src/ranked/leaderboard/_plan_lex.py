@@ -43,7 +43,7 @@ from ..core.ranks import RankStyle
 from ..errors import BoardConfigError, InvalidScoreError
 from ._plan_core import PlanCore, Steps, member_bytes, to_ms
 from ._plan_windows import Windows
-from ._requests import LexOutcome, Operator, Row, Target
+from ._requests import LexOutcome, LexWrite, Operator, Row, Target
 from .results import Submission, WindowResult
 
 __all__ = ["Lex", "LexFields"]
@@ -218,7 +218,7 @@ class Lex:
             for found, (member, encoded) in zip(results, pairs, strict=True):
                 outcome: LexOutcome = yield (
                     "lex_replace",
-                    (target, index, member_bytes(member), encoded, op, False),
+                    (target, index, LexWrite(member_bytes(member), encoded, op)),
                 )
                 found[window_id] = self._result(window_id, outcome)
         return [

@@ -50,6 +50,7 @@ __all__ = [
     "Composite",
     "LexOperator",
     "LexOutcome",
+    "LexWrite",
     "Operator",
     "Row",
     "SubmitOutcome",
@@ -188,6 +189,19 @@ class SubmitOutcome:
     rank: int | None
     previous_rank: int | None
     changed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LexWrite:
+    """One member's entry on a member-encoded board (every entry at score 0, ordered by
+    its bytes): ``encoded`` replaces the member's previous entry; ``best`` keeps the better
+    of the two (the smaller bytes, or the greater when ``high_first``: the board is read
+    in descending byte order), ``set`` the new one."""
+
+    member: bytes
+    encoded: bytes
+    operator: LexOperator
+    high_first: bool = False
 
 
 @dataclass(slots=True)

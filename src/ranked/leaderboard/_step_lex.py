@@ -10,7 +10,7 @@ from ..backends._scripts import Arg, feature_script
 from ..backends.checks import flag, ttl_arg
 from ..backends.procedure import Call, Step
 from ..engine.keyspace import Keyspace
-from ._requests import LexOperator, LexOutcome, Target
+from ._requests import LexOutcome, LexWrite, Target
 from ._submit_reference import ties_hash
 
 __all__ = ["LEX_REPLACE"]
@@ -35,31 +35,19 @@ def _outcome(reply: Any) -> LexOutcome:
     )
 
 
-def _lex_replace_call(
-    target: Target,
-    index_key: bytes,
-    member: bytes,
-    encoded: bytes,
-    operator: LexOperator,
-    high_first: bool,
-) -> Call[LexOutcome]:
-    ttl = _check(operator, target)
+def _lex_replace_call(target: Target, index_key: bytes, write: LexWrite) -> Call[LexOutcome]:
+    ttl = _check(write.operator, target)
     keys = (target.key, target.dense_key, target.counts_key, index_key)
-    args: list[Arg] = [member, encoded, operator, flag(high_first), ttl]
+    args: list[Arg] = [write.member, write.encoded, write.operator, flag(write.high_first), ttl]
     return Call(_SCRIPT, keys, args, _outcome)
 
 
 def _lex_replace(
-    keyspace: Keyspace,
-    target: Target,
-    index_key: bytes,
-    member: bytes,
-    encoded: bytes,
-    operator: LexOperator,
-    high_first: bool,
+    keyspace: Keyspace, target: Target, index_key: bytes, write: LexWrite
 ) -> LexOutcome:
+    operator, high_first, member = write.operator, write.high_first, write.member
     _check(operator, target)
-    encoded = bytes(encoded)
+    encoded = bytes(write.encoded)
     index = ties_hash(keyspace, index_key, create=False)  # WRONGTYPE before writes
     zset = keyspace.zset(target.key)
     old = None if index is None else index.get(member)
@@ -93,10 +81,9 @@ def _lex_replace(
 
 
 LEX_REPLACE: Final = Step(_lex_replace_call, _lex_replace)
-"""``(target, index_key, member, encoded, operator, high_first) -> LexOutcome``: replace
-the member's entry by ``encoded`` in one step. Reads the previous encoding from the
-index; ``set`` stores ``encoded``; ``best`` keeps the better of the two (the smaller bytes,
-or the greater when ``high_first``: the board is read in descending byte order). When the
+"""``(target, index_key, LexWrite) -> LexOutcome``: replace the member's entry by the
+write's encoding in one step. Reads the previous encoding from the index (a hash member ->
+stored encoding); ``set`` stores the new one, ``best`` the better of the two. When the
 encoding changes: the old entry leaves, the new one enters at score 0, the index is
 updated. The key and the index get the target's TTL on every call. O(log n). Redis:
 script ``lex_replace`` (HGET, ZRANK, ZREM, ZADD, HSET, PEXPIRE)."""

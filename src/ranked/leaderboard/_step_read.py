@@ -242,13 +242,7 @@ not shrunk, at the edges); None when absent. O(log n + k). Redis: ZREVRANK + ZRE
 
 
 def _by_score_call(
-    target: Target,
-    low: float,
-    high: float,
-    offset: int,
-    count: int,
-    high_first: bool,
-    style: str,
+    target: Target, low: float, high: float, offset: int, count: int, high_first: bool, style: str
 ) -> Call[list[Row]]:
     not_negative(offset=offset, count=count)
     low_bound, high_bound, style = range_bound(low), range_bound(high), check_style(style)
