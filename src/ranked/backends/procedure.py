@@ -161,6 +161,10 @@ class Operation(Generic[T]):
     """What the native implementation needs beyond the keyspace and the lock."""
     native_ok: bool = True
     """False: the reference runs even where native code exists (:meth:`raw`)."""
+    direct: Callable[..., T] | None = None
+    """The same step in call form, ``(keyspace, *call arguments) -> result``, when the
+    feature has one (its in-process core, which the twin also calls): memory runs it
+    instead of encoding, running the twin and decoding its reply."""
 
     writes: ClassVar[bool] = True
 
@@ -182,9 +186,13 @@ class Operation(Generic[T]):
         keys, arguments, now_us = self.encode(*args)
         return self.procedure.call(keys, arguments, now_us)
 
-    def reference(self, keyspace: Keyspace, *args: Any) -> T:
-        """The Python reference for these call arguments, on ``keyspace`` (the caller
-        holds the lock)."""
+    @property
+    def reference(self) -> Callable[..., T]:
+        """The Python reference, ``(keyspace, *call arguments) -> result`` (the caller
+        holds the lock): :attr:`direct`, else the twin through ``encode`` and ``decode``."""
+        return self._twin if self.direct is None else self.direct
+
+    def _twin(self, keyspace: Keyspace, *args: Any) -> T:
         keys, arguments, now_us = self.encode(*args)
         now = keyspace.now_us() if now_us is None else now_us
         procedure = self.procedure
@@ -228,4 +236,7 @@ class Bindable(Protocol[T]):
 
     def call(self, *args: Any) -> Call[T]: ...
 
-    def reference(self, keyspace: Keyspace, *args: Any) -> T: ...
+    @property
+    def reference(self) -> Callable[..., T]:
+        """``(keyspace, *call arguments) -> result``, run under the backend's lock."""
+        ...
