@@ -5,7 +5,13 @@
  * third of a rate-limit decision). AwaitNow(f) is called like f; the call
  * runs f at once and returns a Ready: an awaitable whose first step returns
  * f's result (StopIteration(value)), or raises f's exception, at the await,
- * as a coroutine would.
+ * as a coroutine would. A result that is itself a coroutine (a step that must
+ * wait, handing its waiting over) is returned as it is: awaiting it waits.
+ *
+ * An AwaitNow keeps the last Ready it returned; when nobody else holds it any
+ * more (the caller awaited it and let it go, as `await f(...)` does), the next
+ * call fills that one again instead of allocating a new one. Nobody can see
+ * the difference: only the AwaitNow holds it.
  */
 #include "native.h"
 
@@ -95,20 +101,50 @@ typedef struct {
     PyObject_HEAD
     PyObject *func;          /* owned: what a call runs */
     vectorcallfunc vectorcall;
+    ReadyObject *spare;      /* owned: the last Ready returned, or NULL */
 } AwaitNowObject;
 
-/* Call func with the arguments as given; a new Ready holding its result or
- * its exception. NULL only when the Ready itself cannot be made. func runs
- * Python code: the call holds func for its duration. */
+/* Empty a Ready nobody else holds: drop a result or exception never awaited.
+ * Decrefs run no Python code that could reach the Ready (nobody holds it). */
+static void Ready_empty(ReadyObject *ready) {
+    Py_CLEAR(ready->value);
+    Py_CLEAR(ready->exc_type);
+    Py_CLEAR(ready->exc_value);
+    Py_CLEAR(ready->exc_tb);
+}
+
+/* A Ready to fill: the spare one when this AwaitNow alone holds it (emptied),
+ * else a new one that becomes the spare. New reference, or NULL with
+ * MemoryError set. */
+static ReadyObject *AwaitNow_ready(AwaitNowObject *self) {
+    ReadyObject *ready = self->spare;
+    if (ready && Py_REFCNT(ready) == 1) {
+        Ready_empty(ready);
+        return (ReadyObject *)Py_NewRef(ready);
+    }
+    ready = PyObject_New(ReadyObject, &ReadyType);
+    if (!ready)
+        return NULL;
+    ready->value = ready->exc_type = ready->exc_value = ready->exc_tb = NULL;
+    Py_XSETREF(self->spare, (ReadyObject *)Py_NewRef(ready));
+    return ready;
+}
+
+/* Call func with the arguments as given; a Ready holding its result or its
+ * exception, or the result itself when it is a coroutine. NULL only when the
+ * Ready itself cannot be made. func runs Python code: the call holds func
+ * for its duration, and takes the Ready only after func has returned. */
 static PyObject *AwaitNow_call(AwaitNowObject *self, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
     PyObject *func = Py_NewRef(self->func);
     PyObject *value = PyObject_Vectorcall(func, args, nargsf, kwnames);
     Py_DECREF(func);
+    if (value && PyCoro_CheckExact(value))
+        return value;
     PyObject *type = NULL, *exc = NULL, *tb = NULL;
     if (!value)
         PyErr_Fetch(&type, &exc, &tb);
-    ReadyObject *ready = PyObject_New(ReadyObject, &ReadyType);
+    ReadyObject *ready = AwaitNow_ready(self);
     if (!ready) {
         Py_XDECREF(value);
         Py_XDECREF(type);
@@ -141,19 +177,22 @@ static PyObject *AwaitNow_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     if (!self)
         return NULL;
     self->func = Py_NewRef(func);
+    self->spare = NULL;
     self->vectorcall = (vectorcallfunc)AwaitNow_call;
     return (PyObject *)self;
 }
 
-/* GC: visit the callable. */
+/* GC: visit the callable. (The spare Ready is not a GC object; it holds
+ * nothing once awaited.) */
 static int AwaitNow_traverse(AwaitNowObject *self, visitproc visit, void *arg) {
     Py_VISIT(self->func);
     return 0;
 }
 
-/* GC: drop the callable. */
+/* GC: drop the callable and the spare Ready. */
 static int AwaitNow_clear(AwaitNowObject *self) {
     Py_CLEAR(self->func);
+    Py_CLEAR(self->spare);
     return 0;
 }
 
