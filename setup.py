@@ -40,6 +40,7 @@ setup(
                     "board_method.c",
                     "queue_lane.c",
                     "ready.c",
+                    "locked.c",
                 )
             ],
             include_dirs=[ENGINE],

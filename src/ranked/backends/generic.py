@@ -214,14 +214,12 @@ def _count_call(key: bytes, low: float = -math.inf, high: float = math.inf) -> C
 
 
 def _count(keyspace: Keyspace, key: bytes, low: float = -math.inf, high: float = math.inf) -> int:
+    zset = keyspace.zset(key)
+    if low == -math.inf and high == math.inf:  # ZCARD
+        return 0 if zset is None else len(zset)
     range_bound(low)  # a NaN bound raises
     range_bound(high)
-    zset = keyspace.zset(key)
-    if zset is None:
-        return 0
-    if low == -math.inf and high == math.inf:
-        return len(zset)
-    return zset.count_by_score(low, high)
+    return 0 if zset is None else zset.count_by_score(low, high)
 
 
 COUNT: Final = Step(_count_call, _count, writes=False)

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..engine.keyspace import Keyspace
-from .native import HOUSEKEEPING_DELETES, HOUSEKEEPING_EVERY, awaitable, native_factory
+from .native import HOUSEKEEPING_DELETES, HOUSEKEEPING_EVERY, awaitable, locked, native_factory
 from .procedure import AsyncBound, Bindable, Bound
 
 T = TypeVar("T")
@@ -147,6 +147,9 @@ class MemoryBackend:
         if native is not None:
             return native
         reference, keyspace, lock = operation.reference, self._keyspace, self._lock
+        fast = locked(reference, keyspace, lock, operation.writes)
+        if fast is not None:
+            return fast
         if not operation.writes:
 
             def read(*args: Any) -> T:

@@ -14,6 +14,7 @@ no native code.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
 from collections.abc import Awaitable, Callable
@@ -28,6 +29,7 @@ __all__ = [
     "HOUSEKEEPING_EVERY",
     "Factory",
     "awaitable",
+    "locked",
     "native_factory",
 ]
 
@@ -61,6 +63,23 @@ def native_factory(name: str | None) -> Factory | None:
     module, attribute = found
     factory: Factory = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
     return factory
+
+
+def locked(
+    reference: Callable[..., T], keyspace: Keyspace, lock: threading.Lock, writes: bool
+) -> Callable[..., T] | None:
+    """``reference(keyspace, *args)`` run holding ``lock``, called with ``*args``: a native
+    ``Locked`` on the C engine (no Python frame of its own), which on a step that
+    ``writes`` first runs the active expiry every :data:`HOUSEKEEPING_EVERY` calls; None
+    on the pure-Python engine (the backend wraps the reference itself)."""
+    if IMPLEMENTATION != "c":
+        return None
+    from ._native import Locked
+
+    every = HOUSEKEEPING_EVERY if writes else 0
+    expire = functools.partial(keyspace.expire_pending, HOUSEKEEPING_DELETES)
+    run: Callable[..., T] = Locked(reference, keyspace, lock, every, expire)
+    return run
 
 
 def awaitable(call: Callable[..., T]) -> Callable[..., Awaitable[T]]:

@@ -14,6 +14,7 @@ static const native_extension native_extensions[] = {
     board_method_add_to_module,
     queue_lane_add_to_module,
     ready_add_to_module,
+    locked_add_to_module,
     NULL,
 };
 

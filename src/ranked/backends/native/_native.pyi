@@ -162,3 +162,21 @@ class AwaitNow:
 
     def __init__(self, func: Callable[..., Any], /) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Ready: ...
+
+class Locked:
+    """``Locked(func, keyspace, lock, every, expire)``: called with a step's arguments,
+    runs ``func(keyspace, *args)`` holding ``lock``; every ``every``-th call (0: never)
+    first runs ``expire()``, the backend's active expiry."""
+
+    func: Callable[..., Any]
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        keyspace: Any,
+        lock: Any,
+        every: int,
+        expire: Callable[[], Any] | None,
+        /,
+    ) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

@@ -53,4 +53,7 @@ int queue_lane_add_to_module(PyObject *m);
 /* ready.c: AwaitNow (a call made awaitable without a coroutine) and Ready. */
 int ready_add_to_module(PyObject *m);
 
+/* locked.c: Locked (a step's Python reference run under the backend's lock). */
+int locked_add_to_module(PyObject *m);
+
 #endif
