@@ -72,7 +72,7 @@ def test_bad_arguments_are_refused() -> None:
     from ranked.backends.native._native import Locked
 
     with pytest.raises(TypeError):
-        Locked(42, "ks", threading.Lock(), 0, None)
+        Locked(42, "ks", threading.Lock(), 0, None)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         Locked(print, "ks", threading.Lock(), -1, None)
     with pytest.raises(AttributeError):
