@@ -59,7 +59,7 @@ class RateDecider:
 
 class BoardWriter:
     """One-call submit of a plain all-time board on a memory backend (see
-    ``ranked.backends._memory_submit.board_writer``). It keeps exact ``bytes`` /
+    ``ranked/backends/native/board.py``). It keeps exact ``bytes`` /
     ``str`` copies of ``key`` and ``window`` (a subclass's methods never run)."""
 
     def __init__(

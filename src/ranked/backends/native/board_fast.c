@@ -1,10 +1,10 @@
 /* board_fast.c - BoardWriter: the memory backend's one-call submit for the
  * common leaderboard (one all-time window, plain scores, no keep, no TTL).
  *
- * A writer is built once per board (ranked.backends.memory.MemoryBackend.
- * board_writer) and called as writer(member, score, operator). It either does
- * the whole submission and returns the Submission, built here exactly as
- * ranked.leaderboard._plan_write.WritePlan.finish_single builds it, or
+ * A writer is built once per board (ranked/backends/native/board.py, the
+ * factory of the board's plain-submit step) and called as writer(member,
+ * score, operator). It either does the whole submission and returns the
+ * Submission, built here exactly as the board's finish_single builds it, or
  * returns None, having changed nothing, when anything is unusual (another
  * member or score type, an int of magnitude 2^53 or more, an unknown
  * operator, a non-finite or inexact incr/decr result, the key
@@ -81,7 +81,7 @@ static int bw_check_tuple_type(PyObject *t, const char *what) {
 static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames);
 
-/* BoardWriter(...): see _zset.pyi and ranked.backends._memory_submit;
+/* BoardWriter(...): see _native.pyi and ranked/backends/native/board.py;
  * new reference, or NULL with TypeError / ValueError. The writer keeps
  * exact bytes / str copies of `key` and `window` (subclasses are copied), so
  * its lookups and its results run no code of theirs. */
