@@ -12,6 +12,7 @@ byte is compared; other tests walk the lanes through each state they hand back.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import math
 import os
@@ -28,10 +29,10 @@ from typing import Any
 import pytest
 
 from ranked.backends import memory as memory_module
-from ranked.backends.memory import MemoryBackend
+from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
 from ranked.engine.zset import IMPLEMENTATION
 from ranked.errors import OutOfRangeError, ResponseError
-from ranked.queue import Queue
+from ranked.queue import AsyncQueue, Queue
 
 needs_c = pytest.mark.skipif(IMPLEMENTATION != "c", reason="the C lane needs the C engine")
 
@@ -461,6 +462,37 @@ def test_the_lane_pops_again_once_reliable_mode_is_done() -> None:
     assert queue.pop() == b"x" and queue.pop_with_priority() == (b"y", 2.0)
     assert queue.pop_many(5) == [b"z"]
     assert len(reads) == before
+
+
+@needs_c
+def test_an_async_queue_pops_through_the_c_lane() -> None:
+    """An asyncio queue's pop and pop_with_priority take a ready head in the C lane (no
+    clock read, as the reference's take would); an empty queue with a timeout still
+    waits, in a coroutine, and a push wakes it."""
+    reads: list[float] = []
+
+    def clock() -> float:
+        reads.append(T0)
+        return T0
+
+    memory = MemoryBackend(clock=clock)
+
+    async def scenario() -> list[Any]:
+        queue = AsyncQueue(AsyncMemoryBackend(sync=memory), "aio-lane")
+        await queue.push_many([(b"x", 1), (b"y", 2)])
+        before = len(reads)
+        got: list[Any] = [await queue.pop(), await queue.pop_with_priority(timeout=5)]
+        assert len(reads) == before
+        got.append(await queue.pop(timeout=0))
+        waiter = asyncio.ensure_future(queue.pop_with_priority(timeout=30))
+        await asyncio.sleep(0.01)
+        assert not waiter.done()
+        await queue.push(b"z", 3)
+        got.append(await asyncio.wait_for(waiter, 10))
+        got.append(await queue.pop(timeout=0.01))
+        return got
+
+    assert asyncio.run(scenario()) == [b"x", (b"y", 2.0), None, (b"z", 3.0), None]
 
 
 def test_threads_through_the_lane_deliver_each_item_once() -> None:

@@ -28,11 +28,16 @@ procedure's Python reference under the backend's lock:
 After a write that may make items ready (``push``, ``push_many``, ``nack``, ``dead``)
 the queue's waiters wake.
 
-For asyncio (``waits="task"``) the blocking steps are coroutine functions awaiting a
-future a write resolves (the asyncio memory backend hands those back as they are).
+For asyncio (``waits="task"``) the waiting reference is a coroutine function awaiting a
+future a write resolves: the pop lanes hand it a wait as they hand a thread's, and what
+it returns is the coroutine, which the asyncio memory backend's ``AwaitNow`` passes
+through to be awaited (an item ready now comes back without one). A waiting step with no
+lane (``reserve``, a queue with ``max_age``) is that coroutine function itself, which the
+asyncio memory backend hands back as it is.
 
 A lane also offers ``method``: the same step taking the queue method's own signature,
-which the queue installs as that method (one C call, no Python frame). Nothing here
+which the queue installs as that method (one C call, no Python frame; a synchronous
+queue only: the asyncio backend's ``AwaitNow`` around a lane offers none). Nothing here
 imports the queue: the lane reads keys and flags from ``native_args`` and falls back on
 the operation's own reference.
 """
@@ -141,9 +146,11 @@ def factory(
     # The lane reads the keyspace's own tables: a plain Keyspace, no max_age bookkeeping.
     lane = LANES.get(step) if type(keyspace) is Keyspace and not args["track"] else None
     if step in _WAITING:
-        if args["waits"] == "task":
-            return waiting_task(keyspace, lock, operation, wakeup, args["poll_cap"])
-        fallback = waiting(keyspace, lock, operation, wakeup, args["poll_cap"])
+        # For a task the fallback is a coroutine function: a lane over it answers an
+        # item ready now at once and hands a wait over as a coroutine (the asyncio
+        # backend's AwaitNow passes a coroutine result through, to be awaited).
+        wait = waiting_task if args["waits"] == "task" else waiting
+        fallback = wait(keyspace, lock, operation, wakeup, args["poll_cap"])
     elif step in _WAKING:
         fallback = notify_after(reference(keyspace, lock, operation), wakeup, lock)
     else:
