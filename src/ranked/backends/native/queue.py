@@ -28,12 +28,10 @@ procedure's Python reference under the backend's lock:
 After a write that may make items ready (``push``, ``push_many``, ``nack``, ``dead``)
 the queue's waiters wake.
 
-For asyncio (``waits="task"``) the waiting reference is a coroutine function awaiting a
-future a write resolves: the pop lanes hand it a wait as they hand a thread's, and what
-it returns is the coroutine, which the asyncio memory backend's ``AwaitNow`` passes
-through to be awaited (an item ready now comes back without one). A waiting step with no
-lane (``reserve``, a queue with ``max_age``) is that coroutine function itself, which the
-asyncio memory backend hands back as it is.
+For asyncio (``waits="task"``) a blocking step that must wait returns a coroutine
+awaiting a future a write resolves, instead of sleeping in the thread: the asyncio memory
+backend's ``AwaitNow`` passes a coroutine result through to be awaited, and an answer
+found at once (by the lane or by the first try) comes back without one.
 
 A lane also offers ``method``: the same step taking the queue method's own signature,
 which the queue installs as that method (one C call, no Python frame; a synchronous
@@ -122,15 +120,19 @@ def waiting(
 def waiting_task(
     keyspace: Keyspace, lock: threading.Lock, operation: Operation[Any], wakeup: Wakeup, cap: float
 ) -> Callable[..., Any]:
-    """:func:`waiting` for an asyncio task: a coroutine function awaiting the wake-up."""
+    """:func:`waiting` for an asyncio task, ``(timeout, *rest)``: one try under the lock
+    answers at once; when it found nothing and there is a timeout, the wait is handed back
+    as a coroutine awaiting the wake-up (the asyncio memory backend's ``AwaitNow`` passes
+    it through, so the awaiting task waits; a try that answers makes no coroutine)."""
     attempts = _attempts(keyspace, operation)
 
-    async def run(timeout: float | None, *rest: Any) -> Any:
+    def run(timeout: float | None, *rest: Any) -> Any:
         attempt = attempts(timeout, *rest)
-        if not timeout:
-            with lock:
-                return attempt()
-        return await wakeup.wait_async(attempt, timeout, cap)
+        with lock:
+            answer = attempt()
+        if answer is not None or not timeout:
+            return answer
+        return wakeup.wait_async(attempt, timeout, cap)
 
     return run
 
