@@ -23,6 +23,7 @@ from typing import Any, Final, Generic, Self, TypeVar, overload
 from ..backends._scripts import Arg
 from ..backends.procedure import Operation
 from ..core.limits import MAX_DURATION_S
+from ..engine.keyspace import Keyspace
 from ..errors import QueueArgumentError
 from ._checks import (
     check_count,
@@ -33,6 +34,7 @@ from ._checks import (
     lease_token,
     priority_of,
 )
+from ._memory import ack as ack_twin
 from ._procedures import (
     ACK,
     CLEAR,
@@ -232,18 +234,28 @@ class QueuePlan(Generic[ItemT]):
         self.pop = self._operation(POP[text], self._pop, "pop")
         self.pop_pair = self._operation(POP_PAIR[text], self._pop, "pop_with_priority")
 
-    def _made(self, name: str, procedure: Any, native: bool = False) -> Operation[Any]:
+    def _made(
+        self, name: str, procedure: Any, native: bool = False, direct: bool = False
+    ) -> Operation[Any]:
         """Operation ``name`` (an :class:`OnFirstUse`): ``procedure`` (or
         ``procedure[text]`` where there is one per item type) with the encoding
-        ``_<name>``; ``native``: the memory backend's native code knows it as ``name``."""
+        ``_<name>``; ``native``: the memory backend's native code knows it as ``name``;
+        ``direct``: ``_<name>_direct`` is the step in call form on a keyspace."""
         if isinstance(procedure, dict):
             procedure = procedure[self.text]
-        return self._operation(procedure, getattr(self, f"_{name}"), name if native else None)
+        call_form = getattr(self, f"_{name}_direct") if direct else None
+        return self._operation(
+            procedure, getattr(self, f"_{name}"), name if native else None, call_form
+        )
 
-    def _operation(self, procedure: Any, encode: Any, step: str | None = None) -> Operation[Any]:
+    def _operation(
+        self, procedure: Any, encode: Any, step: str | None = None, direct: Any = None
+    ) -> Operation[Any]:
         """``procedure`` with ``encode``; ``step``: its name for the memory backend's
-        native code (``native_args``), for the procedures marked native."""
-        return Operation(procedure, encode, {**self._native, "step": step} if step else {})
+        native code (``native_args``), for the procedures marked native; ``direct``: the
+        step in call form (:attr:`Operation.direct`)."""
+        native_args = {**self._native, "step": step} if step else {}
+        return Operation(procedure, encode, native_args, direct=direct)
 
     # The colder operations, each made on first use (OnFirstUse, _made).
     push_many: OnFirstUse[Operation[int]] = OnFirstUse(PUSH_MANY, native=True)
@@ -254,7 +266,7 @@ class QueuePlan(Generic[ItemT]):
     clear: OnFirstUse[Operation[int]] = OnFirstUse(CLEAR)
     reserve: OnFirstUse[Operation[Taken | None]] = OnFirstUse(RESERVE, native=True)
     ack: OnFirstUse[Operation[int]] = OnFirstUse(ACK)
-    ack_one: OnFirstUse[Operation[int]] = OnFirstUse(ACK)
+    ack_one: OnFirstUse[Operation[int]] = OnFirstUse(ACK, direct=True)
     nack: OnFirstUse[Operation[NackOutcome]] = OnFirstUse(NACK, native=True)
     extend: OnFirstUse[Operation[int | None]] = OnFirstUse(EXTEND)
     dead: OnFirstUse[Operation[Any]] = OnFirstUse(DEAD, native=True)
@@ -357,6 +369,15 @@ class QueuePlan(Generic[ItemT]):
         """``ack_one(lease, now_us)``: :meth:`_ack` of one lease."""
         keys = (self.keys.leases, self.keys.born)
         return keys, (lease_token(lease),), (None if now_us is None else check_now(now_us))
+
+    def _ack_one_direct(self, keyspace: Keyspace, lease: Lease[Any], now_us: object) -> int:
+        """``ack_one`` in call form: :meth:`_ack_one`, then the twin (its reply is the
+        result)."""
+        token = lease_token(lease)
+        now = check_now(now_us)
+        keys = (self.keys.leases, self.keys.born)
+        acked: int = ack_twin(keyspace, keyspace.now_us() if now is None else now, keys, (token,))
+        return acked
 
     def _nack(self, lease: Lease[Any], delay: object, now_us: object) -> Encoded:
         args = (lease_token(lease), duration_us(delay, "delay"), self._limit, self._max_age)
