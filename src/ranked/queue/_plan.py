@@ -323,8 +323,8 @@ class QueuePlan(Generic[ItemT]):
         twin. The same checks in the same order."""
         if delay is None and at is None and not self._track:
             value = priority_of(priority)
-            data = item_bytes(item)
-            now = check_now(now_us)
+            data = item if type(item) is bytes else item_bytes(item)
+            now = None if now_us is None else check_now(now_us)
             stamp = keyspace.now_us() if now is None else now
             push_now(keyspace, stamp, self._push_keys, data, value)
             return
@@ -355,7 +355,7 @@ class QueuePlan(Generic[ItemT]):
         step (:func:`plain_ready`; no clock read), else the take twin."""
         if timeout is not None:
             duration_us(timeout, "timeout")
-        now = check_now(now_us)
+        now = None if now_us is None else check_now(now_us)
         if not self._max_age:
             ready = plain_ready(keyspace, self._all)
             if ready is not None:
