@@ -174,6 +174,39 @@ def test_an_async_push_wakes_an_async_reserve_in_the_same_loop() -> None:
     assert asyncio.run(scenario()) == "y"
 
 
+def test_an_async_blocking_step_makes_a_coroutine_only_to_wait() -> None:
+    """The asyncio backend's blocking steps answer at once in a ready awaitable when an
+    item is there (or there is no timeout), and hand back a coroutine that waits for the
+    wake-up otherwise."""
+    from ranked.queue._plan import WAIT_IN_TASK, plan_of
+    from ranked.queue._procedures import Taken
+
+    backend = AsyncMemoryBackend()
+    plan = plan_of("steps", max_attempts=None, max_age=None, text=False, waits=WAIT_IN_TASK)
+    reserve, pop = backend.bind(plan.reserve), backend.bind(plan.pop)
+
+    async def scenario() -> list[Any]:
+        queue = AsyncQueue(backend, "steps")
+        waits = reserve(30.0, 1, 1_000_000, None)
+        assert asyncio.iscoroutine(waits)
+        task = asyncio.ensure_future(waits)
+        while waiting(backend.sync, "steps") == 0:
+            await asyncio.sleep(0.001)
+        await queue.push_many([(b"a", 1), (b"b", 2), (b"c", 3)])
+        got: list[Any] = [await asyncio.wait_for(task, 10)]
+        for step in (
+            reserve(30.0, 1, 1_000_000, None),  # ready now: no wait
+            pop(30.0, None),
+            pop(None, None),  # empty, no timeout
+            reserve(0, 1, 1_000_000, None),
+        ):
+            assert not asyncio.iscoroutine(step)
+            got.append(await step)
+        return [answer.rows[0][0][8:] if isinstance(answer, Taken) else answer for answer in got]
+
+    assert asyncio.run(scenario()) == [b"a", b"b", b"c", None, None]
+
+
 def test_a_wait_ends_at_its_timeout() -> None:
     memory = MemoryBackend()
     queue = Queue(memory, "idle")

@@ -16,7 +16,7 @@ from typing import Any, Final
 from ..engine.keyspace import Keyspace
 from ..engine.zset import SortedSet
 
-__all__ = ["ack", "clear", "dead", "extend", "nack", "push", "take"]
+__all__ = ["ack", "clear", "dead", "extend", "nack", "plain_ready", "push", "push_now", "take"]
 
 SETTLE_LIMIT: Final = 1000
 """At most this many due delayed items, expired leases and stale items per call."""
@@ -50,15 +50,13 @@ def _hash(keyspace: Keyspace, key: bytes) -> dict[bytes, bytes]:
 
 def push(keyspace: Keyspace, now: int, keys: Sequence[bytes], args: Sequence[Any]) -> Any:
     """``lua/push.lua``."""
+    if len(args) == 5 and args[0] == 0 and args[2] == 0 and args[3] == 0:  # one plain item
+        push_now(keyspace, now, keys, args[4], args[1])
+        return 1
     ready_key, delayed_key, seq_key, born_key = keys
     raw = keyspace.get(seq_key)
     last = int(raw) if isinstance(raw, bytes) else 0
     ready = keyspace.zset_fast(ready_key) or _zset(keyspace, ready_key)
-    if len(args) == 5 and args[0] == 0 and args[2] == 0 and args[3] == 0:  # one plain item
-        last = last + 1 if last >= now else now
-        ready.add(_pack_seq(last) + args[4], args[1])
-        keyspace.store(seq_key, b"%d" % last)
-        return 1
     track = args[0] == 1
     for index in range(1, len(args), 4):
         priority, at, delay, item = args[index : index + 4]
@@ -76,6 +74,31 @@ def push(keyspace: Keyspace, now: int, keys: Sequence[bytes], args: Sequence[Any
             _zset(keyspace, born_key).add(parked or _pack_priority(priority) + item_id, last)
     keyspace.store(seq_key, b"%d" % last)
     return (len(args) - 1) // 4
+
+
+def push_now(
+    keyspace: Keyspace, now: int, keys: Sequence[bytes], item: bytes, priority: float
+) -> None:
+    """``lua/push.lua`` for one item visible now, with no push instant kept (no
+    ``max_age``): the next sequence, then the item in the ready set. O(log n)."""
+    ready_key, _, seq_key, _ = keys
+    raw = keyspace.get(seq_key)
+    last = int(raw) if isinstance(raw, bytes) else 0
+    ready = keyspace.zset_fast(ready_key) or _zset(keyspace, ready_key)
+    last = last + 1 if last >= now else now
+    ready.add(_pack_seq(last) + item, priority)
+    keyspace.store(seq_key, b"%d" % last)
+
+
+def plain_ready(keyspace: Keyspace, keys: Sequence[bytes]) -> SortedSet | None:
+    """The ready set when a pop of its head is the whole of ``lua/take.lua``'s pop (no
+    ``max_age`` assumed): nothing to settle (no delayed item, no lease), no retried item,
+    the set non-empty. None: run :func:`take`. O(1)."""
+    fast = keyspace.zset_fast
+    if fast(keys[1]) is not None or fast(keys[2]) is not None:
+        return None
+    ready = fast(keys[0])
+    return ready if ready is not None and keyspace.get(keys[3]) is None else None
 
 
 def _settle(keyspace: Keyspace, now: int, keys: Sequence[bytes], limit: int, max_age: int) -> None:
@@ -144,13 +167,15 @@ def _remove(keyspace: Keyspace, key: bytes, *members: bytes) -> None:
 def take(keyspace: Keyspace, now: int, keys: Sequence[bytes], args: Sequence[Any]) -> Any:
     """``lua/take.lua``: settle, then pop / peek / reserve / counts."""
     mode, count, lease_us, limit, max_age, expect = args
+    if mode == "pop" and count == 1 and not max_age:
+        plain = plain_ready(keyspace, keys)
+        if plain is not None:  # the hot path: a plain pop of one
+            ((item_id, priority),) = plain.pop_min(1)
+            return [now, 0, item_id, priority, 0]
     fast = keyspace.zset_fast
     if max_age or fast(keys[1]) is not None or fast(keys[2]) is not None:
         _settle(keyspace, now, keys, limit, max_age)
     ready = fast(keys[0])
-    if mode == "pop" and count == 1 and not max_age and ready and keyspace.get(keys[3]) is None:
-        ((item_id, priority),) = ready.pop_min(1)  # the hot path: a plain pop of one
-        return [now, 0, item_id, priority, 0]
     if mode == "counts":
         return [now, 0, *(_card(keyspace, key) for key in keys[:3]), _card(keyspace, keys[4])]
     if expect:

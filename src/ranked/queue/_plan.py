@@ -23,6 +23,7 @@ from typing import Any, Final, Generic, Self, TypeVar, overload
 from ..backends._scripts import Arg
 from ..backends.procedure import Operation
 from ..core.limits import MAX_DURATION_S
+from ..engine.keyspace import Keyspace
 from ..errors import QueueArgumentError
 from ._checks import (
     check_count,
@@ -33,6 +34,10 @@ from ._checks import (
     lease_token,
     priority_of,
 )
+from ._memory import ack as ack_twin
+from ._memory import plain_ready, push_now
+from ._memory import push as push_twin
+from ._memory import take as take_twin
 from ._procedures import (
     ACK,
     CLEAR,
@@ -186,10 +191,13 @@ class QueuePlan(Generic[ItemT]):
 
     __slots__ = (
         "__dict__",  # the colder operations, made on first use (OnFirstUse)
+        "_ack_keys",
+        "_all",
         "_item",
         "_limit",
         "_max_age",
         "_native",
+        "_pop_args",
         "_push_keys",
         "_track",
         "keys",
@@ -220,6 +228,9 @@ class QueuePlan(Generic[ItemT]):
         self._max_age = 0 if max_age is None else duration_us(max_age, "max_age", zero=False)
         self._track = 1 if self._max_age else 0
         self._push_keys = (keys.ready, keys.delayed, keys.seq, keys.born)
+        self._all = keys.all()
+        self._ack_keys = (keys.leases, keys.born)
+        self._pop_args = ("pop", 1, 0, self._limit, self._max_age, b"")
         self._native = {
             "keys": (keys.ready, keys.seq, keys.delayed, keys.leases, keys.attempts),
             "text": text,
@@ -228,22 +239,34 @@ class QueuePlan(Generic[ItemT]):
             "poll_cap": POLL_CAP if poll_cap is None else poll_cap,
             "max_timeout": MAX_DURATION_S,
         }
-        self.push = self._operation(PUSH, self._push, "push")
-        self.pop = self._operation(POP[text], self._pop, "pop")
-        self.pop_pair = self._operation(POP_PAIR[text], self._pop, "pop_with_priority")
+        self.push = self._operation(PUSH, self._push, "push", self._push_direct)
+        self.pop = self._operation(POP[text], self._pop, "pop", self._pop_direct)
+        self.pop_pair = self._operation(
+            POP_PAIR[text], self._pop, "pop_with_priority", self._pop_pair_direct
+        )
 
-    def _made(self, name: str, procedure: Any, native: bool = False) -> Operation[Any]:
+    def _made(
+        self, name: str, procedure: Any, native: bool = False, direct: bool = False
+    ) -> Operation[Any]:
         """Operation ``name`` (an :class:`OnFirstUse`): ``procedure`` (or
         ``procedure[text]`` where there is one per item type) with the encoding
-        ``_<name>``; ``native``: the memory backend's native code knows it as ``name``."""
+        ``_<name>``; ``native``: the memory backend's native code knows it as ``name``;
+        ``direct``: ``_<name>_direct`` is the step in call form on a keyspace."""
         if isinstance(procedure, dict):
             procedure = procedure[self.text]
-        return self._operation(procedure, getattr(self, f"_{name}"), name if native else None)
+        call_form = getattr(self, f"_{name}_direct") if direct else None
+        return self._operation(
+            procedure, getattr(self, f"_{name}"), name if native else None, call_form
+        )
 
-    def _operation(self, procedure: Any, encode: Any, step: str | None = None) -> Operation[Any]:
+    def _operation(
+        self, procedure: Any, encode: Any, step: str | None = None, direct: Any = None
+    ) -> Operation[Any]:
         """``procedure`` with ``encode``; ``step``: its name for the memory backend's
-        native code (``native_args``), for the procedures marked native."""
-        return Operation(procedure, encode, {**self._native, "step": step} if step else {})
+        native code (``native_args``), for the procedures marked native; ``direct``: the
+        step in call form (:attr:`Operation.direct`)."""
+        native_args = {**self._native, "step": step} if step else {}
+        return Operation(procedure, encode, native_args, direct=direct)
 
     # The colder operations, each made on first use (OnFirstUse, _made).
     push_many: OnFirstUse[Operation[int]] = OnFirstUse(PUSH_MANY, native=True)
@@ -254,7 +277,7 @@ class QueuePlan(Generic[ItemT]):
     clear: OnFirstUse[Operation[int]] = OnFirstUse(CLEAR)
     reserve: OnFirstUse[Operation[Taken | None]] = OnFirstUse(RESERVE, native=True)
     ack: OnFirstUse[Operation[int]] = OnFirstUse(ACK)
-    ack_one: OnFirstUse[Operation[int]] = OnFirstUse(ACK)
+    ack_one: OnFirstUse[Operation[int]] = OnFirstUse(ACK, direct=True)
     nack: OnFirstUse[Operation[NackOutcome]] = OnFirstUse(NACK, native=True)
     extend: OnFirstUse[Operation[int | None]] = OnFirstUse(EXTEND)
     dead: OnFirstUse[Operation[Any]] = OnFirstUse(DEAD, native=True)
@@ -286,6 +309,28 @@ class QueuePlan(Generic[ItemT]):
             args += self._entry(data, priority, delay, at)
         return self._push_keys, args, (None if now_us is None else check_now(now_us))
 
+    def _push_direct(
+        self,
+        keyspace: Keyspace,
+        item: object,
+        priority: object,
+        delay: object,
+        at: object,
+        now_us: object,
+    ) -> None:
+        """``push`` in call form: an item visible now, with no push instant to keep,
+        straight to the twin's :func:`push_now`; anything else :meth:`_push`, then the
+        twin. The same checks in the same order."""
+        if delay is None and at is None and not self._track:
+            value = priority_of(priority)
+            data = item if type(item) is bytes else item_bytes(item)
+            now = None if now_us is None else check_now(now_us)
+            stamp = keyspace.now_us() if now is None else now
+            push_now(keyspace, stamp, self._push_keys, data, value)
+            return
+        keys, args, now = self._push(item, priority, delay, at, now_us)
+        push_twin(keyspace, keyspace.now_us() if now is None else now, keys, args)
+
     def when(self, delay: object, at: object) -> tuple[int, int]:
         """(at_us, delay_us) of a push: at most one of them, each within range."""
         if delay is not None and at is not None:
@@ -302,42 +347,63 @@ class QueuePlan(Generic[ItemT]):
         here and waited for by the caller or the backend)."""
         if timeout is not None:
             duration_us(timeout, "timeout")
-        return (
-            self.keys.all(),
-            ("pop", 1, 0, self._limit, self._max_age, b""),
-            (None if now_us is None else check_now(now_us)),
-        )
+        return self._all, self._pop_args, (None if now_us is None else check_now(now_us))
+
+    def _head(self, keyspace: Keyspace, timeout: object, now_us: object) -> Any:
+        """The (id, priority) ``pop`` / ``pop_pair`` take, or None: the checks of
+        :meth:`_pop`, then the head straight off the ready set when that is the whole
+        step (:func:`plain_ready`; no clock read), else the take twin."""
+        if timeout is not None:
+            duration_us(timeout, "timeout")
+        now = None if now_us is None else check_now(now_us)
+        if not self._max_age:
+            ready = plain_ready(keyspace, self._all)
+            if ready is not None:
+                return ready.pop_min(1)[0]
+        stamp = keyspace.now_us() if now is None else now
+        reply = take_twin(keyspace, stamp, self._all, self._pop_args)
+        return (reply[2], reply[3]) if len(reply) > 2 else None
+
+    def _pop_direct(self, keyspace: Keyspace, timeout: object, now_us: object) -> Any:
+        """``pop`` in call form (see :meth:`_head`): the item, or None."""
+        head = self._head(keyspace, timeout, now_us)
+        return None if head is None else self._item(head[0][8:])
+
+    def _pop_pair_direct(self, keyspace: Keyspace, timeout: object, now_us: object) -> Any:
+        """``pop_pair`` in call form (see :meth:`_head`): (item, priority), or None."""
+        head = self._head(keyspace, timeout, now_us)
+        return None if head is None else (self._item(head[0][8:]), float(head[1]))
 
     def _pop_many(self, count: int, now_us: object) -> Encoded:
         """``pop_many(count, now_us)``: settle, then pop up to ``count`` (checked by the
         queue) items."""
         args = ("pop", count, 0, self._limit, self._max_age, b"")
-        return self.keys.all(), args, (None if now_us is None else check_now(now_us))
+        return self._all, args, (None if now_us is None else check_now(now_us))
 
     def _peek(self, now_us: object) -> Encoded:
         """``peek(now_us)``: settle, then the head's item (or None)."""
         args = ("peek", 1, 0, self._limit, self._max_age, b"")
-        return self.keys.all(), args, (None if now_us is None else check_now(now_us))
+        return self._all, args, (None if now_us is None else check_now(now_us))
 
     def _take(self, mode: str, count: int, expect: bytes, now_us: object) -> Encoded:
         """``take(mode, count, expect, now_us)``: settle, then pop / peek ``count``
         (``expect``: only if that id is the head)."""
         args = (mode, count, 0, self._limit, self._max_age, expect)
-        return self.keys.all(), args, (None if now_us is None else check_now(now_us))
+        return self._all, args, (None if now_us is None else check_now(now_us))
 
     def _counts(self, now_us: object) -> Encoded:
         args = ("counts", 0, 0, self._limit, self._max_age, b"")
-        return self.keys.all(), args, (None if now_us is None else check_now(now_us))
+        return self._all, args, (None if now_us is None else check_now(now_us))
 
     def _clear(self) -> Encoded:
-        return (*self.keys.all(), self.keys.seq), (), None
+        return (*self._all, self.keys.seq), (), None
 
     def _reserve(self, timeout: object, count: int, lease_us: int, now_us: object) -> Encoded:
         """``reserve(timeout, count, lease_us, now_us)``."""
         if timeout is not None:
             duration_us(timeout, "timeout")
         args = ("reserve", count, lease_us, self._limit, self._max_age, b"")
-        return self.keys.all(), args, (None if now_us is None else check_now(now_us))
+        return self._all, args, (None if now_us is None else check_now(now_us))
 
     def _ack(self, leases: Iterable[Lease[Any]], now_us: object) -> Encoded:
         try:
@@ -347,20 +413,25 @@ class QueuePlan(Generic[ItemT]):
         if each is None:
             raise QueueArgumentError(f"expected leases, not {type(leases).__name__}")
         tokens = [lease_token(lease) for lease in each]
-        return (
-            (self.keys.leases, self.keys.born),
-            tokens,
-            (None if now_us is None else check_now(now_us)),
-        )
+        return self._ack_keys, tokens, (None if now_us is None else check_now(now_us))
 
     def _ack_one(self, lease: Lease[Any], now_us: object) -> Encoded:
         """``ack_one(lease, now_us)``: :meth:`_ack` of one lease."""
-        keys = (self.keys.leases, self.keys.born)
-        return keys, (lease_token(lease),), (None if now_us is None else check_now(now_us))
+        token = lease_token(lease)
+        return self._ack_keys, (token,), (None if now_us is None else check_now(now_us))
+
+    def _ack_one_direct(self, keyspace: Keyspace, lease: Lease[Any], now_us: object) -> int:
+        """``ack_one`` in call form: :meth:`_ack_one`, then the twin (its reply is the
+        result)."""
+        token = lease_token(lease)
+        now = check_now(now_us)
+        keys = self._ack_keys
+        acked: int = ack_twin(keyspace, keyspace.now_us() if now is None else now, keys, (token,))
+        return acked
 
     def _nack(self, lease: Lease[Any], delay: object, now_us: object) -> Encoded:
         args = (lease_token(lease), duration_us(delay, "delay"), self._limit, self._max_age)
-        return self.keys.all(), args, (None if now_us is None else check_now(now_us))
+        return self._all, args, (None if now_us is None else check_now(now_us))
 
     def _extend(self, lease: Lease[Any], seconds: object, now_us: object) -> Encoded:
         args = (lease_token(lease), duration_us(seconds, "lease", zero=False))

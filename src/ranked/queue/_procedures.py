@@ -73,6 +73,8 @@ def _optional_int(reply: Any) -> int | None:
 
 
 def _taken(reply: Any) -> Taken:
+    if len(reply) == 5:  # one row: the commonest reserve
+        return Taken(int(reply[0]), reply[1] == 1, [(reply[2], float(reply[3]), int(reply[4]))])
     values = reply[2:]
     rows = [
         (values[index], float(values[index + 1]), int(values[index + 2]))

@@ -28,11 +28,14 @@ procedure's Python reference under the backend's lock:
 After a write that may make items ready (``push``, ``push_many``, ``nack``, ``dead``)
 the queue's waiters wake.
 
-For asyncio (``waits="task"``) the blocking steps are coroutine functions awaiting a
-future a write resolves (the asyncio memory backend hands those back as they are).
+For asyncio (``waits="task"``) a blocking step that must wait returns a coroutine
+awaiting a future a write resolves, instead of sleeping in the thread: the asyncio memory
+backend's ``AwaitNow`` passes a coroutine result through to be awaited, and an answer
+found at once (by the lane or by the first try) comes back without one.
 
 A lane also offers ``method``: the same step taking the queue method's own signature,
-which the queue installs as that method (one C call, no Python frame). Nothing here
+which the queue installs as that method (one C call, no Python frame; a synchronous
+queue only: the asyncio backend's ``AwaitNow`` around a lane offers none). Nothing here
 imports the queue: the lane reads keys and flags from ``native_args`` and falls back on
 the operation's own reference.
 """
@@ -117,15 +120,19 @@ def waiting(
 def waiting_task(
     keyspace: Keyspace, lock: threading.Lock, operation: Operation[Any], wakeup: Wakeup, cap: float
 ) -> Callable[..., Any]:
-    """:func:`waiting` for an asyncio task: a coroutine function awaiting the wake-up."""
+    """:func:`waiting` for an asyncio task, ``(timeout, *rest)``: one try under the lock
+    answers at once; when it found nothing and there is a timeout, the wait is handed back
+    as a coroutine awaiting the wake-up (the asyncio memory backend's ``AwaitNow`` passes
+    it through, so the awaiting task waits; a try that answers makes no coroutine)."""
     attempts = _attempts(keyspace, operation)
 
-    async def run(timeout: float | None, *rest: Any) -> Any:
+    def run(timeout: float | None, *rest: Any) -> Any:
         attempt = attempts(timeout, *rest)
-        if not timeout:
-            with lock:
-                return attempt()
-        return await wakeup.wait_async(attempt, timeout, cap)
+        with lock:
+            answer = attempt()
+        if answer is not None or not timeout:
+            return answer
+        return wakeup.wait_async(attempt, timeout, cap)
 
     return run
 
@@ -141,9 +148,11 @@ def factory(
     # The lane reads the keyspace's own tables: a plain Keyspace, no max_age bookkeeping.
     lane = LANES.get(step) if type(keyspace) is Keyspace and not args["track"] else None
     if step in _WAITING:
-        if args["waits"] == "task":
-            return waiting_task(keyspace, lock, operation, wakeup, args["poll_cap"])
-        fallback = waiting(keyspace, lock, operation, wakeup, args["poll_cap"])
+        # For a task the fallback is a coroutine function: a lane over it answers an
+        # item ready now at once and hands a wait over as a coroutine (the asyncio
+        # backend's AwaitNow passes a coroutine result through, to be awaited).
+        wait = waiting_task if args["waits"] == "task" else waiting
+        fallback = wait(keyspace, lock, operation, wakeup, args["poll_cap"])
     elif step in _WAKING:
         fallback = notify_after(reference(keyspace, lock, operation), wakeup, lock)
     else:
