@@ -23,7 +23,6 @@ towards the active expiry: every few writes a few expired keys are deleted.
 
 from __future__ import annotations
 
-import inspect
 import threading
 import time
 from collections.abc import Callable
@@ -215,12 +214,10 @@ class AsyncMemoryBackend:
         return None if native is None else awaitable(native)
 
     def bind(self, operation: Bindable[T]) -> AsyncBound[T]:
-        """:meth:`MemoryBackend.bind`, awaitable (nothing to wait for: it runs at once). A
-        native step that awaits (a blocking pop waiting for a push) comes back as it is."""
-        bound = self.sync.bind(operation)
-        if inspect.iscoroutinefunction(bound):
-            return bound
-        return awaitable(bound)
+        """:meth:`MemoryBackend.bind`, awaitable: the step runs at once, and its result comes
+        back in a ready awaitable; a step that must wait (a blocking pop with nothing
+        ready) answers with the coroutine that waits, handed over as it is."""
+        return awaitable(self.sync.bind(operation))
 
     async def close(self) -> None:
         self.sync.close()

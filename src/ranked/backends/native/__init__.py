@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
@@ -84,9 +85,10 @@ def locked(
 
 def awaitable(call: Callable[..., T]) -> Callable[..., Awaitable[T]]:
     """``call`` for the asyncio memory backend: called the same way, it runs at once and
-    returns an awaitable of the result (an exception is raised at the await). On the C
-    engine that awaitable is a native ``Ready`` (no coroutine per call); otherwise the
-    call is wrapped in ``async def``."""
+    returns an awaitable of the result (an exception is raised at the await); a result
+    that is a coroutine (a step that must wait) is awaited in its place. On the C engine
+    that awaitable is a native ``Ready`` (no coroutine per call), or the coroutine itself;
+    otherwise the call is wrapped in ``async def``."""
     if IMPLEMENTATION == "c":
         from ._native import AwaitNow
 
@@ -94,6 +96,10 @@ def awaitable(call: Callable[..., T]) -> Callable[..., Awaitable[T]]:
         return wrapped
 
     async def run(*args: Any, **kwargs: Any) -> T:
-        return call(*args, **kwargs)
+        result = call(*args, **kwargs)
+        if inspect.iscoroutine(result):
+            waited: T = await result
+            return waited
+        return result
 
     return run
