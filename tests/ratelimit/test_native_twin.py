@@ -2,11 +2,13 @@
 
 ``memory://`` binds a limiter's operation to one of two implementations: the C decider
 (``RateDecider``, from the native registry's ``ratelimit`` factory) when the C engine is
-loaded, else the Python reference (the plan's ``encode``, then the procedure's twin, the
-algorithm's core of ``_memory.py``, under the backend's lock). Here both are bound on
-the C engine (the reference by binding the same operation without its native name) and
-driven by the same random script of hits, peeks, clock steps (forward, zero, backward,
-out of range), resets, flushes, foreign values and bad arguments:
+loaded, else the Python reference (the operation's ``direct``: the algorithm's core of
+``_memory.py`` with the decider's steps around it, under the backend's lock). Here both
+are bound on the C engine (the reference by binding the same operation without its
+native name), the reference in both its forms (``direct``, and ``encode`` then the
+procedure's script-shaped twin and its decoder), and driven by the same random script of
+hits, peeks, clock steps (forward, zero, backward, out of range), resets, flushes, foreign
+values and bad arguments:
 
 - ``paired``: two keyspaces, one decided by C, the other by the reference;
 - ``mixed``: C and the reference take turns at random on one keyspace (they share the
@@ -61,15 +63,23 @@ class Clock:
         return self.now if self.reading is None else self.reading
 
 
-def reference_of(operation: Operation[Decision]) -> Operation[Decision]:
-    """``operation`` without its native name: memory binds its Python reference."""
+REFERENCES = ["direct", "twin"]
+"""The Python reference in its two forms: ``direct`` (the operation's step in call form,
+what memory runs without the C engine) and ``twin`` (``encode``, the procedure's
+script-shaped twin, its decoder)."""
+
+
+def reference_of(operation: Operation[Decision], form: str = "direct") -> Operation[Decision]:
+    """``operation`` without its native name: memory binds its Python reference, in
+    ``form``."""
     procedure = operation.procedure
     plain = Procedure("ranked.ratelimit", procedure.name, procedure.local, procedure.decode)
-    return Operation(plain, operation.encode, operation.native_args)
+    direct = operation.direct if form == "direct" else None
+    return Operation(plain, operation.encode, operation.native_args, direct=direct)
 
 
-def bind(backend: MemoryBackend, plan: Plan, c: bool) -> Decide:
-    operation = plan.operation if c else reference_of(plan.operation)
+def bind(backend: MemoryBackend, plan: Plan, c: bool, form: str = "direct") -> Decide:
+    operation = plan.operation if c else reference_of(plan.operation, form)
     decide: Decide = backend.bind(operation)
     assert (type(decide).__name__ == "RateDecider") is c
     return decide
@@ -138,7 +148,7 @@ BAD: list[tuple[Any, Any]] = [
 BAD_READINGS: list[Any] = [1e13, -1.0, math.nan, 2**63, "soon"]
 
 
-def _play(algorithm: Algorithm, kind: str, mode: str, seed: int, policy: Policy) -> None:
+def _play(algorithm: Algorithm, kind: str, mode: str, seed: int, policy: Policy, form: str) -> None:
     rng = random.Random(seed)
     start: float = 4.6e9 if kind == "far" else 1_700_000_000.25
     if kind == "int":
@@ -147,8 +157,8 @@ def _play(algorithm: Algorithm, kind: str, mode: str, seed: int, policy: Policy)
     limiter = None if kind == "backend" else limiter_clock
     backends = [MemoryBackend(clock=backend_clock) for _ in range(2)]
     plans = [Plan(policy, "rl", limiter) for _ in backends]
-    c_side = [bind(backends[0], plans[0], True), bind(backends[0], plans[0], False)]
-    reference = bind(backends[1], plans[1], False)
+    c_side = [bind(backends[0], plans[0], True), bind(backends[0], plans[0], False, form)]
+    reference = bind(backends[1], plans[1], False, form)
     window = policy.window
     for step in range(400):
         roll = rng.random()
@@ -200,14 +210,15 @@ def _play(algorithm: Algorithm, kind: str, mode: str, seed: int, policy: Policy)
 
 @native
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("form", REFERENCES)
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("kind", CLOCKS)
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_the_c_decider_decides_and_stores_as_the_reference(
-    algorithm: Algorithm, kind: str, mode: str, seed: int
+    algorithm: Algorithm, kind: str, mode: str, form: str, seed: int
 ) -> None:
     for policy in _policies(algorithm):
-        _play(algorithm, kind, mode, seed, policy)
+        _play(algorithm, kind, mode, seed, policy, form)
 
 
 def test_the_decider_is_registered_under_the_procedures_native_name() -> None:

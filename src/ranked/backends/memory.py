@@ -23,12 +23,15 @@ towards the active expiry: every few writes a few expired keys are deleted.
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..engine.keyspace import Keyspace
+from ..engine.zset import IMPLEMENTATION
 from .native import HOUSEKEEPING_DELETES, HOUSEKEEPING_EVERY, awaitable, locked, native_factory
 from .procedure import AsyncBound, Bindable, Bound
 
@@ -77,6 +80,64 @@ def _shared_store(url: str, clock: Callable[[], float] | None) -> _Store:
         return store
 
 
+_LOCKED = """\
+def make(reference, keyspace, acquire, release, writes, expire, deletes):
+    {kind}def locked({parameters}):
+        acquire()
+        try:
+            {share}
+            return reference(keyspace, {parameters})
+        finally:
+            release()
+    return locked
+"""
+"""The callable :meth:`MemoryBackend.bind` hands back for a Python reference. Made from
+this text once per shape (see :func:`_locker`) rather than written with ``*args``: a call
+forwarded with ``*args`` is one the interpreter does not inline, a call of fixed arity is.
+``acquire`` and ``release`` rather than ``with lock``: the context protocol costs more.
+On the C engine the native ``Locked`` (:func:`.native.locked`) takes this one's place."""
+
+_LOCKERS: dict[tuple[int | None, bool, bool], Callable[..., Callable[..., Any]]] = {}
+
+
+def _arity(reference: Callable[..., Any]) -> int | None:
+    """How many call arguments ``reference(keyspace, *arguments)`` takes, when it is a
+    plain function taking exactly that many positionally (no defaults, no ``*``); else
+    None."""
+    if not inspect.isfunction(reference):
+        return None
+    code = reference.__code__
+    if (
+        reference.__defaults__
+        or code.co_kwonlyargcount
+        or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+        or code.co_argcount < 1
+    ):
+        return None
+    arity: int = code.co_argcount - 1
+    return arity
+
+
+def _locker(
+    arity: int | None, asynchronous: bool, writes: bool
+) -> Callable[..., Callable[..., Any]]:
+    """The maker of the locked callable for references of ``arity`` (None: any), cached
+    per shape."""
+    shape = (arity, asynchronous, writes)
+    make = _LOCKERS.get(shape)
+    if make is None:
+        parameters = "*args" if arity is None else ", ".join(f"a{n}" for n in range(arity))
+        text = _LOCKED.format(
+            kind="async " if asynchronous else "",
+            parameters=parameters,
+            share="if next(writes): expire(deletes)" if writes else "pass",
+        )
+        namespace: dict[str, Any] = {}
+        exec(text, namespace)  # the text above, filled in: no outside input
+        make = _LOCKERS[shape] = namespace["make"]
+    return make
+
+
 class MemoryBackend:
     """Backend on an in-process :class:`~ranked.Keyspace`; every operation atomic.
 
@@ -95,7 +156,8 @@ class MemoryBackend:
         self.url = url
         self._keyspace = keyspace
         self._lock = lock
-        self._writes = 0
+        # this handle's writes, for the active expiry: every HOUSEKEEPING_EVERY-th is True
+        self._writes = itertools.cycle((False,) * (HOUSEKEEPING_EVERY - 1) + (True,))
 
     @classmethod
     def from_url(
@@ -124,11 +186,6 @@ class MemoryBackend:
         """The clock in Unix ms. O(1)."""
         return self._keyspace.now_ms()
 
-    def _housekeeping(self) -> None:
-        self._writes += 1
-        if self._writes % HOUSEKEEPING_EVERY == 0:
-            self._keyspace.expire_pending(HOUSEKEEPING_DELETES)
-
     def accelerate(self, operation: Bindable[T]) -> Bound[T] | None:
         """The native implementation of ``operation`` (registered in :mod:`.native`
         under its ``native`` name, on the C engine), or None. O(1)."""
@@ -145,25 +202,27 @@ class MemoryBackend:
         native = self.accelerate(operation)
         if native is not None:
             return native
-        reference, keyspace, lock = operation.reference, self._keyspace, self._lock
-        fast = locked(reference, keyspace, lock, operation.writes)
-        if fast is not None:
+        fast = locked(operation.reference, self._keyspace, self._lock, operation.writes)
+        if fast is not None:  # the C engine's Locked: the lock and the call in C
             return fast
-        if not operation.writes:
+        return self._locked(operation, asynchronous=False)
 
-            def read(*args: Any) -> T:
-                with lock:
-                    return reference(keyspace, *args)
-
-            return read
-        housekeeping = self._housekeeping
-
-        def write(*args: Any) -> T:
-            with lock:
-                housekeeping()
-                return reference(keyspace, *args)
-
-        return write
+    def _locked(self, operation: Bindable[T], *, asynchronous: bool) -> Callable[..., Any]:
+        """``operation``'s reference on the keyspace under the lock (a write also takes
+        this handle's share of the active expiry), as a function or, ``asynchronous``, a
+        coroutine function. O(1)."""
+        reference = operation.reference
+        make = _locker(_arity(reference), asynchronous, operation.writes)
+        lock, keyspace = self._lock, self._keyspace
+        return make(
+            reference,
+            keyspace,
+            lock.acquire,
+            lock.release,
+            self._writes,
+            keyspace.expire_pending,
+            HOUSEKEEPING_DELETES,
+        )
 
     def flushall(self) -> None:
         """FLUSHALL: delete every key of this backend's store, for every handle on it.
@@ -216,7 +275,11 @@ class AsyncMemoryBackend:
     def bind(self, operation: Bindable[T]) -> AsyncBound[T]:
         """:meth:`MemoryBackend.bind`, awaitable: the step runs at once, and its result comes
         back in a ready awaitable; a step that must wait (a blocking pop with nothing
-        ready) answers with the coroutine that waits, handed over as it is."""
+        ready) answers with the coroutine that waits, handed over as it is. Without the C
+        engine the reference is one coroutine (not a second around a function)."""
+        if IMPLEMENTATION != "c":
+            reference: AsyncBound[T] = self.sync._locked(operation, asynchronous=True)
+            return reference
         return awaitable(self.sync.bind(operation))
 
     async def close(self) -> None:

@@ -2,8 +2,9 @@
 
 Each ``<algorithm>(params)`` builds the decision core of one ``lua/<algorithm>.lua`` for one
 policy: ``core(keyspace, now_us, now_ms, keys, cost, consume) -> Decision``, run under the
-memory backend's lock. :func:`twin` wraps it as the procedure's Python reference (what
-``memory://`` runs without the C engine, and on Redis nothing: the script runs there).
+memory backend's lock. :func:`direct` wraps it as the operation's step in call form (what
+``memory://`` runs without the C engine), :func:`twin` as the procedure's script-shaped
+Python twin (the same reply as the Lua script; memory runs it for raw script calls).
 The C decider (``ranked/backends/native/rl_cores.c``) is the same cores in C; it is built
 from :func:`native_args`, and for its rare cases (numbers beyond +-2**52, a clock stepped
 back under the log) it calls these cores themselves. PEP 399: the Python code is the
@@ -23,10 +24,13 @@ it moves. The sliding log keeps its entries in time order in one cell at its fir
 from __future__ import annotations
 
 import bisect
+import itertools
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from math import ceil, floor
-from typing import Any, ClassVar, Final, TypeVar
+from time import time_ns
+from typing import Any, ClassVar, Final
 
 from ..engine.commands.common import WRONGTYPE
 from ..engine.keyspace import Keyspace
@@ -34,7 +38,7 @@ from ..errors import ResponseError
 from .policy import ALGORITHMS, Algorithm, Policy
 from .result import Decision
 
-__all__ = ["CELLS", "CORES", "Cell", "Core", "native_args", "twin"]
+__all__ = ["CELLS", "CORES", "Cell", "Core", "Direct", "direct", "native_args", "twin"]
 
 # The reference's share of the keyspace's active expiry, as the C decider's
 # (rl_fast.h: EXPIRY_EVERY_MASK, EXPIRY_DELETES).
@@ -54,9 +58,6 @@ class Cell(dict[bytes, bytes]):
 
     def __init__(self) -> None:
         super().__init__({b"ranked": self.KIND})  # never empty: the keyspace drops empties
-
-
-CellT = TypeVar("CellT", bound=Cell)
 
 
 class WindowCell(Cell):
@@ -99,15 +100,6 @@ def _wrongtype() -> ResponseError:
     return ResponseError(WRONGTYPE)
 
 
-def _state(ks: Keyspace, key: bytes, now_ms: int, kind: type[CellT]) -> CellT | None:
-    """The ``kind`` cell at ``key``, None when the key is absent; WRONGTYPE when it holds
-    anything else. O(1)."""
-    cell = ks.get_at(key, now_ms)
-    if cell is None or type(cell) is kind:
-        return cell
-    raise _wrongtype()
-
-
 def _ms(us: float) -> int:
     """Whole milliseconds, rounded up: the scripts' ``ceil(us / 1000)``."""
     return ceil(us / 1000)
@@ -122,9 +114,12 @@ def fixed_window(policy: Policy) -> Core:
     ) -> Decision:
         key = keys[0]
         start, count = now, 0
-        cell = _state(ks, key, now_ms, WindowCell)
-        if cell is not None and now < cell.start + window:
-            start, count = cell.start, cell.count
+        cell = ks.get_at(key, now_ms)
+        if cell is not None:
+            if type(cell) is not WindowCell:
+                raise _wrongtype()
+            if now < cell.start + window:
+                start, count = cell.start, cell.count
         expires = start + window
         if count + cost > limit:
             retry = (expires - now) / 1e6
@@ -152,10 +147,12 @@ def sliding_log(policy: Policy) -> Core:
     ) -> Decision:
         key = keys[0]
         cutoff = now - window
-        cell = _state(ks, key, now_ms, LogCell)
+        cell = ks.get_at(key, now_ms)
         entries: deque[tuple[int, int]] | None = None
         total = stale = 0
         if cell is not None:
+            if type(cell) is not LogCell:
+                raise _wrongtype()
             entries, total = cell.entries, cell.total
             if entries[0][0] <= cutoff:  # the oldest tells if any is stale
                 for instant, units in entries:
@@ -221,8 +218,10 @@ def sliding_counter(policy: Policy) -> Core:
         key = keys[0]
         index, offset = divmod(now, window)
         cur = prev = 0
-        cell = _state(ks, key, now_ms, CounterCell)
+        cell = ks.get_at(key, now_ms)
         if cell is not None:
+            if type(cell) is not CounterCell:
+                raise _wrongtype()
             if cell.index >= index:
                 cur, prev = cell.cur, cell.prev
             elif cell.index == index - 1:
@@ -276,8 +275,10 @@ def token_bucket(policy: Policy) -> Core:
     ) -> Decision:
         key = keys[0]
         tokens: float = burst
-        cell = _state(ks, key, now_ms, BucketCell)
+        cell = ks.get_at(key, now_ms)
         if cell is not None:
+            if type(cell) is not BucketCell:
+                raise _wrongtype()
             tokens = cell.tokens
             elapsed = now - cell.last
             if elapsed > 0:
@@ -309,9 +310,12 @@ def gcra(policy: Policy) -> Core:
     ) -> Decision:
         key = keys[0]
         tat: float = now
-        cell = _state(ks, key, now_ms, TatCell)
-        if cell is not None and cell.tat > now:
-            tat = cell.tat
+        cell = ks.get_at(key, now_ms)
+        if cell is not None:
+            if type(cell) is not TatCell:
+                raise _wrongtype()
+            if cell.tat > now:
+                tat = cell.tat
         new_tat = tat + cost * interval
         early = new_tat - tolerance - now
         if early > 0:
@@ -379,6 +383,61 @@ def native_args(policy: Policy) -> dict[str, Any]:
         "fields": fields,
         "wrongtype": _wrongtype,
     }
+
+
+Direct = Callable[[Keyspace, Any, Any, int], Decision]
+"""``(keyspace, identity, cost, consume) -> Decision``: the operation's step in call form."""
+
+
+def direct(
+    core: Core,
+    capacity: int,
+    identities: dict[str | bytes, tuple[bytes, ...]],
+    keys: Callable[[Any], tuple[bytes, ...]],
+    args: Callable[[Any, int], object],
+    now_us: Callable[[], int | None] | None,
+) -> Direct:
+    """The limiter's decision in call form (``Operation.direct``): what memory runs under
+    its lock without the C engine, in place of encoding, the twin and its reply. The
+    steps and the state are the C decider's (``rl_fast.c``), which is its twin:
+    ``identities`` (the plan's identity -> keys cache, read directly) else ``keys`` for
+    the keys, ``args`` for a cost that is not an int in ``[0, capacity]`` (it raises the
+    typed error), the same share of the keyspace's active expiry, one clock reading
+    (``now_us``: the limiter's clock, checked, with the keyspace's for deadlines; None:
+    the keyspace's, read as integer nanoseconds when it is the system clock), then
+    ``core``. A cost of 0 only reports. O(1) plus the core."""
+    # every 8th decision takes the share (small ints from a cycle: no counter to grow)
+    share = itertools.cycle((False,) * _EXPIRY_EVERY_MASK + (True,))
+    clocked: Keyspace | None = None  # the keyspace whose clock `read` is
+    read: Callable[[], float] = time.time
+    system = True
+
+    def decide(ks: Keyspace, identity: Any, cost: Any, consume: int) -> Decision:
+        nonlocal clocked, read, system
+        try:
+            found = identities[identity]
+        except (KeyError, TypeError):  # a new identity, or not even hashable
+            found = keys(identity)
+        if cost.__class__ is not int or cost < 0 or cost > capacity:
+            args(cost, consume)  # raises the typed error
+        if next(share):
+            ks.expire_pending(_EXPIRY_DELETES)
+        if now_us is not None:
+            now = now_us()
+            assert now is not None
+            return core(ks, now, ks.now_ms(), found, cost, consume if cost else 0)
+        if ks is not clocked:
+            clocked, read = ks, ks.clock
+            system = read is time.time
+        if system:  # integer nanoseconds: no float products to floor
+            ns = time_ns()
+            return core(ks, ns // 1000, ns // 1_000_000, found, cost, consume if cost else 0)
+        reading = read()
+        return core(
+            ks, floor(reading * 1e6), floor(reading * 1e3), found, cost, consume if cost else 0
+        )
+
+    return decide
 
 
 def twin(policy: Policy) -> Callable[[Keyspace, int, Sequence[bytes], Sequence[Any]], list[int]]:

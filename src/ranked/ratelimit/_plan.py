@@ -8,7 +8,10 @@ once, as the :class:`~ranked.backends.procedure.Operation` every backend binds:
   backend's clock; on Redis the server's ``TIME``);
 - ``native_args``: everything the memory backend's C decider needs to make the same
   decision in one call (the policy's numbers, its Python core, the cell layout, and this
-  plan's caches and checks, which it calls for whatever it does not decide itself).
+  plan's caches and checks, which it calls for whatever it does not decide itself);
+- ``direct``: the same decision in call form, ``(keyspace, identity, cost, consume)``,
+  on the same Python core (:func:`._memory.direct`): what memory runs without the C
+  engine, with no encoding of script arguments and no reply to decode.
 
 The limiters (:mod:`._async.limiter`, and :mod:`._sync.limiter` generated from it) only
 call what ``backend.bind(plan.operation)`` hands back.
@@ -74,8 +77,19 @@ class Plan:
             for cost in range(min(self.capacity, _CACHED_COSTS) + 1)
             for mode in (HIT, PEEK)
         }
+        native_args = self._native_args()
         self.operation: Operation[Decision] = Operation(
-            limiter_procedure(policy), self.encode, self._native_args()
+            limiter_procedure(policy),
+            self.encode,
+            native_args,
+            direct=_memory.direct(
+                native_args["core"],
+                self.capacity,
+                self._keys,
+                self.keys,
+                self.args,
+                None if clock is None else self.now_us,
+            ),
         )
 
     def keys(self, identity: str | bytes) -> tuple[bytes, ...]:
