@@ -25,6 +25,11 @@ in the tree before a change and in the tree after it:
 - ``Queue`` and ``AsyncQueue`` holding 10,000 items (``benchmarks/queue.py``'s section 4
   workload): push + pop, and push + reserve + ack.
 
+Every board, limiter and queue has a store of its own (``memory://<name>``): since
+``memory://`` became one process-wide store, objects opened on it share one keyspace,
+which the before tree's private stores did not, and a bigger keyspace costs cache misses
+unrelated to the change measured.
+
 Inputs a request would bring (members, cursors, identities, items) are fresh objects per
 call, drawn before the clock starts from a random stream per operation; both trees get the
 same streams, so their boards go through the same states. An operation that one tree lacks
@@ -226,9 +231,9 @@ def board_ops(size: int) -> tuple[dict[str, Batch], dict[str, str]]:
     """The sync board's operations, and those this tree lacks (name -> why)."""
     from ranked import Leaderboard
 
-    board = Leaderboard("memory://", "seam")
+    board = Leaderboard("memory://seam-board", "seam")
     load(board, size)
-    windows = Leaderboard("memory://", "seam-windows", windows=("all", "daily"))
+    windows = Leaderboard("memory://seam-windows", "seam-windows", windows=("all", "daily"))
     load(windows, size)
     hosts, cursors = befriend(board, size), cursor_pool(board, size)
 
@@ -273,7 +278,7 @@ def board_ops(size: int) -> tuple[dict[str, Batch], dict[str, str]]:
 def async_board_ops(loop: asyncio.AbstractEventLoop, size: int) -> dict[str, Batch]:
     from ranked import AsyncLeaderboard, open_async_backend
 
-    board = AsyncLeaderboard(open_async_backend("memory://"), "seam-async")
+    board = AsyncLeaderboard(open_async_backend("memory://seam-async"), "seam-async")
     pairs = initial_pairs(size)
 
     async def load_async() -> None:
@@ -304,10 +309,7 @@ def identities() -> Draw:
 
 
 def limiter_ops(loop: asyncio.AbstractEventLoop) -> dict[str, Batch]:
-    """``hit`` per algorithm, each limiter on its own store, every identity hit once. The
-    stores are named: ``memory://`` is one process-wide store since 168a830 (before it,
-    each handle had its own), and a limiter sharing it with the other nine works on five
-    times the keys, which costs the after tree 5-10 % in cache misses alone."""
+    """``hit`` per algorithm, each limiter on its own store, every identity hit once."""
     from ranked import open_async_backend, open_backend
     from ranked.ratelimit import ALGORITHMS as TREE_ALGORITHMS
     from ranked.ratelimit import AsyncRateLimiter, Policy, RateLimiter
@@ -342,8 +344,8 @@ def queue_ops() -> dict[str, Batch]:
     from ranked import open_backend
     from ranked.queue import Queue
 
-    pairs: Queue[Any] = Queue(open_backend("memory://"), "pairs")
-    leases: Queue[Any] = Queue(open_backend("memory://"), "leases")
+    pairs: Queue[Any] = Queue(open_backend("memory://seam-pairs"), "pairs")
+    leases: Queue[Any] = Queue(open_backend("memory://seam-leases"), "leases")
     pairs.push_many(preload())
     leases.push_many(preload())
 
@@ -369,8 +371,8 @@ def async_queue_ops(loop: asyncio.AbstractEventLoop) -> dict[str, Batch]:
     from ranked import open_async_backend
     from ranked.queue import AsyncQueue
 
-    pairs: AsyncQueue[Any] = AsyncQueue(open_async_backend("memory://"), "pairs")
-    leases: AsyncQueue[Any] = AsyncQueue(open_async_backend("memory://"), "leases")
+    pairs: AsyncQueue[Any] = AsyncQueue(open_async_backend("memory://seam-apairs"), "pairs")
+    leases: AsyncQueue[Any] = AsyncQueue(open_async_backend("memory://seam-aleases"), "leases")
     loop.run_until_complete(pairs.push_many(preload()))
     loop.run_until_complete(leases.push_many(preload()))
 
