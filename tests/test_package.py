@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import ranked
 from ranked import errors
 
@@ -76,3 +79,24 @@ def test_bad_values_and_wrong_types_derive_from_the_builtins() -> None:
             assert issubclass(error, ValueError | TypeError), name
     assert issubclass(errors.InvalidItemError, TypeError)
     assert issubclass(errors.RateLimitTypeError, TypeError)
+
+
+def test_memory_needs_no_redis_client() -> None:
+    """``memory://`` is the default with nothing to install: no import of redis-py."""
+    script = (
+        "import sys\n"
+        "sys.modules['redis'] = None\n"
+        "import ranked\n"
+        "board = ranked.Leaderboard('memory://', 'b')\n"
+        "assert board.submit('a', 1).primary.rank == 1\n"
+        "from ranked.queue import Queue\n"
+        "from ranked.ratelimit import Policy, RateLimiter\n"
+        "queue = Queue(ranked.open_backend('memory://'), 'q', text=True)\n"
+        "queue.push('x')\n"
+        "assert queue.pop() == 'x'\n"
+        "limiter = RateLimiter(ranked.open_backend('memory://'), Policy(1, 60))\n"
+        "assert limiter.hit('u').allowed\n"
+        "assert 'redis' not in [name.split('.')[0] for name, m in sys.modules.items() if m]\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -23,8 +23,6 @@ from functools import cache
 from importlib import resources
 from typing import Final
 
-from redis.exceptions import NoScriptError
-
 __all__ = ["Arg", "Script", "feature_script", "run", "run_async", "script"]
 
 Arg = bytes | str | int | float
@@ -103,6 +101,14 @@ def feature_script(package: str, name: str) -> Script:
     return Script(f"{package}:{name}", b"".join(_needed(package, body)) + body)
 
 
+def _no_script() -> type[Exception]:
+    """redis-py's NOSCRIPT error, imported when a script call fails (only a Redis backend
+    runs scripts: ``memory://`` needs no redis-py)."""
+    from redis.exceptions import NoScriptError
+
+    return NoScriptError
+
+
 Execute = Callable[..., object]
 AsyncExecute = Callable[..., Awaitable[object]]
 
@@ -113,7 +119,7 @@ def run(execute: Execute, name: str | Script, keys: Sequence[bytes], args: Seque
     code = script(name) if isinstance(name, str) else name
     try:
         return execute("EVALSHA", code.sha, len(keys), *keys, *args)
-    except NoScriptError:
+    except _no_script():
         return execute("EVAL", code.source, len(keys), *keys, *args)
 
 
@@ -124,5 +130,5 @@ async def run_async(
     code = script(name) if isinstance(name, str) else name
     try:
         return await execute("EVALSHA", code.sha, len(keys), *keys, *args)
-    except NoScriptError:
+    except _no_script():
         return await execute("EVAL", code.source, len(keys), *keys, *args)
