@@ -13,13 +13,14 @@
 
 #include <structmember.h>
 
+/* What a Locked holds (owned), by index: the reference func(keyspace, *args),
+ * its first argument, the lock's bound acquire and release, and the active
+ * expiry (a callable, or None). */
+enum { FUNC, KEYSPACE, ACQUIRE, RELEASE, EXPIRE, HELD };
+
 typedef struct {
     PyObject_HEAD
-    PyObject *func;     /* owned: the reference, func(keyspace, *args) */
-    PyObject *keyspace; /* owned: its first argument */
-    PyObject *acquire;  /* owned: the lock's bound acquire and release */
-    PyObject *release;
-    PyObject *expire;   /* owned: keyspace.expire_pending, or None */
+    PyObject *held[HELD];
     Py_ssize_t every;   /* housekeeping every this many calls; 0: never */
     Py_ssize_t calls;   /* calls so far, modulo `every` */
     vectorcallfunc vectorcall;
@@ -54,13 +55,13 @@ static PyObject *Locked_call(LockedObject *self, PyObject *const *args, size_t n
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
     PyObject *small[8];
-    PyObject *func = Py_NewRef(self->func), *keyspace = Py_NewRef(self->keyspace);
-    PyObject *release = Py_NewRef(self->release), *expire = Py_NewRef(self->expire);
+    PyObject *func = Py_NewRef(self->held[FUNC]), *keyspace = Py_NewRef(self->held[KEYSPACE]);
+    PyObject *release = Py_NewRef(self->held[RELEASE]), *expire = Py_NewRef(self->held[EXPIRE]);
     PyObject *result = NULL;
     PyObject **stack = locked_arguments(keyspace, args, total, small, 8);
     if (!stack)
         goto done;
-    PyObject *taken = PyObject_CallNoArgs(self->acquire);
+    PyObject *taken = PyObject_CallNoArgs(self->held[ACQUIRE]);
     if (!taken)
         goto done;
     Py_DECREF(taken);
@@ -111,16 +112,13 @@ static PyObject *Locked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         return NULL;
     }
     LockedObject *self = (LockedObject *)type->tp_alloc(type, 0);
-    if (!self) {
-        Py_DECREF(acquire);
-        Py_DECREF(release);
+    PyObject *given[HELD] = {func, keyspace, acquire, release, expire};
+    for (int i = 0; self && i < HELD; i++)
+        self->held[i] = Py_NewRef(given[i]);
+    Py_DECREF(acquire);
+    Py_DECREF(release);
+    if (!self)
         return NULL;
-    }
-    self->func = Py_NewRef(func);
-    self->keyspace = Py_NewRef(keyspace);
-    self->acquire = acquire;
-    self->release = release;
-    self->expire = Py_NewRef(expire);
     self->every = every;
     self->calls = 0;
     self->vectorcall = (vectorcallfunc)Locked_call;
@@ -129,21 +127,15 @@ static PyObject *Locked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 
 /* GC: visit every object held. */
 static int Locked_traverse(LockedObject *self, visitproc visit, void *arg) {
-    Py_VISIT(self->func);
-    Py_VISIT(self->keyspace);
-    Py_VISIT(self->acquire);
-    Py_VISIT(self->release);
-    Py_VISIT(self->expire);
+    for (int i = 0; i < HELD; i++)
+        Py_VISIT(self->held[i]);
     return 0;
 }
 
 /* GC: drop every object held. */
 static int Locked_clear(LockedObject *self) {
-    Py_CLEAR(self->func);
-    Py_CLEAR(self->keyspace);
-    Py_CLEAR(self->acquire);
-    Py_CLEAR(self->release);
-    Py_CLEAR(self->expire);
+    for (int i = 0; i < HELD; i++)
+        Py_CLEAR(self->held[i]);
     return 0;
 }
 
@@ -155,7 +147,7 @@ static void Locked_dealloc(LockedObject *self) {
 }
 
 static PyMemberDef Locked_members[] = {
-    {"func", T_OBJECT_EX, offsetof(LockedObject, func), READONLY, "The reference it runs."},
+    {"func", T_OBJECT_EX, offsetof(LockedObject, held), READONLY, "The reference it runs."},
     {NULL},
 };
 
