@@ -149,7 +149,8 @@ class Operation(Generic[T]):
     - memory: the native implementation registered under ``procedure.native`` when the C
       engine has one (it takes the call arguments as they are, and ``native_args``, the
       feature's static data and result constructors, so no lower layer imports a
-      feature), else ``encode`` and the Python reference under the backend's lock.
+      feature), else the reference under the backend's lock: ``direct`` when the feature
+      gives it, or ``encode``, the procedure's twin and its decoder.
 
     Both give the same results; each feature's conformance suite runs on every backend and
     on both engines.
