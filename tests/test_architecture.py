@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "ranked"
-FEATURES = ("leaderboard", "ratelimit", "queue")
+FEATURES = ("leaderboard", "ratelimit", "queue", "journal")
 CONCRETE = ("memory", "redis", "cluster", "native", "_redis_ops", "_wire")
 BACKEND_CLASSES = {
     "MemoryBackend",

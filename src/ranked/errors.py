@@ -13,10 +13,14 @@ __all__ = [
     "BoardConfigError",
     "CrossSlotError",
     "InvalidCursorError",
+    "InvalidEventError",
     "InvalidItemError",
     "InvalidNameError",
     "InvalidPriorityError",
     "InvalidScoreError",
+    "JournalConfigError",
+    "JournalError",
+    "JournalVersionError",
     "LayoutError",
     "MemberDataError",
     "OutOfRangeError",
@@ -155,3 +159,27 @@ class InvalidItemError(RankedError, TypeError):
 class RateLimitTypeError(RankedError, TypeError):
     """A hit's argument has the wrong type (a cost that is not an int, an identity that is
     neither str nor bytes)."""
+
+
+# -- the journal ----------------------------------------------------------------------------
+
+
+class InvalidEventError(RankedError, ValueError):
+    """A journal event has a field of the wrong type or value (an empty board, an unknown
+    operation, a ``value`` that is not bytes, ...). Raised before anything is appended:
+    an append with one bad event appends none of its events."""
+
+
+class JournalError(RankedError):
+    """A journal file cannot be used: it is not a SQLite database, it is corrupt or
+    truncated, or a row in it does not parse. Nothing is repaired or guessed silently."""
+
+
+class JournalVersionError(JournalError):
+    """A journal file was written with a schema version this ranked does not know (the
+    message names the file's version and the newest one this ranked reads)."""
+
+
+class JournalConfigError(RankedError, ValueError):
+    """A journal is opened with options that cannot work: an unknown durability mode, a
+    batch delay that is not a positive whole number of milliseconds, a URL without a path."""

@@ -1,0 +1,133 @@
+"""Journal events: what a caller appends (:class:`NewEvent`) and what the store hands back
+(:class:`Event`, the same fields plus the sequence number the store assigned).
+
+Both are immutable. Every field is checked when the record is built and again when it is
+appended (a frozen dataclass can still be forged), so a bad event is refused with a typed
+error before anything is written: :class:`~ranked.errors.InvalidEventError` for a wrong
+type or value, :class:`~ranked.errors.InvalidNameError` for a bad board name,
+:class:`~ranked.errors.OutOfRangeError` for an instant outside the one range every backend
+holds (:mod:`ranked.core.limits`). Checking an event is O(size of its text fields).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from ..core._names import check_name
+from ..core.limits import MAX_INSTANT_S
+from ..errors import InvalidEventError, OutOfRangeError
+
+__all__ = ["MAX_AT_US", "OPERATIONS", "Event", "NewEvent", "check_event"]
+
+OPERATIONS: Final = frozenset(
+    {"submit", "remove", "clear", "member_data", "friends", "metadata", "config"}
+)
+"""The operations a journal records; the store treats each event's ``value`` as opaque."""
+
+MAX_AT_US: Final = MAX_INSTANT_S * 1_000_000
+"""The latest instant an event may count at, in Unix microseconds (2140-01-01T00:00:00Z)."""
+
+
+def _optional_text(value: object, name: str) -> None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidEventError(f"{name} must be a str or None, not {type(value).__name__}")
+    if value == "":
+        raise InvalidEventError(f"{name} must not be empty (use None for no {name})")
+
+
+def _check_fields(
+    board: object,
+    member: object,
+    operation: object,
+    value: object,
+    at_us: object,
+    key: object,
+    actor: object,
+    reason: object,
+) -> None:
+    """Raise the typed error of the first bad field; return None when all are good."""
+    if not isinstance(board, str):
+        raise InvalidEventError(f"board must be a str, not {type(board).__name__}")
+    check_name(board, "board")
+    if member is not None and not isinstance(member, bytes):
+        raise InvalidEventError(f"member must be bytes or None, not {type(member).__name__}")
+    if not isinstance(operation, str) or operation not in OPERATIONS:
+        raise InvalidEventError(
+            f"operation {operation!r} is not one of {', '.join(sorted(OPERATIONS))}"
+        )
+    if not isinstance(value, bytes):
+        raise InvalidEventError(f"value must be bytes, not {type(value).__name__}")
+    if isinstance(at_us, bool) or not isinstance(at_us, int):
+        raise InvalidEventError(f"at_us must be an int (microseconds), not {type(at_us).__name__}")
+    if not 0 <= at_us <= MAX_AT_US:
+        raise OutOfRangeError(
+            f"at_us {at_us!r} is outside [0, {MAX_AT_US}] Unix microseconds"
+            " (1970 to 2140: what every backend holds)"
+        )
+    _optional_text(key, "key")
+    _optional_text(actor, "actor")
+    _optional_text(reason, "reason")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewEvent:
+    """An event to append: the store assigns its ``seq``.
+
+    ``board``: the board's name. ``member``: the member's bytes, or None for a board-wide
+    operation. ``operation``: one of :data:`OPERATIONS`. ``value``: the operation's
+    arguments, encoded by the caller (opaque here). ``at_us``: the instant it counts at,
+    Unix microseconds. ``key``: an idempotency key (a second append with the same board
+    and key returns the first one's record). ``actor`` / ``reason``: who did it and why
+    (moderation).
+    """
+
+    board: str
+    operation: str
+    at_us: int
+    value: bytes = b""
+    member: bytes | None = None
+    key: str | None = None
+    actor: str | None = None
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        check_event(self)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """An appended event: :class:`NewEvent`'s fields plus ``seq``, the store's sequence
+    number (strictly increasing from 1 in append order)."""
+
+    seq: int
+    board: str
+    operation: str
+    at_us: int
+    value: bytes
+    member: bytes | None
+    key: str | None
+    actor: str | None
+    reason: str | None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.seq, bool) or not isinstance(self.seq, int) or self.seq < 1:
+            raise InvalidEventError(f"seq must be an int >= 1, not {self.seq!r}")
+        check_event(self)
+
+
+def check_event(event: object) -> None:
+    """Raise the typed error of ``event``'s first bad field (or of ``event`` not being an
+    event at all); return None when it may be appended."""
+    if not isinstance(event, NewEvent | Event):
+        raise InvalidEventError(f"expected a NewEvent, not {type(event).__name__}")
+    _check_fields(
+        event.board,
+        event.member,
+        event.operation,
+        event.value,
+        event.at_us,
+        event.key,
+        event.actor,
+        event.reason,
+    )
