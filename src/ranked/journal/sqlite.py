@@ -412,21 +412,33 @@ class SQLiteJournal:
         while left is None or left > 0:
             page = _READ_PAGE if left is None else min(_READ_PAGE, left)
             args = (after, page) if board is None else (board, after, page)
-            with self._reader_lock:
-                rows = self._reader.execute(sql, args).fetchall()
+            rows = self._query(sql, args)
+            event = None
             for row in rows:
-                yield _row_event(row)
-            if len(rows) < page:
+                event = _row_event(row)
+                yield event
+            if event is None or len(rows) < page:
                 return
-            after = rows[-1][0]
+            after = event.seq
             if left is not None:
                 left -= len(rows)
 
     def last_seq(self) -> int:
         """The greatest committed ``seq``, 0 for an empty journal. O(log n)."""
-        with self._reader_lock:
-            row = self._reader.execute("SELECT max(seq) FROM events").fetchone()
-        return 0 if row[0] is None else int(row[0])
+        ((seq,),) = self._query("SELECT max(seq) FROM events", ())
+        if seq is None:
+            return 0
+        if not isinstance(seq, int):
+            raise JournalError(f"journal {self.path!r} has a seq that is not an int: {seq!r}")
+        return seq
+
+    def _query(self, sql: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:
+        """The rows of one read; a damaged file raises :class:`JournalError`."""
+        try:
+            with self._reader_lock:
+                return self._reader.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as error:
+            raise JournalError(f"journal {self.path!r} cannot be read: {error}") from error
 
     # -- closing -------------------------------------------------------------------------
 
