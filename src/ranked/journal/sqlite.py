@@ -268,6 +268,7 @@ class SQLiteJournal:
         wake each appender once its events are as durable as the mode promises."""
         in_txn = False
         deadline = 0.0
+        batch: list[_Pending] = []
         waiting: list[_Pending] = []  # written, to be woken after the commit
         try:
             while True:
@@ -308,9 +309,12 @@ class SQLiteJournal:
                         self._writer.execute("COMMIT")
                         in_txn = False
                 except sqlite3.Error as error:
-                    if in_txn:
-                        self._writer.execute("ROLLBACK")
-                        in_txn = False
+                    try:
+                        if self._writer.in_transaction:  # SQLite may have rolled back itself
+                            self._writer.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # the transaction is gone either way
+                    in_txn = False
                     failure = JournalError(f"journal {self.path!r} commit failed: {error}")
                     for pending in waiting + batch:
                         pending.error = failure
@@ -326,7 +330,7 @@ class SQLiteJournal:
         except BaseException as error:  # never leave an appender waiting forever
             with self._cond:
                 self._failure = error
-                stranded, self._queue = waiting + self._queue, []
+                stranded, self._queue = waiting + batch + self._queue, []
             for pending in stranded:
                 pending.error = JournalError(f"journal {self.path!r} failed: {error}")
                 pending.done.set()
