@@ -12,13 +12,13 @@ holds (:mod:`ranked.core.limits`). Checking an event is O(size of its text field
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from ..core._names import check_name
 from ..core.limits import MAX_INSTANT_S
 from ..errors import InvalidEventError, OutOfRangeError
 
-__all__ = ["MAX_AT_US", "OPERATIONS", "Event", "NewEvent", "check_event"]
+__all__ = ["MAX_AT_US", "OPERATIONS", "Event", "NewEvent", "check_event", "stored_fields"]
 
 OPERATIONS: Final = frozenset(
     {"submit", "remove", "clear", "member_data", "friends", "metadata", "config"}
@@ -116,12 +116,10 @@ class Event:
         check_event(self)
 
 
-def check_event(event: object) -> None:
-    """Raise the typed error of ``event``'s first bad field (or of ``event`` not being an
-    event at all); return None when it may be appended."""
-    if not isinstance(event, NewEvent | Event):
-        raise InvalidEventError(f"expected a NewEvent, not {type(event).__name__}")
-    _check_fields(
+def stored_fields(event: NewEvent | Event) -> tuple[Any, ...]:
+    """An event's fields but its seq, in the order the store keeps them: board, member,
+    operation, value, at_us, key, actor, reason."""
+    return (
         event.board,
         event.member,
         event.operation,
@@ -131,3 +129,11 @@ def check_event(event: object) -> None:
         event.actor,
         event.reason,
     )
+
+
+def check_event(event: object) -> None:
+    """Raise the typed error of ``event``'s first bad field (or of ``event`` not being an
+    event at all); return None when it may be appended."""
+    if not isinstance(event, NewEvent | Event):
+        raise InvalidEventError(f"expected a NewEvent, not {type(event).__name__}")
+    _check_fields(*stored_fields(event))

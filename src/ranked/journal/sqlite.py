@@ -51,7 +51,7 @@ from ..errors import (
     PageSizeError,
     RankedError,
 )
-from .events import Event, NewEvent, check_event
+from .events import Event, NewEvent, check_event, stored_fields
 from .store import Durability
 
 __all__ = ["MAX_DELAY_MS", "SCHEMA_VERSION", "SQLiteJournal"]
@@ -354,16 +354,7 @@ class SQLiteJournal:
                 cursor = conn.execute(
                     "INSERT INTO events (board, member, operation, value, at_us, key, actor,"
                     " reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        event.board,
-                        event.member,
-                        event.operation,
-                        event.value,
-                        event.at_us,
-                        event.key,
-                        event.actor,
-                        event.reason,
-                    ),
+                    stored_fields(event),
                 )
                 seq = cursor.lastrowid
                 assert seq is not None
