@@ -25,9 +25,11 @@ from ..errors import OutOfRangeError
 __all__ = [
     "MAX_DURATION_S",
     "MAX_INSTANT_S",
+    "MAX_INSTANT_US",
     "MAX_SUM_US",
     "check_duration",
     "check_instant",
+    "check_instant_us",
 ]
 
 MAX_DURATION_S: Final = 3_155_760_000
@@ -35,6 +37,9 @@ MAX_DURATION_S: Final = 3_155_760_000
 
 MAX_INSTANT_S: Final = 5_364_662_400
 """The latest instant, in Unix seconds: 2140-01-01T00:00:00Z."""
+
+MAX_INSTANT_US: Final = MAX_INSTANT_S * 1_000_000
+"""The latest instant, in Unix microseconds."""
 
 MAX_SUM_US: Final = 2**53
 """Every instant plus every duration, in microseconds, stays below this (exact in a double)."""
@@ -71,3 +76,16 @@ def check_duration(value: object, name: str) -> float:
 def check_instant(value: object, name: str) -> float:
     """``value`` (Unix seconds) if ``0 <= value <= MAX_INSTANT_S``, else ``OutOfRangeError``."""
     return _check(value, name, *_INSTANT)
+
+
+def check_instant_us(value: object, name: str) -> int:
+    """``value``, an int of Unix microseconds in ``[0, MAX_INSTANT_US]``, else
+    ``OutOfRangeError`` naming ``name`` and the limit."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OutOfRangeError(f"{name} must be an int of Unix microseconds, not {value!r}")
+    if not 0 <= value <= MAX_INSTANT_US:
+        raise OutOfRangeError(
+            f"{name} {value!r} is outside [0, {MAX_INSTANT_US}] us (1970 to 2140: the "
+            "instants every backend holds)"
+        )
+    return value

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..core._names import check_name
-from ..core.limits import MAX_INSTANT_S
-from ..errors import InvalidEventError, OutOfRangeError
+from ..core.limits import MAX_INSTANT_US, check_instant_us
+from ..errors import InvalidEventError
 
 __all__ = ["MAX_AT_US", "OPERATIONS", "Event", "NewEvent", "check_event", "stored_fields"]
 
@@ -25,7 +25,7 @@ OPERATIONS: Final = frozenset(
 )
 """The operations a journal records; the store treats each event's ``value`` as opaque."""
 
-MAX_AT_US: Final = MAX_INSTANT_S * 1_000_000
+MAX_AT_US: Final = MAX_INSTANT_US
 """The latest instant an event may count at, in Unix microseconds (2140-01-01T00:00:00Z)."""
 
 
@@ -60,11 +60,7 @@ def _check_fields(
         raise InvalidEventError(f"value must be bytes, not {type(value).__name__}")
     if isinstance(at_us, bool) or not isinstance(at_us, int):
         raise InvalidEventError(f"at_us must be an int (microseconds), not {type(at_us).__name__}")
-    if not 0 <= at_us <= MAX_AT_US:
-        raise OutOfRangeError(
-            f"at_us {at_us!r} is outside [0, {MAX_AT_US}] Unix microseconds"
-            " (1970 to 2140: what every backend holds)"
-        )
+    check_instant_us(at_us, "at_us")
     _optional_text(key, "key")
     _optional_text(actor, "actor")
     _optional_text(reason, "reason")

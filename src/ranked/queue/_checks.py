@@ -13,7 +13,12 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from ..core.limits import MAX_DURATION_S, MAX_INSTANT_S, check_duration, check_instant
+from ..core.limits import (
+    MAX_DURATION_S,
+    check_duration,
+    check_instant,
+    check_instant_us,
+)
 from ..errors import InvalidItemError, InvalidPriorityError, OutOfRangeError, QueueArgumentError
 from .results import Lease
 
@@ -29,7 +34,6 @@ __all__ = [
 ]
 
 MAX_SAFE_INTEGER: Final = 2**53
-MAX_INSTANT_US: Final = MAX_INSTANT_S * 1_000_000
 
 
 def priority_of(value: object) -> float:
@@ -94,16 +98,7 @@ def instant_us(value: object, what: str) -> int:
 def check_now(now_us: object) -> int | None:
     """``now_us``: None (the backend's clock) or an int of Unix microseconds within
     ``[0, MAX_INSTANT_S]`` seconds, else ``OutOfRangeError``."""
-    if now_us is None:
-        return None
-    if isinstance(now_us, bool) or not isinstance(now_us, int):
-        raise OutOfRangeError(f"now_us must be an int of Unix microseconds, not {now_us!r}")
-    if not 0 <= now_us <= MAX_INSTANT_US:
-        raise OutOfRangeError(
-            f"now_us {now_us!r} is outside [0, {MAX_INSTANT_US}] us (1970 to 2140: the "
-            "instants every backend holds)"
-        )
-    return now_us
+    return None if now_us is None else check_instant_us(now_us, "now_us")
 
 
 def check_count(count: object) -> int:
