@@ -92,7 +92,7 @@ class Procedure(Generic[T]):
     of the same step (see :class:`Operation`); None when there is none.
     """
 
-    __slots__ = ("decode", "local", "name", "native", "script")
+    __slots__ = ("decode", "local", "name", "native", "package")
 
     def __init__(
         self,
@@ -103,11 +103,16 @@ class Procedure(Generic[T]):
         *,
         native: str | None = None,
     ) -> None:
+        self.package = package
         self.name = name
         self.local = local
         self.decode = decode
         self.native = native
-        self.script: Script = feature_script(package, name)
+
+    @property
+    def script(self) -> Script:
+        """The Lua script, read on first use (``memory://`` never needs it)."""
+        return feature_script(self.package, self.name)
 
     def __repr__(self) -> str:
         return f"Procedure({self.script.name!r})"

@@ -15,7 +15,7 @@ from ._submit_reference import ties_hash
 
 __all__ = ["LEX_REPLACE"]
 
-_SCRIPT: Final = feature_script("ranked.leaderboard", "lex_replace")
+_PACKAGE: Final = "ranked.leaderboard"
 
 
 def _check(operator: str, target: Target) -> Arg:
@@ -39,7 +39,7 @@ def _lex_replace_call(target: Target, index_key: bytes, write: LexWrite) -> Call
     ttl = _check(write.operator, target)
     keys = (target.key, target.dense_key, target.counts_key, index_key)
     args: list[Arg] = [write.member, write.encoded, write.operator, flag(write.high_first), ttl]
-    return Call(_SCRIPT, keys, args, _outcome)
+    return Call(feature_script(_PACKAGE, "lex_replace"), keys, args, _outcome)
 
 
 def _lex_replace(

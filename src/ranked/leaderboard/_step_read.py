@@ -29,10 +29,6 @@ from ._rows import rows
 __all__ = ["AROUND", "BY_SCORE", "PAGE", "PAGE_AFTER", "PERCENTILE", "RANKS"]
 
 _PACKAGE: Final = "ranked.leaderboard"
-_SCRIPTS: Final = {
-    name: feature_script(_PACKAGE, name)
-    for name in ("ranks", "page", "page_after", "around", "by_score", "percentile")
-}
 
 
 def _rows_decoder(style: RankStyle) -> Callable[[Any], list[Row]]:
@@ -83,7 +79,7 @@ _WINDOWS: Final = {style: _window_decoder(style) for style in RankStyle}
 
 
 def _rows_call(name: str, target: Target, args: list[Arg], style: str) -> Call[list[Row]]:
-    return Call(_SCRIPTS[name], (target.key, target.dense_key), args, _ROWS[style])  # type: ignore[index]
+    return Call(feature_script(_PACKAGE, name), (target.key, target.dense_key), args, _ROWS[style])  # type: ignore[index]
 
 
 # -- ranks ------------------------------------------------------------------------------
@@ -103,7 +99,9 @@ def _ranks_call(
     if not members:
         return answer([])
     args: list[Arg] = [flag(high_first), style, *members]
-    return Call(_SCRIPTS["ranks"], (target.key, target.dense_key), args, _rank_pairs)
+    return Call(
+        feature_script(_PACKAGE, "ranks"), (target.key, target.dense_key), args, _rank_pairs
+    )
 
 
 def _ranks(
@@ -209,7 +207,7 @@ def _around_call(
     before, after = min(before, MAX_POSITION), min(after, MAX_POSITION)
     args: list[Arg] = [member, before, after, flag(high_first), style]
     keys = (target.key, target.dense_key)
-    return Call(_SCRIPTS["around"], keys, args, _WINDOWS[style])  # type: ignore[index]
+    return Call(feature_script(_PACKAGE, "around"), keys, args, _WINDOWS[style])  # type: ignore[index]
 
 
 def _around(
@@ -295,7 +293,7 @@ def _percentile_call(
     target: Target, member: bytes, high_first: bool
 ) -> Call[tuple[float, int, int] | None]:
     args: list[Arg] = [member, flag(high_first)]
-    return Call(_SCRIPTS["percentile"], (target.key,), args, _percentile_reply)
+    return Call(feature_script(_PACKAGE, "percentile"), (target.key,), args, _percentile_reply)
 
 
 def _percentile(

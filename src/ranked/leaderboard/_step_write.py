@@ -46,9 +46,6 @@ hash slot, all or nothing (a failing one undoes the ones before it). Redis: one 
 script ``submit`` for the whole batch."""
 
 
-_REMOVE: Final = feature_script("ranked.leaderboard", "remove")
-
-
 def _remove_call(targets: Sequence[Target], members: Sequence[bytes]) -> Call[int]:
     if not targets or not members:
         return answer(0)
@@ -59,7 +56,7 @@ def _remove_call(targets: Sequence[Target], members: Sequence[bytes]) -> Call[in
         if target.ties_key is not None:
             keys.append(target.ties_key)
         args.append(0 if target.ties_key is None else 1)
-    return Call(_REMOVE, keys, [*args, *members], int)
+    return Call(feature_script("ranked.leaderboard", "remove"), keys, [*args, *members], int)
 
 
 def _remove(keyspace: Keyspace, targets: Sequence[Target], members: Sequence[bytes]) -> int:

@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from ..backends._scripts import Arg, feature_script
+from ..backends._scripts import Arg, Script, feature_script
 from ..backends.checks import check_style, flag, not_negative, ttl_arg
 from ..backends.procedure import Call, answer
 from ..errors import InvalidScoreError
@@ -24,7 +24,10 @@ from ._requests import Composite, SubmitOutcome, SubmitRequest, exact_score
 
 __all__ = ["submit_batch_call", "submit_call"]
 
-_SUBMIT: Final = feature_script("ranked.leaderboard", "submit")
+
+def _submit() -> Script:
+    """The ``submit`` script (read on first use: ``memory://`` never loads it)."""
+    return feature_script("ranked.leaderboard", "submit")
 
 
 def _finite(value: float, what: str) -> float:
@@ -137,11 +140,11 @@ def submit_call(request: SubmitRequest) -> Call[tuple[SubmitOutcome, ...]]:
             ttl_arg(target.ttl_ms),
         ]
         keys = (target.key, target.dense_key, target.counts_key)
-        return Call(_SUBMIT, keys, args, _plain_outcome)
+        return Call(_submit(), keys, args, _plain_outcome)
     all_keys: list[bytes] = []
     all_args: list[Arg] = [1]
     _encode_request(request, all_keys, all_args)
-    return Call(_SUBMIT, all_keys, all_args, _one_request(len(targets)))
+    return Call(_submit(), all_keys, all_args, _one_request(len(targets)))
 
 
 def submit_batch_call(requests: Sequence[SubmitRequest]) -> Call[list[tuple[SubmitOutcome, ...]]]:
@@ -153,4 +156,4 @@ def submit_batch_call(requests: Sequence[SubmitRequest]) -> Call[list[tuple[Subm
     for request in requests:
         _encode_request(request, keys, args)
     sizes = [len(request.targets) for request in requests]
-    return Call(_SUBMIT, keys, args, lambda flat: _outcomes(flat, sizes))
+    return Call(_submit(), keys, args, lambda flat: _outcomes(flat, sizes))
