@@ -32,6 +32,7 @@ __all__ = [
     "ResponseError",
     "SnapshotError",
     "UnknownRankStyleError",
+    "UnsupportedOperationError",
     "UnsupportedURLError",
     "WindowError",
 ]
@@ -142,6 +143,11 @@ class RateLimitConfigError(RankedError, ValueError):
 
 class UnsupportedURLError(RankedError, ValueError):
     """A backend URL whose scheme ranked does not know, or that is not a URL at all."""
+
+
+class UnsupportedOperationError(RankedError):
+    """A backend has no form of this step (dumping keys for a snapshot is for
+    ``memory://``: a Redis server persists its own keys)."""
 
 
 class CrossSlotError(RankedError, ValueError):
