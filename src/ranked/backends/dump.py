@@ -20,7 +20,7 @@ ascending snapshot.
 from __future__ import annotations
 
 import struct
-from typing import Final
+from typing import Any, Final
 
 from ..engine.keyspace import Keyspace
 from ..engine.zset import SortedSet
@@ -35,7 +35,7 @@ _U64: Final = struct.Struct("<Q")
 _HEAD: Final = struct.Struct("<cq")
 
 
-def _unsupported(*_args: object) -> Call[object]:
+def _unsupported(*_args: object) -> Call[Any]:
     raise UnsupportedOperationError(
         "dumping keys is for memory:// (a Redis server persists its own keys; rebuild a"
         " board on it from its journal)"
@@ -77,7 +77,7 @@ def _dump(keyspace: Keyspace, prefix: bytes) -> bytes:
     return b"".join(out)
 
 
-DUMP_PREFIX: Final = Step(_unsupported, _dump, writes=False)
+DUMP_PREFIX: Final[Step[bytes]] = Step(_unsupported, _dump, writes=False)
 """``(prefix) -> payload``: every live key under ``prefix``, atomically. memory:// only."""
 
 
@@ -155,6 +155,6 @@ def _restore(keyspace: Keyspace, data: bytes) -> int:
     return len(entries)
 
 
-RESTORE_DUMP: Final = Step(_unsupported, _restore)
+RESTORE_DUMP: Final[Step[int]] = Step(_unsupported, _restore)
 """``(payload) -> keys stored``: the keys of a :data:`DUMP_PREFIX` payload, replacing
 those of the same names. memory:// only."""
