@@ -220,6 +220,7 @@ class SnapshotStore:
     def write(self, board: str, seq: int, payload: bytes | bytearray | memoryview) -> Path:
         """Write ``board``'s snapshot at ``seq`` durably and return its path; then prune.
 
+        Atomic: a reader (or a restart after a crash) sees the file complete or not at all.
         When it returns, the file and its name are on disk (fsynced): a crash, even a power
         cut, leaves this snapshot or a newer one. A snapshot of the same seq is replaced.
         Pruning (after the new file is durable) keeps the newest :attr:`keep` good
