@@ -31,6 +31,7 @@ __all__ = [
     "RateLimitTypeError",
     "ResponseError",
     "SnapshotError",
+    "SnapshotFileError",
     "UnknownRankStyleError",
     "UnsupportedOperationError",
     "UnsupportedURLError",
@@ -184,6 +185,12 @@ class JournalError(RankedError):
 class JournalVersionError(JournalError):
     """A journal file was written with a schema version this ranked does not know (the
     message names the file's version and the newest one this ranked reads)."""
+
+
+class SnapshotFileError(JournalError):
+    """A snapshot file cannot be written or removed, or the snapshot directory cannot be
+    created or listed (the ``OSError`` is the cause). A damaged snapshot file is not an
+    error: loading skips it with a warning and takes an older one."""
 
 
 class JournalConfigError(RankedError, ValueError):

@@ -1,6 +1,7 @@
 """The durable journal: an append-only event store, the source of truth boards are
 rebuilt from (see docs/durability.md). This first piece is the store itself; wiring it into
-the boards' write path comes next.
+the boards' write path comes next. :class:`SnapshotStore` keeps crash-safe snapshot files
+of boards (the payload is the caller's), restored with the journal's tail.
 
 :func:`open_journal` opens a journal by URL (``sqlite:///path/to/file.db``);
 :class:`NewEvent` is what callers append, :class:`Event` what the store hands back.
@@ -12,6 +13,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..errors import JournalConfigError, UnsupportedURLError
 from .events import MAX_AT_US, OPERATIONS, Event, NewEvent
+from .snapshots import SnapshotStore
 from .sqlite import SCHEMA_VERSION, SQLiteJournal
 from .store import Durability, JournalStore
 
@@ -24,6 +26,7 @@ __all__ = [
     "JournalStore",
     "NewEvent",
     "SQLiteJournal",
+    "SnapshotStore",
     "open_journal",
 ]
 
