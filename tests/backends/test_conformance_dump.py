@@ -29,7 +29,7 @@ def test_round_trip_on_memory() -> None:
     backend = MemoryBackend()
     source = Steps(backend)
     fill(source)
-    payload = backend.bind(DUMP_PREFIX)(KEYS.prefix)
+    payload = backend.bind(DUMP_PREFIX)(KEYS.prefix, KEYS.prefix + b":seq")[0]
     keys = {key for key, _, _ in parse_dump(payload)}
     assert {KEYS.window("all"), KEYS.data, KEYS.friends(b"m1")} <= keys
     assert all(key.startswith(KEYS.prefix) for key in keys)
@@ -44,7 +44,7 @@ def test_round_trip_on_memory() -> None:
         assert again.set_members(KEYS.friends(b"m1")) == {b"m2", b"m3"}
         assert copy.keyspace.deadline(KEYS.friends(b"m1")) == 4_000_000_000_000
         assert again.set_members(BoardKeys("other").data) == set()
-        assert copy.bind(DUMP_PREFIX)(KEYS.prefix) == payload
+        assert copy.bind(DUMP_PREFIX)(KEYS.prefix, KEYS.prefix + b":seq")[0] == payload
     finally:
         copy.close()
         backend.close()
@@ -56,7 +56,7 @@ def test_a_damaged_payload_changes_nothing(cut: int) -> None:
     target_backend = MemoryBackend()
     try:
         fill(Steps(source))
-        payload = source.bind(DUMP_PREFIX)(KEYS.prefix)
+        payload = source.bind(DUMP_PREFIX)(KEYS.prefix, KEYS.prefix + b":seq")[0]
         with pytest.raises(SnapshotError):
             target_backend.bind(RESTORE_DUMP)(payload[:cut])
         assert len(target_backend.keyspace) == 0
@@ -67,10 +67,11 @@ def test_a_damaged_payload_changes_nothing(cut: int) -> None:
 
 def test_only_memory_dumps(case: Case) -> None:
     if case.kind == "memory":
-        assert case.backend.bind(DUMP_PREFIX)(KEYS.prefix) == b"RKDP\x01"
+        dump = case.backend.bind(DUMP_PREFIX)
+        assert dump(KEYS.prefix, KEYS.prefix + b":seq") == (b"RKDP\x01", None)
         assert case.backend.bind(RESTORE_DUMP)(b"RKDP\x01") == 0
         return
     with pytest.raises(UnsupportedOperationError):
-        case.backend.bind(DUMP_PREFIX)(KEYS.prefix)
+        case.backend.bind(DUMP_PREFIX)(KEYS.prefix, KEYS.prefix + b":seq")[0]
     with pytest.raises(UnsupportedOperationError):
         case.backend.bind(RESTORE_DUMP)(b"RKDP\x01")

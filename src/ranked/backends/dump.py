@@ -2,7 +2,7 @@
 snapshot (the journal's snapshots, see docs/durability.md).
 
 :data:`DUMP_PREFIX` reads, in one atomic step, every live key starting with a prefix (a
-board's ``<namespace>:{<board>}``) with its value and deadline; :data:`RESTORE_DUMP`
+board's ``<namespace>:{<board>}``) with its value and deadline, and one marker string; :data:`RESTORE_DUMP`
 stores such a payload back, replacing the keys it names. Only ``memory://`` has them:
 its keys end with the process, while a Redis server keeps its own (AOF, RDB) and a board on
 it is rebuilt from the journal. On Redis and Redis Cluster both raise
@@ -24,7 +24,8 @@ from typing import Any, Final
 
 from ..engine.keyspace import Keyspace
 from ..engine.zset import SortedSet
-from ..errors import SnapshotError, UnsupportedOperationError
+from ..engine.commands.common import WRONGTYPE
+from ..errors import ResponseError, SnapshotError, UnsupportedOperationError
 from .procedure import Call, Step
 
 __all__ = ["DUMP_PREFIX", "RESTORE_DUMP"]
@@ -49,7 +50,10 @@ def _strings(out: list[bytes], items: list[bytes]) -> None:
         out.append(item)
 
 
-def _dump(keyspace: Keyspace, prefix: bytes) -> bytes:
+def _dump(keyspace: Keyspace, prefix: bytes, marker: bytes) -> tuple[bytes, bytes | None]:
+    found = keyspace.get(marker)
+    if found is not None and not isinstance(found, bytes):
+        raise ResponseError(WRONGTYPE)
     out = [_MAGIC]
     for key in list(keyspace.iter_keys()):
         if not key.startswith(prefix):
@@ -74,11 +78,13 @@ def _dump(keyspace: Keyspace, prefix: bytes) -> bytes:
             out.append(_HEAD.pack(b"b", -1 if deadline is None else deadline))
             out.append(_U32.pack(len(value)))
             out.append(value)
-    return b"".join(out)
+    return b"".join(out), found
 
 
-DUMP_PREFIX: Final[Step[bytes]] = Step(_unsupported, _dump, writes=False)
-"""``(prefix) -> payload``: every live key under ``prefix``, atomically. memory:// only."""
+DUMP_PREFIX: Final[Step[tuple[bytes, bytes | None]]] = Step(_unsupported, _dump, writes=False)
+"""``(prefix, marker) -> (payload, the string at marker or None)``: every live key under
+``prefix``, and one string key read in the same atomic step (a journaled board's applied
+sequence number: the event the snapshot covers). memory:// only."""
 
 
 class _Reader:
