@@ -1,4 +1,5 @@
-"""Session fixtures: a real redis-server and a real 3-master Redis Cluster on loopback ports.
+"""Session fixtures: a real redis-server, a real 3-master Redis Cluster and a real PostgreSQL
+server on loopback ports.
 
 Both start lazily (only when a test asks for them), once per session, and are stopped at the
 end of the session whatever the outcome. A missing redis-server or redis-cli fails the tests
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from servers import RedisCluster, RedisServer, ServerError
+from servers import PostgresServer, RedisCluster, RedisServer, ServerError
 
 
 @pytest.fixture(scope="session")
@@ -40,3 +41,17 @@ def redis_cluster() -> Iterator[RedisCluster]:
         yield cluster
     finally:
         cluster.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the whole session (take a fresh database with new_database)."""
+    try:
+        server = PostgresServer()
+        server.start()
+    except ServerError as error:
+        pytest.fail(f"cannot start PostgreSQL: {error}", pytrace=False)
+    try:
+        yield server
+    finally:
+        server.close()
