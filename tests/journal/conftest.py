@@ -3,12 +3,16 @@ tmp_path) and PostgreSQL (a fresh database on the session's server)."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
 from ranked.journal import JournalStore, SQLiteJournal, open_journal
+from ranked.journal._base import JournalBase
 from servers import PostgresServer
 
 
@@ -50,3 +54,32 @@ def sqlite_journal(journal_path: Path) -> Iterator[SQLiteJournal]:
         yield store
     finally:
         store.close()
+
+
+class _Failing:
+    """A writing connection whose next statement starting with ``prefix`` fails with the
+    driver's own error (a full disk, an I/O error, a lost server)."""
+
+    def __init__(self, conn: Any, prefix: str) -> None:
+        self.conn = conn
+        self.prefix = prefix
+        self.error: type[Exception] = (
+            sqlite3.OperationalError if isinstance(conn, sqlite3.Connection) else psycopg.Error
+        )
+
+    def execute(self, sql: str, args: Any = ()) -> Any:
+        if self.prefix and sql.startswith(self.prefix):
+            self.prefix = ""
+            raise self.error("disk I/O error")
+        return self.conn.execute(sql, args)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def fail_next(store: JournalStore, prefix: str) -> None:
+    """Make the next statement of ``store``'s committer that starts with ``prefix``
+    (``INSERT``, ``COMMIT``) fail."""
+    assert isinstance(store, JournalBase)
+    writer = store._writer  # type: ignore[attr-defined]
+    writer.conn = _Failing(writer.conn, prefix)

@@ -36,7 +36,7 @@ def test_both_schemes_and_options(pg_url: str, scheme: str) -> None:
 def test_durability_sets_synchronous_commit(pg_url: str, durability: str, setting: str) -> None:
     with open_journal(f"{pg_url}?durability={durability}") as journal:
         assert isinstance(journal, PostgresJournal)
-        row = journal._writer.execute("SHOW synchronous_commit").fetchone()
+        row = journal._writer.conn.execute("SHOW synchronous_commit").fetchone()
         assert row == (setting,)
         journal.append([_event(1)])
         assert journal.last_seq() == 1

@@ -22,6 +22,8 @@ from ranked.errors import (
 )
 from ranked.journal import MAX_AT_US, Event, JournalStore, NewEvent, SQLiteJournal, open_journal
 
+from .conftest import fail_next
+
 
 def _event(i: int, *, board: str = "b", key: str | None = None) -> NewEvent:
     return NewEvent(
@@ -283,33 +285,12 @@ def test_concurrent_appenders_get_distinct_seqs(journal: JournalStore) -> None:
         assert all(e.board == f"b{t}" for e in records)
 
 
-class _FailingCommit:
-    """The writer connection, except that its next COMMIT fails (a full disk, an I/O error)."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self.fail = True
-
-    @property
-    def in_transaction(self) -> bool:
-        return self.conn.in_transaction
-
-    def execute(self, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Cursor:
-        if sql == "COMMIT" and self.fail:
-            self.fail = False
-            raise sqlite3.OperationalError("disk I/O error")
-        return self.conn.execute(sql, args)
-
-    def close(self) -> None:
-        self.conn.close()
-
-
 def test_a_failed_commit_fails_its_appends_and_changes_nothing(
     sqlite_journal: SQLiteJournal, journal_path: Path
 ) -> None:
     journal = sqlite_journal
     journal.append([_event(0)])
-    journal._writer = _FailingCommit(journal._writer)  # type: ignore[assignment]
+    fail_next(journal, "COMMIT")
     with pytest.raises(JournalError, match="commit failed"):
         journal.append([_event(1, key="k")])
     assert journal.last_seq() == 1 and _rows(journal_path) == 1

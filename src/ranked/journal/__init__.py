@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit, urlunsplit
 
 from ..errors import JournalConfigError, UnsupportedURLError
+from ._base import SCHEMA_VERSION
 from .events import MAX_AT_US, OPERATIONS, Event, NewEvent
-from .sqlite import SCHEMA_VERSION, SQLiteJournal
+from .sqlite import SQLiteJournal
 from .store import Durability, JournalStore
 
 if TYPE_CHECKING:
