@@ -4,6 +4,7 @@ tmp_path) and PostgreSQL (a fresh database on the session's server)."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,18 +57,22 @@ def sqlite_journal(journal_path: Path) -> Iterator[SQLiteJournal]:
         store.close()
 
 
-class _Failing:
+class FailingConnection:
     """A writing connection whose next statement starting with ``prefix`` fails with the
-    driver's own error (a full disk, an I/O error, a lost server)."""
+    driver's own error (a full disk, an I/O error, a lost server); its INSERTs take
+    ``insert_delay`` seconds more."""
 
-    def __init__(self, conn: Any, prefix: str) -> None:
+    def __init__(self, conn: Any, prefix: str, insert_delay: float) -> None:
         self.conn = conn
         self.prefix = prefix
+        self.insert_delay = insert_delay
         self.error: type[Exception] = (
             sqlite3.OperationalError if isinstance(conn, sqlite3.Connection) else psycopg.Error
         )
 
     def execute(self, sql: str, args: Any = ()) -> Any:
+        if self.insert_delay and sql.startswith("INSERT"):
+            time.sleep(self.insert_delay)
         if self.prefix and sql.startswith(self.prefix):
             self.prefix = ""
             raise self.error("disk I/O error")
@@ -77,9 +82,10 @@ class _Failing:
         self.conn.close()
 
 
-def fail_next(store: JournalStore, prefix: str) -> None:
+def fail_next(store: JournalStore, prefix: str, insert_delay: float = 0.0) -> FailingConnection:
     """Make the next statement of ``store``'s committer that starts with ``prefix``
-    (``INSERT``, ``COMMIT``) fail."""
+    (``INSERT``, ``COMMIT``) fail (``prefix`` is then emptied)."""
     assert isinstance(store, JournalBase)
     writer = store._writer  # type: ignore[attr-defined]
-    writer.conn = _Failing(writer.conn, prefix)
+    writer.conn = FailingConnection(writer.conn, prefix, insert_delay)
+    return writer.conn  # type: ignore[no-any-return]
