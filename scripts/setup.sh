@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything ranked needs on a fresh Debian machine: redis-server/redis-cli (for the
-# tests and the Redis peers), build tools, valgrind (the C self-test runs under memcheck),
+# tests and the Redis peers), PostgreSQL's server (the postgresql:// journal's tests start one), build tools, valgrind (the C self-test runs under memcheck),
 # Python's headers, and the package itself (editable, with the C engine).
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
+# Debian keeps initdb off PATH, in /usr/lib/postgresql/<version>/bin.
+if ! command -v initdb >/dev/null 2>&1 && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+  missing+=(postgresql)
+fi
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 command -v make >/dev/null 2>&1 || missing+=(make)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)

@@ -1,4 +1,5 @@
-"""Real redis-server processes for tests: one server, or a 3-master cluster, on loopback ports.
+"""Real servers for tests: one redis-server, a 3-master Redis cluster, or one PostgreSQL
+server, on loopback ports.
 
 Nothing here is mocked: each object owns real child processes, started with no persistence
 (``--save "" --appendonly no``) in a private temporary directory. Ports come from the kernel
@@ -13,6 +14,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import glob
+import os
+import pwd
 import shutil
 import signal
 import socket
@@ -27,7 +31,14 @@ from typing import Self
 import pytest
 import redis
 
-__all__ = ["RedisCluster", "RedisServer", "ServerError", "free_port", "require_binary"]
+__all__ = [
+    "PostgresServer",
+    "RedisCluster",
+    "RedisServer",
+    "ServerError",
+    "free_port",
+    "require_binary",
+]
 
 HOST = "127.0.0.1"
 START_ATTEMPTS = 5
@@ -69,7 +80,7 @@ def _die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _spawn(args: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
+def _spawn(args: Sequence[str], log: Path, user: str | None = None) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         process = subprocess.Popen(
             list(args),
@@ -77,6 +88,9 @@ def _spawn(args: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             preexec_fn=_die_with_parent,
+            user=user,
+            group=None if user is None else pwd.getpwnam(user).pw_gid,
+            extra_groups=None if user is None else [],
         )
     _live.add(process)
     return process
@@ -425,3 +439,126 @@ def flushed_store(kind: str, request: pytest.FixtureRequest) -> tuple[str, list[
     for client in clients:
         client.flushall()
     return url, clients
+
+
+def require_postgres_binary(name: str) -> str:
+    """Absolute path of PostgreSQL's ``name`` (initdb, postgres): on PATH, else in Debian's
+    /usr/lib/postgresql/<version>/bin (newest version first); else a ``ServerError``."""
+    path = shutil.which(name)
+    if path is not None:
+        return path
+    found = sorted(
+        glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
+        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0,
+    )
+    if found:
+        return found[-1]
+    raise ServerError(
+        f"{name!r} was not found on PATH nor in /usr/lib/postgresql/*/bin. These tests need"
+        " a real PostgreSQL: install the Debian package 'postgresql' (scripts/setup.sh does)."
+    )
+
+
+class PostgresServer:
+    """A PostgreSQL server on a free loopback port, its cluster initialised (trust auth,
+    superuser ``postgres``) in a temporary directory that also holds its unix socket.
+
+    PostgreSQL refuses to run as root: when the tests run as root, the directory is given to
+    ``nobody`` and initdb and the server run as that user.
+    """
+
+    def __init__(self) -> None:
+        self._initdb = require_postgres_binary("initdb")
+        self._postgres = require_postgres_binary("postgres")
+        self._tmp = tempfile.TemporaryDirectory(prefix="ranked-pg-")
+        self.dir = Path(self._tmp.name)
+        self._user = "nobody" if os.geteuid() == 0 else None
+        if self._user is not None:
+            entry = pwd.getpwnam(self._user)
+            os.chown(self.dir, entry.pw_uid, entry.pw_gid)
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self._databases = 0
+
+    @property
+    def host(self) -> str:
+        return HOST
+
+    @property
+    def log(self) -> Path:
+        return self.dir / "postgres.log"
+
+    def _run(self, args: Sequence[str]) -> None:
+        with self.log.open("ab") as out:
+            done = subprocess.run(
+                list(args),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                user=self._user,
+                group=None if self._user is None else pwd.getpwnam(self._user).pw_gid,
+                extra_groups=None if self._user is None else [],
+                cwd=self.dir,
+                check=False,
+                timeout=120,
+            )
+        if done.returncode:
+            raise ServerError(f"{args[0]} failed; last log lines:\n{self.tail_log()}")
+
+    def start(self) -> None:
+        """initdb (once), then start the server on a fresh port; waits until it answers."""
+        data = self.dir / "data"
+        if not data.exists():
+            self._run([self._initdb, "-D", str(data), "-A", "trust", "-U", "postgres", "-N"])
+        for _ in range(START_ATTEMPTS):
+            self.port = free_port()
+            args = [self._postgres, "-D", str(data), "-h", HOST, "-p", str(self.port)]
+            args += ["-k", str(self.dir), "-c", "max_connections=200"]
+            self.process = _spawn(args, self.log, self._user)
+            if _wait_until(self._answers, self.process, START_TIMEOUT):
+                return
+            _terminate(self.process)
+            self.process = None
+            time.sleep(0.2)
+        raise ServerError(
+            f"postgres did not answer on {HOST}:{self.port} after {START_ATTEMPTS} attempts;"
+            f" last log lines:\n{self.tail_log()}"
+        )
+
+    def _answers(self) -> bool:
+        import psycopg
+
+        try:
+            psycopg.connect(self.url("postgres"), connect_timeout=1).close()
+        except psycopg.Error:
+            return False
+        return True
+
+    def url(self, database: str) -> str:
+        return f"postgresql://postgres@{HOST}:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        """A fresh, empty database; returns its URL."""
+        import psycopg
+
+        self._databases += 1
+        name = f"journal_{self._databases}"
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return self.url(name)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            _terminate(self.process)
+            self.process = None
+
+    def tail_log(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def close(self) -> None:
+        """Stop the server and remove its directory."""
+        self.stop()
+        self._tmp.cleanup()

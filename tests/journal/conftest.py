@@ -1,13 +1,20 @@
-"""Fixtures of the journal tests: a fresh journal file in pytest's tmp_path."""
+"""Fixtures of the journal tests: a fresh journal on each store, SQLite (a file in pytest's
+tmp_path) and PostgreSQL (a fresh database on the session's server)."""
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
-from ranked.journal import SQLiteJournal, open_journal
+from ranked.journal import JournalStore, SQLiteJournal, open_journal
+from ranked.journal._base import JournalBase
+from servers import PostgresServer
 
 
 @pytest.fixture
@@ -15,10 +22,70 @@ def journal_path(tmp_path: Path) -> Path:
     return tmp_path / "journal.db"
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def journal_url(request: pytest.FixtureRequest, journal_path: Path) -> str:
+    """The URL of a fresh, not yet created journal on each store."""
+    if request.param == "sqlite":
+        return f"sqlite://{journal_path}"
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.new_database()
+
+
 @pytest.fixture
-def journal(journal_path: Path) -> Iterator[SQLiteJournal]:
-    store = open_journal(f"sqlite://{journal_path}")
+def journal(journal_url: str) -> Iterator[JournalStore]:
+    store = open_journal(journal_url)
     try:
         yield store
     finally:
         store.close()
+
+
+@pytest.fixture
+def pg_url(postgres_server: PostgresServer) -> str:
+    """The URL of a fresh, empty PostgreSQL database."""
+    return postgres_server.new_database()
+
+
+@pytest.fixture
+def sqlite_journal(journal_path: Path) -> Iterator[SQLiteJournal]:
+    """A fresh SQLite journal, for the tests of what is SQLite's own."""
+    store = open_journal(f"sqlite://{journal_path}")
+    assert isinstance(store, SQLiteJournal)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+class FailingConnection:
+    """A writing connection whose next statement starting with ``prefix`` fails with the
+    driver's own error (a full disk, an I/O error, a lost server); its INSERTs take
+    ``insert_delay`` seconds more."""
+
+    def __init__(self, conn: Any, prefix: str, insert_delay: float) -> None:
+        self.conn = conn
+        self.prefix = prefix
+        self.insert_delay = insert_delay
+        self.error: type[Exception] = (
+            sqlite3.OperationalError if isinstance(conn, sqlite3.Connection) else psycopg.Error
+        )
+
+    def execute(self, sql: str, args: Any = ()) -> Any:
+        if self.insert_delay and sql.startswith("INSERT"):
+            time.sleep(self.insert_delay)
+        if self.prefix and sql.startswith(self.prefix):
+            self.prefix = ""
+            raise self.error("disk I/O error")
+        return self.conn.execute(sql, args)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def fail_next(store: JournalStore, prefix: str, insert_delay: float = 0.0) -> FailingConnection:
+    """Make the next statement of ``store``'s committer that starts with ``prefix``
+    (``INSERT``, ``COMMIT``) fail (``prefix`` is then emptied)."""
+    assert isinstance(store, JournalBase)
+    writer = store._writer  # type: ignore[attr-defined]
+    writer.conn = FailingConnection(writer.conn, prefix, insert_delay)
+    return writer.conn  # type: ignore[no-any-return]

@@ -1,5 +1,6 @@
-"""The SQLite journal store: append and read, idempotency, refusals, schema version, URLs,
-durability modes, concurrent appenders."""
+"""The journal stores (SQLite and PostgreSQL, through the ``journal`` fixture): append and
+read, idempotency, refusals, reopening, concurrent appenders; then what is SQLite's own
+(schema version, damaged files, URLs, durability modes, a failed commit)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from ranked.errors import (
     PageSizeError,
     UnsupportedURLError,
 )
-from ranked.journal import MAX_AT_US, Event, NewEvent, SQLiteJournal, open_journal
+from ranked.journal import MAX_AT_US, Event, JournalStore, NewEvent, SQLiteJournal, open_journal
+
+from .conftest import fail_next
 
 
 def _event(i: int, *, board: str = "b", key: str | None = None) -> NewEvent:
@@ -38,7 +41,7 @@ def _rows(path: Path) -> int:
         return int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
 
 
-def test_round_trip_in_seq_order(journal: SQLiteJournal) -> None:
+def test_round_trip_in_seq_order(journal: JournalStore) -> None:
     assert journal.last_seq() == 0
     assert list(journal.read()) == []
     first = journal.append([_event(0), _event(1)])
@@ -63,7 +66,7 @@ def test_round_trip_in_seq_order(journal: SQLiteJournal) -> None:
     assert list(journal.read(limit=0)) == []
 
 
-def test_read_one_board_and_pages(journal: SQLiteJournal) -> None:
+def test_read_one_board_and_pages(journal: JournalStore) -> None:
     journal.append([_event(i, board="a" if i % 3 else "z") for i in range(1200)])
     a = list(journal.read(board="a"))
     assert len(a) == 800 and all(e.board == "a" for e in a)
@@ -73,7 +76,7 @@ def test_read_one_board_and_pages(journal: SQLiteJournal) -> None:
     assert list(journal.read(board="none")) == []
 
 
-def test_moderation_fields_and_board_wide_event(journal: SQLiteJournal) -> None:
+def test_moderation_fields_and_board_wide_event(journal: JournalStore) -> None:
     (event,) = journal.append(
         [NewEvent(board="b", operation="clear", at_us=0, actor="mod", reason="cheat")]
     )
@@ -81,7 +84,7 @@ def test_moderation_fields_and_board_wide_event(journal: SQLiteJournal) -> None:
     assert list(journal.read()) == [event]
 
 
-def test_idempotent_retry_returns_the_first_record(journal: SQLiteJournal) -> None:
+def test_idempotent_retry_returns_the_first_record(journal: JournalStore) -> None:
     (first,) = journal.append([_event(1, key="retry")])
     journal.append([_event(2)])
     # a retry (even with other content) gets the first answer and appends nothing
@@ -116,7 +119,7 @@ def test_idempotent_retry_returns_the_first_record(journal: SQLiteJournal) -> No
     ],
 )
 def test_a_bad_event_is_refused_and_changes_nothing(
-    journal: SQLiteJournal, journal_path: Path, fields: dict[str, object], error: type[Exception]
+    journal: JournalStore, fields: dict[str, object], error: type[Exception]
 ) -> None:
     journal.append([_event(0)])
     good = {"board": "b", "operation": "submit", "at_us": 1, "value": b"v"}
@@ -130,17 +133,17 @@ def test_a_bad_event_is_refused_and_changes_nothing(
     with pytest.raises(error):
         journal.append([_event(2, key="also-good"), forged])
     assert journal.last_seq() == 1
-    assert _rows(journal_path) == 1
+    assert len(list(journal.read())) == 1
 
 
-def test_not_an_event_is_refused(journal: SQLiteJournal) -> None:
+def test_not_an_event_is_refused(journal: JournalStore) -> None:
     with pytest.raises(InvalidEventError):
         journal.append([{"board": "b"}])  # type: ignore[list-item]
     assert journal.append([]) == []
     assert journal.last_seq() == 0
 
 
-def test_bad_read_arguments(journal: SQLiteJournal) -> None:
+def test_bad_read_arguments(journal: JournalStore) -> None:
     with pytest.raises(OutOfRangeError):
         journal.read(after_seq=-1)
     with pytest.raises(PageSizeError):
@@ -149,10 +152,10 @@ def test_bad_read_arguments(journal: SQLiteJournal) -> None:
         journal.read(board=b"b")  # type: ignore[arg-type]
 
 
-def test_reopen_keeps_events_and_continues_seqs(journal_path: Path) -> None:
-    with open_journal(f"sqlite://{journal_path}") as store:
+def test_reopen_keeps_events_and_continues_seqs(journal_url: str) -> None:
+    with open_journal(journal_url) as store:
         store.append([_event(0, key="a"), _event(1)])
-    with open_journal(f"sqlite://{journal_path}") as store:
+    with open_journal(journal_url) as store:
         assert [e.seq for e in store.read()] == [1, 2]
         assert store.append([_event(0, key="a")])[0].seq == 1
         assert store.append([_event(2)])[0].seq == 3
@@ -179,7 +182,10 @@ def test_a_foreign_file_is_refused(tmp_path: Path) -> None:
         open_journal(f"sqlite://{other}")
 
 
-def test_a_row_that_does_not_parse_is_an_error(journal: SQLiteJournal, journal_path: Path) -> None:
+def test_a_row_that_does_not_parse_is_an_error(
+    sqlite_journal: SQLiteJournal, journal_path: Path
+) -> None:
+    journal = sqlite_journal
     journal.append([_event(0), _event(1)])
     with sqlite3.connect(journal_path) as conn:
         conn.execute("UPDATE events SET value = 'text' WHERE seq = 2")
@@ -188,7 +194,7 @@ def test_a_row_that_does_not_parse_is_an_error(journal: SQLiteJournal, journal_p
 
 
 @pytest.mark.parametrize(
-    "url", ["memory://", "postgresql://host/db", "redis://localhost", "sqlite.db", ""]
+    "url", ["memory://", "mysql://host/db", "redis://localhost", "sqlite.db", ""]
 )
 def test_unsupported_url(url: str) -> None:
     with pytest.raises(UnsupportedURLError):
@@ -238,15 +244,15 @@ def test_batch_mode_commits_within_the_delay(journal_path: Path) -> None:
         assert _rows(journal_path) == 1
 
 
-def test_closed_journal_refuses_appends(journal_path: Path) -> None:
-    store = open_journal(f"sqlite://{journal_path}")
+def test_closed_journal_refuses_appends(journal_url: str) -> None:
+    store = open_journal(journal_url)
     store.close()
     store.close()
     with pytest.raises(JournalError, match="closed"):
         store.append([_event(0)])
 
 
-def test_concurrent_appenders_get_distinct_seqs(journal: SQLiteJournal) -> None:
+def test_concurrent_appenders_get_distinct_seqs(journal: JournalStore) -> None:
     threads, per_thread = 8, 150
     got: list[list[Event]] = [[] for _ in range(threads)]
     start = threading.Barrier(threads)
@@ -279,32 +285,12 @@ def test_concurrent_appenders_get_distinct_seqs(journal: SQLiteJournal) -> None:
         assert all(e.board == f"b{t}" for e in records)
 
 
-class _FailingCommit:
-    """The writer connection, except that its next COMMIT fails (a full disk, an I/O error)."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self.fail = True
-
-    @property
-    def in_transaction(self) -> bool:
-        return self.conn.in_transaction
-
-    def execute(self, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Cursor:
-        if sql == "COMMIT" and self.fail:
-            self.fail = False
-            raise sqlite3.OperationalError("disk I/O error")
-        return self.conn.execute(sql, args)
-
-    def close(self) -> None:
-        self.conn.close()
-
-
 def test_a_failed_commit_fails_its_appends_and_changes_nothing(
-    journal: SQLiteJournal, journal_path: Path
+    sqlite_journal: SQLiteJournal, journal_path: Path
 ) -> None:
+    journal = sqlite_journal
     journal.append([_event(0)])
-    journal._writer = _FailingCommit(journal._writer)  # type: ignore[assignment]
+    fail_next(journal, "COMMIT")
     with pytest.raises(JournalError, match="commit failed"):
         journal.append([_event(1, key="k")])
     assert journal.last_seq() == 1 and _rows(journal_path) == 1

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from ranked.errors import JournalError
-from ranked.journal import Event, NewEvent, SQLiteJournal, open_journal
+from ranked.journal import Event, JournalStore, NewEvent, open_journal
 
 
-def _fill(store: SQLiteJournal, count: int) -> list[Event]:
+def _fill(store: JournalStore, count: int) -> list[Event]:
     records: list[Event] = []
     for i in range(count):  # one commit per append: many WAL frames
         records += store.append(

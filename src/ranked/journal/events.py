@@ -16,9 +16,18 @@ from typing import Any, Final
 
 from ..core._names import check_name
 from ..core.limits import MAX_INSTANT_US, check_instant_us
-from ..errors import InvalidEventError
+from ..errors import InvalidEventError, JournalError, RankedError
 
-__all__ = ["MAX_AT_US", "OPERATIONS", "Event", "NewEvent", "check_event", "stored_fields"]
+__all__ = [
+    "MAX_AT_US",
+    "OPERATIONS",
+    "Event",
+    "NewEvent",
+    "check_event",
+    "event_from_row",
+    "recorded",
+    "stored_fields",
+]
 
 OPERATIONS: Final = frozenset(
     {"submit", "remove", "clear", "member_data", "friends", "metadata", "config"}
@@ -133,3 +142,42 @@ def check_event(event: object) -> None:
     if not isinstance(event, NewEvent | Event):
         raise InvalidEventError(f"expected a NewEvent, not {type(event).__name__}")
     _check_fields(*stored_fields(event))
+
+
+def recorded(event: NewEvent, seq: int) -> Event:
+    """The record of ``event`` appended at ``seq``."""
+    return _event(seq, *stored_fields(event))
+
+
+def event_from_row(row: tuple[object, ...]) -> Event:
+    """The event a stored row ``(seq, *stored_fields)`` holds, or
+    :class:`~ranked.errors.JournalError` naming the row if it does not parse."""
+    try:
+        return _event(*row)
+    except RankedError as error:
+        raise JournalError(f"journal row seq={row[0]!r} does not parse: {error}") from error
+
+
+def _event(
+    seq: Any,
+    board: Any,
+    member: Any,
+    operation: Any,
+    value: Any,
+    at_us: Any,
+    key: Any,
+    actor: Any,
+    reason: Any,
+) -> Event:
+    # the fields are checked by Event
+    return Event(
+        seq=seq,
+        board=board,
+        member=member,
+        operation=operation,
+        value=value,
+        at_us=at_us,
+        key=key,
+        actor=actor,
+        reason=reason,
+    )

@@ -1,4 +1,4 @@
-"""The journal store's protocol: what every journal (SQLite now, PostgreSQL later) offers.
+"""The journal store's protocol: what every journal (SQLite, PostgreSQL) offers.
 
 A journal is an append-only sequence of :class:`~ranked.journal.events.Event` records, the
 source of truth a board is rebuilt from. ``seq`` is assigned by the store, strictly
@@ -7,8 +7,8 @@ increasing from 1 in commit order.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Literal, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from typing import Literal, Protocol, TypeVar, overload
 
 from .events import Event, NewEvent
 
@@ -17,16 +17,41 @@ __all__ = ["Durability", "JournalStore"]
 Durability = Literal["always", "batch", "none"]
 """When an append is durable; see :mod:`ranked.journal.sqlite` and docs/durability.md."""
 
+R = TypeVar("R")
+
 
 class JournalStore(Protocol):
     """An append-only, durable event store."""
 
-    def append(self, events: Sequence[NewEvent]) -> list[Event]:
+    @overload
+    def append(self, events: Sequence[NewEvent], then: None = None) -> list[Event]: ...
+
+    @overload
+    def append(
+        self, events: Sequence[NewEvent], then: Callable[[list[Event], list[bool]], R]
+    ) -> R: ...
+
+    def append(
+        self,
+        events: Sequence[NewEvent],
+        then: Callable[[list[Event], list[bool]], R] | None = None,
+    ) -> list[Event] | R:
         """Append ``events`` atomically (all or none) and return their records in order.
 
         An event whose (board, key) was appended before is not appended again: its record
         is the first append's (same ``seq``), so a retried write gets the first answer.
         Returns once the events are as durable as the store's durability mode promises.
+
+        ``then(records, fresh)``, if given, is called on the store's committer thread as
+        soon as the records are that durable (``always`` / ``none``: after the commit;
+        ``batch``: when the append is written into the open transaction), once, in seq
+        order: the ``then`` of one append returns before the next one's starts.
+        ``fresh[i]`` is False where ``records[i]`` is an earlier append's record (an
+        idempotency-key duplicate). ``append`` then returns what ``then`` returned, or
+        raises what it raised (that exception reaches this caller only). ``then`` is not
+        called for an append that failed. It must not append to this store and wait (that
+        raises :class:`~ranked.errors.JournalError`); it should be short: it holds up every
+        later append.
         """
         ...
 
@@ -46,5 +71,6 @@ class JournalStore(Protocol):
         ...
 
     def close(self) -> None:
-        """Flush, then release the file. Appending after close raises ``RuntimeError``."""
+        """Flush, then release the file. Appending after close raises
+        :class:`~ranked.errors.JournalError`."""
         ...

@@ -1,0 +1,240 @@
+"""What every journal store does the same way, whatever its database: appends go through
+one :class:`~ranked.journal._group_commit.GroupCommit` (checked first, on the caller's
+thread), reads are checked and paged, and closing stops the committer before the
+connections.
+
+A store subclasses :class:`JournalBase` and supplies its SQL: its writing connection (a
+:class:`SQLWriter` giving its BEGIN and INSERT), the two page queries, how to run a read
+and which driver errors a read may raise, and how to close its connections.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ClassVar, Final, Generic, Protocol, Self, TypeVar, overload
+
+from ..errors import (
+    JournalConfigError,
+    JournalError,
+    JournalVersionError,
+    OutOfRangeError,
+    PageSizeError,
+)
+from ._group_commit import GroupCommit, Then, Ticket, Writer
+from .events import Event, NewEvent, check_event, event_from_row
+from .store import Durability
+
+__all__ = [
+    "COLUMNS",
+    "SCHEMA_VERSION",
+    "Connection",
+    "JournalBase",
+    "SQLWriter",
+    "check_schema_version",
+]
+
+SCHEMA_VERSION: Final = 1
+"""The journal schema version this ranked writes and reads (the same on every store)."""
+
+R = TypeVar("R")
+
+_READ_PAGE: Final = 512
+COLUMNS: Final = "seq, board, member, operation, value, at_us, key, actor, reason"
+"""The columns of a stored event, in the order :func:`~ranked.journal.events.event_from_row`
+reads them."""
+
+
+def check_schema_version(rows: list[tuple[object, ...]], name: str) -> None:
+    """Raise :class:`JournalError` unless ``rows`` (those of ``SELECT version FROM
+    schema_version``) are one int, and :class:`JournalVersionError` unless it is
+    :data:`SCHEMA_VERSION`."""
+    if len(rows) != 1 or not isinstance(rows[0][0], int):
+        raise JournalError(f"{name} has no valid schema version")
+    version = rows[0][0]
+    if version != SCHEMA_VERSION:
+        raise JournalVersionError(
+            f"{name} has schema version {version}; this ranked reads version {SCHEMA_VERSION}"
+        )
+
+
+class Connection(Protocol):
+    """What both drivers' connections (sqlite3, psycopg) offer."""
+
+    def execute(self, sql: str, args: Any = ..., /) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=Connection)
+
+
+class SQLWriter(ABC, Generic[C]):
+    """A :class:`~ranked.journal._group_commit.Writer` on the connection ``conn``: the
+    statements and the keyed lookup (``find_sql``, in the driver's placeholders, arguments
+    ``(board, key)``) are run the same way on every store; a store gives its BEGIN and its
+    INSERT."""
+
+    def __init__(self, conn: C, errors: tuple[type[Exception], ...], find_sql: str) -> None:
+        self.conn = conn
+        self.errors = errors
+        self._find_sql = find_sql
+
+    @abstractmethod
+    def begin(self) -> None:
+        """Open a write transaction."""
+
+    def execute(self, sql: str) -> None:
+        self.conn.execute(sql)
+
+    def find(self, board: str, key: str) -> Event | None:
+        row = self.conn.execute(self._find_sql, (board, key)).fetchone()
+        return None if row is None else event_from_row(row)
+
+    @abstractmethod
+    def insert(self, event: NewEvent) -> int:
+        """Insert ``event``; its seq."""
+
+
+class JournalBase(ABC):
+    """An append-only journal on one database (see :class:`~ranked.journal.store.JournalStore`
+    for the contract). Thread-safe."""
+
+    _READ_ALL: ClassVar[str]
+    """The page query over every board: arguments ``(after_seq, limit)``."""
+    _READ_BOARD: ClassVar[str]
+    """The page query over one board: arguments ``(board, after_seq, limit)``."""
+    _read_errors: tuple[type[Exception], ...]
+    """The driver errors a read may raise (reported as JournalError)."""
+
+    def __init__(
+        self, writer: Writer, *, name: str, durability: Durability, max_delay_ms: int
+    ) -> None:
+        self._name = name
+        self.durability: Final = durability
+        self._reader_lock = threading.Lock()
+        self._committer = GroupCommit(
+            writer, name=name, durability=durability, max_delay_ms=max_delay_ms
+        )
+
+    # -- appending -----------------------------------------------------------------------
+
+    @overload
+    def append(self, events: Sequence[NewEvent], then: None = None) -> list[Event]: ...
+
+    @overload
+    def append(
+        self, events: Sequence[NewEvent], then: Callable[[list[Event], list[bool]], R]
+    ) -> R: ...
+
+    def append(self, events: Sequence[NewEvent], then: Then | None = None) -> Any:
+        """Append ``events`` atomically and return their records (see
+        :meth:`ranked.journal.store.JournalStore.append`, also for ``then``). Every event is
+        checked first: one bad event raises its typed error and nothing is appended."""
+        batch = _checked(events)
+        if not batch and then is None:
+            return []
+        return self._committer.append(batch, then)
+
+    def enqueue(
+        self,
+        appends: Sequence[tuple[Sequence[NewEvent], Then | None]],
+        on_settled: Callable[[], None],
+    ) -> list[Ticket]:
+        """Hand several appends to the committer at once, without waiting (the way an
+        asyncio front batches its tasks' appends). Each is atomic on its own, as one
+        :meth:`append`; their tickets come back at once, and ``on_settled()`` is called
+        once, on the committer thread, when every one of them is settled: read each
+        ticket's ``result`` (or ``error``) then. All events are checked first: one bad
+        event raises its typed error and nothing is queued. ``on_settled`` must not raise
+        nor wait for this journal."""
+        checked = [(_checked(events), then) for events, then in appends]
+        return self._committer.enqueue(checked, on_settled)
+
+    def flush(self) -> None:
+        """Commit everything appended so far (only ``batch`` mode has anything to do)."""
+        self._committer.flush()
+
+    # -- reading -------------------------------------------------------------------------
+
+    def read(
+        self, after_seq: int = 0, board: str | None = None, limit: int | None = None
+    ) -> Iterator[Event]:
+        """The committed events with ``seq > after_seq`` (of ``board`` only, if given), in
+        seq order, at most ``limit``. Read in pages of 512 rows, each an index range scan."""
+        if isinstance(after_seq, bool) or not isinstance(after_seq, int) or after_seq < 0:
+            raise OutOfRangeError(f"after_seq must be an int >= 0, not {after_seq!r}")
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+        ):
+            raise PageSizeError(f"limit must be None or an int >= 0, not {limit!r}")
+        if board is not None and not isinstance(board, str):
+            raise JournalConfigError(f"board must be a str or None, not {board!r}")
+        return self._read(after_seq, board, limit)
+
+    def _read(self, after: int, board: str | None, limit: int | None) -> Iterator[Event]:
+        left = limit
+        while left is None or left > 0:
+            page = _READ_PAGE if left is None else min(_READ_PAGE, left)
+            if board is None:
+                rows = self._query(self._READ_ALL, (after, page))
+            else:
+                rows = self._query(self._READ_BOARD, (board, after, page))
+            event = None
+            for row in rows:
+                event = event_from_row(row)
+                yield event
+            if event is None or len(rows) < page:
+                return
+            after = event.seq
+            if left is not None:
+                left -= len(rows)
+
+    def last_seq(self) -> int:
+        """The greatest committed ``seq``, 0 for an empty journal. O(log n)."""
+        ((seq,),) = self._query("SELECT max(seq) FROM events", ())
+        if seq is None:
+            return 0
+        if not isinstance(seq, int):
+            raise JournalError(f"{self._name} has a seq that is not an int: {seq!r}")
+        return seq
+
+    def _query(self, sql: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:
+        """The rows of one read; a driver error (a damaged file, a lost server) raises
+        :class:`JournalError`."""
+        try:
+            with self._reader_lock:
+                return self._fetch(sql, args)
+        except self._read_errors as error:
+            raise JournalError(f"{self._name} cannot be read: {error}") from error
+
+    @abstractmethod
+    def _fetch(self, sql: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:
+        """All rows of ``sql`` on the reading connection (called under the reader lock)."""
+
+    # -- closing -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Commit what is pending, stop the committer and close the connections. Idempotent.
+        Appending after close raises :class:`JournalError`."""
+        if self._committer.close():
+            with self._reader_lock:
+                self._close_connections()
+
+    @abstractmethod
+    def _close_connections(self) -> None:
+        """Close the reading and the writing connection."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _checked(events: Sequence[NewEvent]) -> list[NewEvent]:
+    batch = list(events)
+    for event in batch:
+        check_event(event)
+    return batch

@@ -1,0 +1,321 @@
+"""Group commit: the committer thread every journal store writes through.
+
+A store owns one writing connection and hands it to a :class:`GroupCommit` as a
+:class:`Writer` (its BEGIN, a statement, finding a keyed record, inserting one event, and
+its driver's error classes). Appenders queue :class:`Ticket` s; the committer takes
+everything queued, writes it in one transaction, each append in its own savepoint (an
+append that fails is undone alone), and commits as the durability mode says. Concurrent
+appends share one commit (one fsync).
+
+When an append is *settled* (as durable as the mode promises, or failed), the committer
+calls its ``then(records, fresh)`` (if it succeeded and has one) and wakes its appender:
+
+- ``always`` / ``none``: after the COMMIT of its group;
+- ``batch``: right after its savepoint is released; the transaction is committed at least
+  every ``max_delay_ms``, and at once on a flush or close.
+
+Order: appends are written in queue order (so in seq order) and settled in that order on
+the one committer thread, so the ``then`` of one append has returned before the next one's
+starts, across groups too.
+
+Failures never strand an appender: a driver error inside an append's savepoint fails that
+append alone (:class:`~ranked.errors.JournalError`); one outside it (BEGIN, COMMIT, a
+savepoint statement) rolls the group back and fails its appends not yet settled; anything
+else stops the committer, fails everything queued, and later appends raise JournalError.
+An exception raised by a ``then`` goes to that append's caller only.
+
+Cost: one hand-off (a lock and a notify) per :meth:`GroupCommit.append` or
+:meth:`GroupCommit.enqueue` call; O(k log n) writes for an append of k events into a
+journal of n; one COMMIT per group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Protocol
+
+from ..errors import JournalConfigError, JournalError
+from .events import Event, NewEvent, recorded
+from .store import Durability
+
+__all__ = ["MAX_DELAY_MS", "GroupCommit", "Then", "Ticket", "Writer", "check_options"]
+
+MAX_DELAY_MS: Final = 60_000
+"""The longest ``batch`` commit delay, in milliseconds."""
+
+Then = Callable[[list[Event], list[bool]], Any]
+"""What runs on the committer thread once an append is durable: ``then(records, fresh)``."""
+
+
+class Writer(Protocol):
+    """A store's writing connection, as the committer uses it (on its thread only)."""
+
+    errors: tuple[type[Exception], ...]
+    """The driver's errors: a statement that raised one failed."""
+
+    def begin(self) -> None:
+        """Open a write transaction (and take what the store needs to commit in seq order)."""
+        ...
+
+    def execute(self, sql: str) -> None:
+        """Run one statement without arguments (SAVEPOINT, RELEASE, COMMIT, ROLLBACK)."""
+        ...
+
+    def find(self, board: str, key: str) -> Event | None:
+        """The record of ``board``'s event with idempotency key ``key``, if there is one."""
+        ...
+
+    def insert(self, event: NewEvent) -> int:
+        """Insert ``event`` and return the seq the store gave it."""
+        ...
+
+
+def check_options(durability: object, max_delay_ms: object) -> None:
+    """Raise :class:`~ranked.errors.JournalConfigError` unless ``durability`` is a mode and
+    ``max_delay_ms`` an int in [1, :data:`MAX_DELAY_MS`]."""
+    if durability not in ("always", "batch", "none"):
+        raise JournalConfigError(
+            f"durability {durability!r} is not one of 'always', 'batch', 'none'"
+        )
+    if (
+        isinstance(max_delay_ms, bool)
+        or not isinstance(max_delay_ms, int)
+        or not 1 <= max_delay_ms <= MAX_DELAY_MS
+    ):
+        raise JournalConfigError(
+            f"max_delay_ms must be an int in [1, {MAX_DELAY_MS}], not {max_delay_ms!r}"
+        )
+
+
+class Ticket:
+    """One queued append (``events`` None: a flush). The committer fills in ``records`` and
+    ``fresh``, then ``result`` (``then``'s return value, or ``records``) or ``error``, and
+    calls ``wake`` once; after that nothing changes it."""
+
+    __slots__ = ("error", "events", "fresh", "records", "result", "settled", "then", "wake")
+
+    def __init__(
+        self, events: list[NewEvent] | None, then: Then | None, wake: Callable[[], None]
+    ) -> None:
+        self.events = events
+        self.then = then
+        self.wake = wake
+        self.records: list[Event] = []
+        self.fresh: list[bool] = []
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.settled = False
+
+
+class _Countdown:
+    """Calls ``on_settled`` when the last of ``count`` tickets is settled (on the committer
+    thread only, so no lock)."""
+
+    __slots__ = ("left", "on_settled")
+
+    def __init__(self, count: int, on_settled: Callable[[], None]) -> None:
+        self.left = count
+        self.on_settled = on_settled
+
+    def one(self) -> None:
+        self.left -= 1
+        if not self.left:
+            self.on_settled()
+
+
+class GroupCommit:
+    """The committer thread of one store (see the module docstring)."""
+
+    def __init__(
+        self, writer: Writer, *, name: str, durability: Durability, max_delay_ms: int
+    ) -> None:
+        check_options(durability, max_delay_ms)
+        self._writer = writer
+        self._name = name
+        self._ack_at_savepoint = durability == "batch"
+        self._delay_s = max_delay_ms / 1000
+        self._cond = threading.Condition()
+        self._queue: list[Ticket] = []
+        self._closing = False
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="ranked-journal", daemon=True)
+        self._thread.start()
+
+    # -- handing appends over ------------------------------------------------------------
+
+    def append(self, events: list[NewEvent], then: Then | None) -> Any:
+        """Queue one append and wait until it is settled: ``then``'s return value (or the
+        records), or raise its error."""
+        done = threading.Event()
+        ticket = Ticket(events, then, done.set)
+        self._wait(ticket, done)
+        return ticket.result
+
+    def enqueue(
+        self, appends: Sequence[tuple[list[NewEvent], Then | None]], on_settled: Callable[[], None]
+    ) -> list[Ticket]:
+        """Queue several appends in one hand-off, each atomic on its own, and return at once
+        their tickets; ``on_settled()`` is called once, on the committer thread, when all of
+        them are settled (it must not raise, nor wait for the journal)."""
+        if not appends:
+            on_settled()
+            return []
+        countdown = _Countdown(len(appends), on_settled)
+        tickets = [Ticket(events, then, countdown.one) for events, then in appends]
+        self._put(tickets)
+        return tickets
+
+    def flush(self) -> None:
+        """Wait until everything queued before is committed."""
+        done = threading.Event()
+        self._wait(Ticket(None, None, done.set), done)
+
+    def _wait(self, ticket: Ticket, done: threading.Event) -> None:
+        if threading.current_thread() is self._thread:
+            raise JournalError(
+                f"{self._name}: a then callback cannot append or flush and wait (the"
+                " committer would wait for itself)"
+            )
+        self._put([ticket])
+        done.wait()
+        if ticket.error is not None:
+            raise ticket.error
+
+    def _put(self, tickets: list[Ticket]) -> None:
+        with self._cond:
+            if self._closing:
+                raise JournalError(f"{self._name} is closed")
+            if self._failure is not None:
+                raise JournalError(f"{self._name} failed: {self._failure}")
+            self._queue += tickets
+            self._cond.notify()
+
+    def close(self) -> bool:
+        """Commit what is queued and stop the thread; False if it was closed already."""
+        with self._cond:
+            if self._closing:
+                return False
+            self._closing = True
+            self._cond.notify()
+        self._thread.join()
+        return True
+
+    # -- the committer thread ------------------------------------------------------------
+
+    def _run(self) -> None:
+        writer = self._writer
+        in_txn = False
+        deadline = 0.0
+        batch: list[Ticket] = []
+        written: list[Ticket] = []  # to be settled after the commit
+        try:
+            while True:
+                with self._cond:
+                    while not self._queue and not self._closing:
+                        if not in_txn:
+                            self._cond.wait()
+                            continue
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            break
+                        self._cond.wait(left)
+                    batch, self._queue = self._queue, []
+                    closing = self._closing
+                try:
+                    if not in_txn and any(ticket.events for ticket in batch):
+                        writer.begin()
+                        in_txn = True
+                        deadline = time.monotonic() + self._delay_s
+                    flushing = False
+                    for ticket in batch:
+                        if ticket.events is None:
+                            flushing = True
+                            written.append(ticket)
+                            continue
+                        if ticket.events:  # an empty append writes nothing
+                            self._write(ticket, ticket.events)
+                        if self._ack_at_savepoint and in_txn:
+                            self._settle(ticket)
+                        else:
+                            written.append(ticket)
+                    must_commit = (
+                        not self._ack_at_savepoint
+                        or closing
+                        or flushing
+                        or time.monotonic() >= deadline
+                    )
+                    if in_txn and must_commit:
+                        writer.execute("COMMIT")
+                        in_txn = False
+                except writer.errors as error:
+                    with contextlib.suppress(*writer.errors):  # it may be gone already
+                        writer.execute("ROLLBACK")
+                    in_txn = False
+                    for ticket in written + batch:
+                        if not ticket.settled and ticket.error is None:
+                            ticket.error = JournalError(f"{self._name} commit failed: {error}")
+                        self._settle(ticket)
+                if not in_txn:
+                    for ticket in written:
+                        self._settle(ticket)
+                    written = []
+                batch = []
+                if closing and not in_txn:
+                    with self._cond:
+                        if not self._queue:
+                            return
+        except BaseException as error:  # never leave an appender waiting forever
+            with self._cond:
+                self._failure = error
+                stranded, self._queue = written + batch + self._queue, []
+            for ticket in stranded:
+                if not ticket.settled:
+                    ticket.error = JournalError(f"{self._name} failed: {error}")
+                self._settle(ticket)
+            raise
+
+    def _write(self, ticket: Ticket, events: list[NewEvent]) -> None:
+        """Write one append in its own savepoint: on an error only this append is undone."""
+        writer = self._writer
+        failures: tuple[type[Exception], ...] = (*writer.errors, JournalError)
+        writer.execute("SAVEPOINT append")
+        records: list[Event] = []
+        fresh: list[bool] = []
+        try:
+            for event in events:
+                earlier = None if event.key is None else writer.find(event.board, event.key)
+                if earlier is None:
+                    records.append(recorded(event, writer.insert(event)))
+                else:
+                    records.append(earlier)
+                fresh.append(earlier is None)
+        except failures as error:
+            writer.execute("ROLLBACK TO SAVEPOINT append")
+            writer.execute("RELEASE SAVEPOINT append")
+            ticket.error = (
+                error
+                if isinstance(error, JournalError)
+                else JournalError(f"{self._name} append failed: {error}")
+            )
+            return
+        writer.execute("RELEASE SAVEPOINT append")
+        ticket.records = records
+        ticket.fresh = fresh
+
+    def _settle(self, ticket: Ticket) -> None:
+        """Call the ticket's ``then`` (if it succeeded), then wake its appender; once."""
+        if ticket.settled:
+            return
+        if ticket.error is None:
+            if ticket.then is None:
+                ticket.result = ticket.records
+            else:
+                try:
+                    ticket.result = ticket.then(ticket.records, ticket.fresh)
+                except BaseException as error:  # the caller's, not the committer's
+                    ticket.error = error
+        ticket.settled = True
+        ticket.wake()
