@@ -14,7 +14,7 @@ import pytest
 
 from ranked.journal import JournalStore, SQLiteJournal, open_journal
 from ranked.journal._base import JournalBase
-from servers import PostgresServer
+from servers import PostgresServer, RedisCluster, RedisServer
 
 
 @pytest.fixture
@@ -89,3 +89,22 @@ def fail_next(store: JournalStore, prefix: str, insert_delay: float = 0.0) -> Fa
     writer = store._writer  # type: ignore[attr-defined]
     writer.conn = FailingConnection(writer.conn, prefix, insert_delay)
     return writer.conn  # type: ignore[no-any-return]
+
+
+def flush_redis(server: RedisServer) -> None:
+    """Empty the session's Redis server (FLUSHALL)."""
+    client = server.client()
+    try:
+        client.flushall()
+    finally:
+        client.close()
+
+
+def flush_cluster(cluster: RedisCluster) -> None:
+    """Empty every node of the session's Redis Cluster."""
+    for index in range(len(cluster.ports)):
+        node = cluster.node_client(index)
+        try:
+            node.flushall()
+        finally:
+            node.close()

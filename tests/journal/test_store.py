@@ -51,7 +51,9 @@ def test_round_trip_in_seq_order(journal: JournalStore) -> None:
     assert read == first + second
     assert read[2] == Event(
         seq=3,
+        board_seq=3,
         board="b",
+        score=None,
         operation="submit",
         member=b"m2",
         value=(2).to_bytes(4, "big"),
@@ -105,7 +107,12 @@ def test_idempotent_retry_returns_the_first_record(journal: JournalStore) -> Non
         ({"board": ""}, InvalidNameError),
         ({"board": "a{b}"}, InvalidNameError),
         ({"board": 5}, InvalidEventError),
-        ({"operation": "explode"}, InvalidEventError),
+        ({"operation": "Explode"}, InvalidEventError),
+        ({"operation": "x" * 33}, InvalidEventError),
+        ({"operation": ""}, InvalidEventError),
+        ({"score": float("nan")}, InvalidEventError),
+        ({"score": float("inf")}, InvalidEventError),
+        ({"score": 3}, InvalidEventError),
         ({"value": "text"}, InvalidEventError),
         ({"member": "text"}, InvalidEventError),
         ({"at_us": -1}, OutOfRangeError),

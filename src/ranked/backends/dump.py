@@ -2,10 +2,10 @@
 snapshot (the journal's snapshots, see docs/durability.md).
 
 :data:`DUMP_PREFIX` reads, in one atomic step, every live key starting with a prefix (a
-board's ``<namespace>:{<board>}``) with its value and deadline, and one marker string; :data:`RESTORE_DUMP`
-stores such a payload back, replacing the keys it names. Only ``memory://`` has them:
-its keys end with the process, while a Redis server keeps its own (AOF, RDB) and a board on
-it is rebuilt from the journal. On Redis and Redis Cluster both raise
+board's ``<namespace>:{<board>}``) with its value and deadline, and one marker string;
+:data:`RESTORE_DUMP` stores such a payload back, replacing the keys it names. Only
+``memory://`` has them: its keys end with the process, while a Redis server keeps its own
+(AOF, RDB) and a board on it is rebuilt from the journal. On Redis and Redis Cluster both raise
 :class:`~ranked.errors.UnsupportedOperationError` before anything is sent.
 
 Payload (little-endian), after the magic ``RKDP`` and a version byte (1), per key: key
@@ -22,9 +22,9 @@ from __future__ import annotations
 import struct
 from typing import Any, Final
 
+from ..engine.commands.common import WRONGTYPE
 from ..engine.keyspace import Keyspace
 from ..engine.zset import SortedSet
-from ..engine.commands.common import WRONGTYPE
 from ..errors import ResponseError, SnapshotError, UnsupportedOperationError
 from .procedure import Call, Step
 

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, unquote, urlencode, urlsplit, urlunsplit
 
 from ..errors import JournalConfigError, UnsupportedURLError
 from ._base import SCHEMA_VERSION
-from .events import MAX_AT_US, OPERATIONS, Event, NewEvent
+from .events import MAX_AT_US, Event, NewEvent
 from .snapshots import SnapshotStore
 from .sqlite import SQLiteJournal
 from .store import Durability, JournalStore
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_AT_US",
-    "OPERATIONS",
     "SCHEMA_VERSION",
     "Durability",
     "Event",

@@ -23,7 +23,7 @@ from ..errors import (
     PageSizeError,
 )
 from ._group_commit import GroupCommit, Then, Ticket, Writer
-from .events import Event, NewEvent, check_event, event_from_row
+from .events import Event, NewEvent, check_event, event_from_row, stored_fields
 from .store import Durability
 
 __all__ = [
@@ -41,7 +41,7 @@ SCHEMA_VERSION: Final = 1
 R = TypeVar("R")
 
 _READ_PAGE: Final = 512
-COLUMNS: Final = "seq, board, member, operation, value, at_us, key, actor, reason"
+COLUMNS: Final = "seq, board_seq, board, member, operation, score, value, at_us, key, actor, reason"
 """The columns of a stored event, in the order :func:`~ranked.journal.events.event_from_row`
 reads them."""
 
@@ -76,10 +76,13 @@ class SQLWriter(ABC, Generic[C]):
     ``(board, key)``) are run the same way on every store; a store gives its BEGIN and its
     INSERT."""
 
-    def __init__(self, conn: C, errors: tuple[type[Exception], ...], find_sql: str) -> None:
+    def __init__(
+        self, conn: C, errors: tuple[type[Exception], ...], find_sql: str, insert_sql: str
+    ) -> None:
         self.conn = conn
         self.errors = errors
         self._find_sql = find_sql
+        self._insert_sql = insert_sql
 
     @abstractmethod
     def begin(self) -> None:
@@ -92,9 +95,12 @@ class SQLWriter(ABC, Generic[C]):
         row = self.conn.execute(self._find_sql, (board, key)).fetchone()
         return None if row is None else event_from_row(row)
 
-    @abstractmethod
-    def insert(self, event: NewEvent) -> int:
-        """Insert ``event``; its seq."""
+    def insert(self, event: NewEvent) -> tuple[int, int]:
+        """Insert ``event``: its seq and its board_seq (the board's last one plus one; the
+        write transaction excludes other writers, so the number is free)."""
+        row = self.conn.execute(self._insert_sql, (*stored_fields(event), event.board)).fetchone()
+        assert row is not None
+        return row[0], row[1]
 
 
 class JournalBase(ABC):
@@ -105,6 +111,10 @@ class JournalBase(ABC):
     """The page query over every board: arguments ``(after_seq, limit)``."""
     _READ_BOARD: ClassVar[str]
     """The page query over one board: arguments ``(board, after_seq, limit)``."""
+    _BOARD_EVENTS: ClassVar[str]
+    """The page query over one board by board_seq: arguments ``(board, after, limit)``."""
+    _LAST_BOARD_SEQ: ClassVar[str]
+    """The greatest board_seq of one board: argument ``(board,)``."""
     _read_errors: tuple[type[Exception], ...]
     """The driver errors a read may raise (reported as JournalError)."""
 
@@ -199,6 +209,25 @@ class JournalBase(ABC):
         if not isinstance(seq, int):
             raise JournalError(f"{self._name} has a seq that is not an int: {seq!r}")
         return seq
+
+    def board_events(self, board: str, after: int = 0) -> Iterator[Event]:
+        """The committed events of ``board`` with ``board_seq > after``, in order. Read in
+        pages of 512 rows, each an index range scan."""
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            raise OutOfRangeError(f"after must be an int >= 0, not {after!r}")
+        while True:
+            rows = self._query(self._BOARD_EVENTS, (board, after, _READ_PAGE))
+            for row in rows:
+                event = event_from_row(row)
+                after = event.board_seq
+                yield event
+            if len(rows) < _READ_PAGE:
+                return
+
+    def last_board_seq(self, board: str) -> int:
+        """The greatest committed ``board_seq`` of ``board``, 0 when it has none. O(log n)."""
+        ((seq,),) = self._query(self._LAST_BOARD_SEQ, (board,))
+        return 0 if seq is None else int(seq)  # type: ignore[call-overload]
 
     def _query(self, sql: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:
         """The rows of one read; a driver error (a damaged file, a lost server) raises

@@ -68,8 +68,8 @@ class Writer(Protocol):
         """The record of ``board``'s event with idempotency key ``key``, if there is one."""
         ...
 
-    def insert(self, event: NewEvent) -> int:
-        """Insert ``event`` and return the seq the store gave it."""
+    def insert(self, event: NewEvent) -> tuple[int, int]:
+        """Insert ``event`` and return the seq and the board_seq the store gave it."""
         ...
 
 
@@ -288,7 +288,7 @@ class GroupCommit:
             for event in events:
                 earlier = None if event.key is None else writer.find(event.board, event.key)
                 if earlier is None:
-                    records.append(recorded(event, writer.insert(event)))
+                    records.append(recorded(event, *writer.insert(event)))
                 else:
                     records.append(earlier)
                 fresh.append(earlier is None)

@@ -24,11 +24,11 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, overload
 
-from ._base import JournalBase
 from ._group_commit import Ticket
 from .events import Event, NewEvent, check_event
+from .store import JournalStore
 
-__all__ = ["AsyncAppender"]
+__all__ = ["Appender", "AsyncAppender"]
 
 R = TypeVar("R")
 
@@ -54,7 +54,7 @@ class AsyncAppender:
     """Appends to ``store`` from the tasks of one event loop (bound to the loop of its
     first :meth:`append`; another loop may take it over once that one is closed)."""
 
-    def __init__(self, store: JournalBase) -> None:
+    def __init__(self, store: JournalStore) -> None:
         self._store = store
         self._loop: asyncio.AbstractEventLoop | None = None
         self._gathering: list[_Append] = []  # appends not handed over yet
@@ -196,3 +196,12 @@ def _succeed(future: asyncio.Future[Any], value: object) -> None:
 def _fail(future: asyncio.Future[Any], error: BaseException) -> None:
     if not future.done():
         future.set_exception(error)
+
+
+class Appender:
+    """The blocking twin of :class:`AsyncAppender` (what the generated blocking board
+    uses): the store's own :meth:`~ranked.journal.store.JournalStore.append`, whose
+    ``then`` runs on the committer thread in commit order."""
+
+    def __init__(self, store: JournalStore) -> None:
+        self.append = store.append

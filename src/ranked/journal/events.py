@@ -1,5 +1,6 @@
 """Journal events: what a caller appends (:class:`NewEvent`) and what the store hands back
-(:class:`Event`, the same fields plus the sequence number the store assigned).
+(:class:`Event`, the same fields plus the sequence numbers the store assigned: ``seq``
+over the whole journal, ``board_seq`` within the event's board).
 
 Both are immutable. Every field is checked when the record is built and again when it is
 appended (a frozen dataclass can still be forged), so a bad event is refused with a typed
@@ -11,6 +12,8 @@ holds (:mod:`ranked.core.limits`). Checking an event is O(size of its text field
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -20,7 +23,6 @@ from ..errors import InvalidEventError, JournalError, RankedError
 
 __all__ = [
     "MAX_AT_US",
-    "OPERATIONS",
     "Event",
     "NewEvent",
     "check_event",
@@ -29,10 +31,9 @@ __all__ = [
     "stored_fields",
 ]
 
-OPERATIONS: Final = frozenset(
-    {"submit", "remove", "clear", "member_data", "friends", "metadata", "config"}
-)
-"""The operations a journal records; the store treats each event's ``value`` as opaque."""
+_OPERATION: Final = re.compile(r"[a-z][a-z0-9_]{0,31}")
+"""An operation's name: what the caller's operation is called (``incr``, ``remove``...);
+the store treats it, like ``value``, as the caller's."""
 
 MAX_AT_US: Final = MAX_INSTANT_US
 """The latest instant an event may count at, in Unix microseconds (2140-01-01T00:00:00Z)."""
@@ -49,6 +50,7 @@ def _check_fields(
     board: object,
     member: object,
     operation: object,
+    score: object,
     value: object,
     at_us: object,
     key: object,
@@ -61,10 +63,15 @@ def _check_fields(
     check_name(board, "board")
     if member is not None and not isinstance(member, bytes):
         raise InvalidEventError(f"member must be bytes or None, not {type(member).__name__}")
-    if not isinstance(operation, str) or operation not in OPERATIONS:
+    if not isinstance(operation, str) or _OPERATION.fullmatch(operation) is None:
         raise InvalidEventError(
-            f"operation {operation!r} is not one of {', '.join(sorted(OPERATIONS))}"
+            f"operation {operation!r} is not a name of 1 to 32 characters [a-z0-9_],"
+            " starting with a letter"
         )
+    if score is not None and (
+        not isinstance(score, float) or score != score or score in (math.inf, -math.inf)
+    ):
+        raise InvalidEventError(f"score must be a finite float or None, not {score!r}")
     if not isinstance(value, bytes):
         raise InvalidEventError(f"value must be bytes, not {type(value).__name__}")
     if isinstance(at_us, bool) or not isinstance(at_us, int):
@@ -80,8 +87,11 @@ class NewEvent:
     """An event to append: the store assigns its ``seq``.
 
     ``board``: the board's name. ``member``: the member's bytes, or None for a board-wide
-    operation. ``operation``: one of :data:`OPERATIONS`. ``value``: the operation's
-    arguments, encoded by the caller (opaque here). ``at_us``: the instant it counts at,
+    operation. ``operation``: the caller's name of the operation (``[a-z][a-z0-9_]*``, at
+    most 32 characters). ``score``: the score a submission carries (a finite float, kept
+    in a column of its own so that the store can aggregate it), None for other
+    operations. ``value``: the operation's other arguments, encoded by the caller (opaque
+    here). ``at_us``: the instant it counts at,
     Unix microseconds. ``key``: an idempotency key (a second append with the same board
     and key returns the first one's record). ``actor`` / ``reason``: who did it and why
     (moderation).
@@ -92,6 +102,7 @@ class NewEvent:
     at_us: int
     value: bytes = b""
     member: bytes | None = None
+    score: float | None = None
     key: str | None = None
     actor: str | None = None
     reason: str | None = None
@@ -103,31 +114,37 @@ class NewEvent:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     """An appended event: :class:`NewEvent`'s fields plus ``seq``, the store's sequence
-    number (strictly increasing from 1 in append order)."""
+    number (strictly increasing from 1 in append order), and ``board_seq``, the event's
+    number within its board (1, 2, 3, ... in the same order)."""
 
     seq: int
+    board_seq: int
     board: str
     operation: str
     at_us: int
     value: bytes
     member: bytes | None
+    score: float | None
     key: str | None
     actor: str | None
     reason: str | None
 
     def __post_init__(self) -> None:
-        if isinstance(self.seq, bool) or not isinstance(self.seq, int) or self.seq < 1:
-            raise InvalidEventError(f"seq must be an int >= 1, not {self.seq!r}")
+        for name in ("seq", "board_seq"):
+            number = getattr(self, name)
+            if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+                raise InvalidEventError(f"{name} must be an int >= 1, not {number!r}")
         check_event(self)
 
 
 def stored_fields(event: NewEvent | Event) -> tuple[Any, ...]:
-    """An event's fields but its seq, in the order the store keeps them: board, member,
-    operation, value, at_us, key, actor, reason."""
+    """An event's fields but its sequence numbers, in the order the store keeps them:
+    board, member, operation, score, value, at_us, key, actor, reason."""
     return (
         event.board,
         event.member,
         event.operation,
+        event.score,
         event.value,
         event.at_us,
         event.key,
@@ -144,13 +161,13 @@ def check_event(event: object) -> None:
     _check_fields(*stored_fields(event))
 
 
-def recorded(event: NewEvent, seq: int) -> Event:
-    """The record of ``event`` appended at ``seq``."""
-    return _event(seq, *stored_fields(event))
+def recorded(event: NewEvent, seq: int, board_seq: int) -> Event:
+    """The record of ``event`` appended at ``seq`` (``board_seq`` in its board)."""
+    return _event(seq, board_seq, *stored_fields(event))
 
 
 def event_from_row(row: tuple[object, ...]) -> Event:
-    """The event a stored row ``(seq, *stored_fields)`` holds, or
+    """The event a stored row ``(seq, board_seq, *stored_fields)`` holds, or
     :class:`~ranked.errors.JournalError` naming the row if it does not parse."""
     try:
         return _event(*row)
@@ -160,9 +177,11 @@ def event_from_row(row: tuple[object, ...]) -> Event:
 
 def _event(
     seq: Any,
+    board_seq: Any,
     board: Any,
     member: Any,
     operation: Any,
+    score: Any,
     value: Any,
     at_us: Any,
     key: Any,
@@ -172,9 +191,11 @@ def _event(
     # the fields are checked by Event
     return Event(
         seq=seq,
+        board_seq=board_seq,
         board=board,
         member=member,
         operation=operation,
+        score=score,
         value=value,
         at_us=at_us,
         key=key,

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any, Final
 from ..errors import JournalConfigError, JournalError
 from ._base import COLUMNS, SCHEMA_VERSION, JournalBase, SQLWriter, check_schema_version
 from ._group_commit import check_options
-from .events import NewEvent, stored_fields
 from .store import Durability
 
 if TYPE_CHECKING:
@@ -49,9 +48,11 @@ _SCHEMA: Final = (
     "CREATE TABLE schema_version (version integer NOT NULL)",
     "CREATE TABLE events ("
     " seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    " board_seq bigint NOT NULL,"
     " board text NOT NULL,"
     " member bytea,"
     " operation text NOT NULL,"
+    " score double precision,"
     " value bytea NOT NULL,"
     " at_us bigint NOT NULL,"
     " key text,"
@@ -59,13 +60,15 @@ _SCHEMA: Final = (
     " reason text)",
     "CREATE UNIQUE INDEX events_board_key ON events (board, key) WHERE key IS NOT NULL",
     "CREATE INDEX events_board_seq ON events (board, seq)",
+    "CREATE UNIQUE INDEX events_board_number ON events (board, board_seq)",
     f"INSERT INTO schema_version (version) VALUES ({SCHEMA_VERSION})",
 )
 
 _FIND: Final = f"SELECT {COLUMNS} FROM events WHERE board = %s AND key = %s"
 _INSERT: Final = (
-    "INSERT INTO events (board, member, operation, value, at_us, key, actor, reason)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING seq"
+    "INSERT INTO events (board_seq, board, member, operation, score, value, at_us, key, actor,"
+    " reason) SELECT coalesce(max(board_seq), 0) + 1, %s, %s, %s, %s, %s, %s, %s, %s, %s"
+    " FROM events WHERE board = %s RETURNING seq, board_seq"
 )
 
 
@@ -89,12 +92,6 @@ class _Writer(SQLWriter["psycopg.Connection[tuple[Any, ...]]"]):
         self.conn.execute("BEGIN")
         self.conn.execute("LOCK TABLE events IN EXCLUSIVE MODE")
 
-    def insert(self, event: NewEvent) -> int:
-        row = self.conn.execute(_INSERT, stored_fields(event)).fetchone()
-        assert row is not None
-        seq: int = row[0]
-        return seq
-
 
 class PostgresJournal(JournalBase):
     """A :class:`~ranked.journal.store.JournalStore` on a PostgreSQL database (see the
@@ -104,6 +101,11 @@ class PostgresJournal(JournalBase):
     _READ_BOARD = (
         f"SELECT {COLUMNS} FROM events WHERE board = %s AND seq > %s ORDER BY seq LIMIT %s"
     )
+    _BOARD_EVENTS = (
+        f"SELECT {COLUMNS} FROM events WHERE board = %s AND board_seq > %s"
+        " ORDER BY board_seq LIMIT %s"
+    )
+    _LAST_BOARD_SEQ = "SELECT max(board_seq) FROM events WHERE board = %s"
 
     def __init__(
         self, conninfo: str, *, durability: Durability = "always", max_delay_ms: int = 10
@@ -120,7 +122,7 @@ class PostgresJournal(JournalBase):
         except BaseException:
             writer.close()
             raise
-        self._writer = _Writer(writer, (error,), _FIND)
+        self._writer = _Writer(writer, (error,), _FIND, _INSERT)
         super().__init__(self._writer, name=name, durability=durability, max_delay_ms=max_delay_ms)
 
     def _connect(self, name: str, durability: Durability) -> psycopg.Connection[tuple[Any, ...]]:

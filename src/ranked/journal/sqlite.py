@@ -43,7 +43,7 @@ from typing import Final
 from ..errors import JournalConfigError, JournalError
 from ._base import COLUMNS, SCHEMA_VERSION, JournalBase, SQLWriter, check_schema_version
 from ._group_commit import MAX_DELAY_MS, check_options
-from .events import NewEvent, event_from_row, stored_fields
+from .events import event_from_row
 from .store import Durability
 
 __all__ = ["MAX_DELAY_MS", "SCHEMA_VERSION", "SQLiteJournal"]
@@ -52,9 +52,11 @@ _SCHEMA: Final = (
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
     "CREATE TABLE events ("
     " seq INTEGER PRIMARY KEY,"
+    " board_seq INTEGER NOT NULL,"
     " board TEXT NOT NULL,"
     " member BLOB,"
     " operation TEXT NOT NULL,"
+    " score REAL,"
     " value BLOB NOT NULL,"
     " at_us INTEGER NOT NULL,"
     " key TEXT,"
@@ -62,13 +64,15 @@ _SCHEMA: Final = (
     " reason TEXT)",
     "CREATE UNIQUE INDEX events_board_key ON events (board, key) WHERE key IS NOT NULL",
     "CREATE INDEX events_board_seq ON events (board, seq)",
+    "CREATE UNIQUE INDEX events_board_number ON events (board, board_seq)",
     f"INSERT INTO schema_version (version) VALUES ({SCHEMA_VERSION})",
 )
 
 _FIND: Final = f"SELECT {COLUMNS} FROM events WHERE board = ? AND key = ?"
 _INSERT: Final = (
-    "INSERT INTO events (board, member, operation, value, at_us, key, actor, reason)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO events (board_seq, board, member, operation, score, value, at_us, key, actor,"
+    " reason) SELECT coalesce(max(board_seq), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+    " FROM events WHERE board = ? RETURNING seq, board_seq"
 )
 
 
@@ -78,11 +82,6 @@ class _Writer(SQLWriter[sqlite3.Connection]):
     def begin(self) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
 
-    def insert(self, event: NewEvent) -> int:
-        seq = self.conn.execute(_INSERT, stored_fields(event)).lastrowid
-        assert seq is not None
-        return seq
-
 
 class SQLiteJournal(JournalBase):
     """A :class:`~ranked.journal.store.JournalStore` on one SQLite file (see the module
@@ -91,6 +90,10 @@ class SQLiteJournal(JournalBase):
 
     _READ_ALL = f"SELECT {COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?"
     _READ_BOARD = f"SELECT {COLUMNS} FROM events WHERE board = ? AND seq > ? ORDER BY seq LIMIT ?"
+    _BOARD_EVENTS = (
+        f"SELECT {COLUMNS} FROM events WHERE board = ? AND board_seq > ? ORDER BY board_seq LIMIT ?"
+    )
+    _LAST_BOARD_SEQ = "SELECT max(board_seq) FROM events WHERE board = ?"
     _read_errors = (sqlite3.DatabaseError,)
 
     def __init__(
@@ -110,7 +113,7 @@ class SQLiteJournal(JournalBase):
         except BaseException:
             writer.close()
             raise
-        self._writer = _Writer(writer, (sqlite3.Error,), _FIND)
+        self._writer = _Writer(writer, (sqlite3.Error,), _FIND, _INSERT)
         super().__init__(
             self._writer,
             name=f"journal {path!r}",

@@ -8,7 +8,7 @@ increasing from 1 in commit order.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Literal, Protocol, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 from .events import Event, NewEvent
 
@@ -55,11 +55,32 @@ class JournalStore(Protocol):
         """
         ...
 
+    def enqueue(
+        self,
+        appends: Sequence[
+            tuple[Sequence[NewEvent], Callable[[list[Event], list[bool]], Any] | None]
+        ],
+        on_settled: Callable[[], None],
+    ) -> list[Any]:
+        """Hand several appends to the committer at once without waiting (the asyncio
+        front's batching): each atomic on its own; ``on_settled()`` runs once, on the
+        committer thread, when every one is settled; each ticket then holds its
+        ``result`` or ``error``."""
+        ...
+
     def read(
         self, after_seq: int = 0, board: str | None = None, limit: int | None = None
     ) -> Iterator[Event]:
         """The committed events with ``seq > after_seq`` (of ``board`` only, if given), in
         seq order, at most ``limit`` of them."""
+        ...
+
+    def board_events(self, board: str, after: int = 0) -> Iterator[Event]:
+        """The committed events of ``board`` with ``board_seq > after``, in order."""
+        ...
+
+    def last_board_seq(self, board: str) -> int:
+        """The greatest committed ``board_seq`` of ``board``, 0 when it has none."""
         ...
 
     def last_seq(self) -> int:

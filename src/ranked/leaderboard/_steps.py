@@ -13,7 +13,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..backends import generic
+from ..backends.dump import DUMP_PREFIX, RESTORE_DUMP
 from ..backends.procedure import Bindable
+from ..backends.sequenced import READ_SEQ, RECORD_SEQ, sequenced
 from ._procedures import FRIEND_SCORES_STEP, SWAP_FIELD_STEP
 from ._step_lex import LEX_REPLACE
 from ._step_read import AROUND, BY_SCORE, PAGE, PAGE_AFTER, PERCENTILE, RANKS
@@ -46,6 +48,13 @@ STEPS: Final[Mapping[str, Bindable[Any]]] = {
     "set_members": generic.SET_MEMBERS,
     "friend_scores": FRIEND_SCORES_STEP,
     "swap_field": SWAP_FIELD_STEP,
+    # a journaled board's (see ._plan_journal)
+    "submit_seq": sequenced(SUBMIT),
+    "submit_batch_seq": sequenced(SUBMIT_BATCH),
+    "read_seq": READ_SEQ,
+    "record_seq": RECORD_SEQ,
+    "dump": DUMP_PREFIX,
+    "restore_dump": RESTORE_DUMP,
 }
 """Every step a board's plan names."""
 

@@ -26,13 +26,20 @@ from ...core.models import Around, Entry, Member, MemberRank, Page
 from ...core.ranks import RankStyle
 from ...core.scores import ScoreAt, TimeTiebreak
 from ...core.windows import Season, Window, WindowKind, WindowPlan
+from ...errors import JournalError, UnsupportedOperationError
+from ...journal import open_journal
+from ...journal.snapshots import SnapshotStore
+from ...journal.store import JournalStore
 from .._fast import fast_eligible, method_shortcut, plain_submit
+from .._journal_open import restore_now
 from .._plan import BoardPlan, PlanCore, TrimmedLookup, run_sync, to_ms
+from .._plan_journal import Journaling
 from .._plan_lex import LexFields
 from .._requests import Operator
 from .._steps import BoundSteps
 from ..config import DEFAULT_MAX_PAGE_SIZE, BoardConfig, TieBreak, window_plan
 from ..results import FriendsBoard, MemberData, Submission
+from .journaled import BoardJournal
 
 __all__ = ["Leaderboard"]
 
@@ -49,6 +56,14 @@ class Leaderboard:
     tie-breaks (TTLs always count on the backend's clock); ``on_trimmed_lookup``
     rehydrates members trimmed by ``keep`` (see :meth:`submit`); ``bytes_members``
     returns members as ``bytes`` (default: ``str`` when they are UTF-8).
+
+    ``journal`` (a URL such as ``sqlite:///data/journal.db``, or a journal object) makes
+    the board durable (docs/durability.md): every write is appended to the journal and
+    acknowledged once durable, then applied to the index; opening restores the board
+    (the newest good snapshot, then the journal's tail) before the constructor returns
+    (asyncio: on ``async with`` or :meth:`restore`). ``snapshots``: the directory of
+    the board's snapshots (``memory://``; default: ``<journal file>.snapshots`` beside a
+    SQLite journal), written every ``snapshot_every`` events and on :meth:`close`.
     """
 
     def __init__(
@@ -69,6 +84,9 @@ class Leaderboard:
         clock: Callable[[], int] | None = None,
         on_trimmed_lookup: TrimmedLookup | None = None,
         bytes_members: bool = False,
+        journal: str | JournalStore | None = None,
+        snapshots: str | None = None,
+        snapshot_every: int | None = 100_000,
     ) -> None:
         config = BoardConfig(
             name,
@@ -104,10 +122,18 @@ class Leaderboard:
         self._fast_eligible = fast_eligible(self._plan)
         self._fast: Bound[Submission | None] | None = None
         self._shortcut: Any = None
+        self._journal: BoardJournal | None = None
+        self._owns_journal = False
+        self._restored = journal is None
+        if journal is not None:
+            self._journal = _journal_of(self, journal, snapshots, snapshot_every)
+            self._fast_eligible = False
         if self._fast_eligible and type(self).submit is Leaderboard.submit:
             self._shortcut = method_shortcut(backend, MethodType(Leaderboard.submit, self))
             if self._shortcut is not None:
                 self.__dict__["submit"] = self._shortcut  # see .._fast
+        if self._journal is not None:
+            restore_now(self)
 
     @property
     def name(self) -> str:
@@ -127,6 +153,7 @@ class Leaderboard:
         operator: Operator | None = None,
         at: Instant | None = None,
         tie: int | None = None,
+        key: str | None = None,
     ) -> Submission:
         """Submit a score to every window open at ``at`` (default: now), atomically.
 
@@ -145,7 +172,16 @@ class Leaderboard:
         not atomic with the write: two concurrent first submissions of one trimmed
         member may both rehydrate). O(windows * log n). Redis: one script
         (ZSCORE, ZADD, companions, PEXPIRE, ranks per window); atomic on every backend.
+
+        ``key`` (a board with a journal): an idempotency key; a retried call with the same
+        key is applied once and answers as the first did.
         """
+        journal = self._journal
+        if journal is not None:
+            self._ready()
+            events, prepared = journal.journaling.submit(((member, score),), operator, at, tie, key)
+            found: list[Submission] | None = journal.write(events, prepared)
+            return self._answer(found, member)
         fast = self._fast
         if fast is not None and at is None and tie is None:
             done = fast(member, score, operator)
@@ -179,12 +215,23 @@ class Leaderboard:
         *,
         operator: Operator | None = None,
         at: Instant | None = None,
+        key: str | None = None,
     ) -> list[Submission]:
         """Submit many (member, score) pairs in order, atomically as a whole, in one
-        round trip. O(k * windows * log n). Redis: one script for the batch."""
+        round trip. O(k * windows * log n). Redis: one script for the batch. ``key``: as
+        :meth:`submit`."""
         items: Iterable[tuple[Member, float]] = (
             scores.items() if isinstance(scores, Mapping) else scores
         )
+        journal = self._journal
+        if journal is not None:
+            self._ready()
+            pairs = list(items)
+            if not pairs:
+                return []
+            events, prepared = journal.journaling.submit(pairs, operator, at, None, key)
+            done: list[Submission] | None = journal.write(events, prepared)
+            return done if done is not None else []
         writes = self._plan.writes
         prepared = writes.prepare(items, operator, at)
         if not prepared.requests:
@@ -206,30 +253,56 @@ class Leaderboard:
         (Redis: one script: HGET, ZREM, ZADD, HSET, PEXPIRE); the result's ranks are
         unique ranks (positions). O(windows * log n)."""
         steps = self._plan.lex.submit_steps(((member, fields),), operator, at)
+        journal = self._journal
+        if journal is not None:
+            Journaling.checked(steps)
+            found = self._journaled(journal.journaling.lex_event(member, fields, operator, at))
+            return self._answer(found, member)
         return (run_sync(self._steps, steps))[0]
 
-    def remove(self, member: Member) -> bool:
+    def remove(
+        self, member: Member, *, actor: str | None = None, reason: str | None = None
+    ) -> bool:
         """Remove a member from every window, with its data and friend set; True if
-        anything was removed. Several backend calls (each atomic): O(windows * log n)."""
-        return run_sync(self._steps, self._plan.life.remove(member))
+        anything was removed. Several backend calls (each atomic): O(windows * log n).
+        ``actor`` / ``reason``: who removed it and why (journaled with the removal)."""
+        steps = self._plan.life.remove(member)
+        journal = self._journal
+        if journal is not None:
+            Journaling.checked(steps)
+            event = journal.journaling.event("remove", member, actor=actor, reason=reason)
+            return bool(self._journaled(event))
+        return run_sync(self._steps, steps)
 
-    def clear(self) -> int:
+    def clear(self, *, actor: str | None = None, reason: str | None = None) -> int:
         """Delete every key of the board (all windows, member data, metadata, friends);
-        returns how many existed. Redis: SMEMBERS x2 then DEL. Not atomic as a whole."""
+        returns how many existed. Redis: SMEMBERS x2 then DEL. Not atomic as a whole.
+        ``actor`` / ``reason``: who cleared it and why (journaled with the clear)."""
         self._use_writer(None)  # the window must be registered again
+        journal = self._journal
+        if journal is not None:
+            event = journal.journaling.event("clear", actor=actor, reason=reason)
+            return int(self._journaled(event) or 0)
         return run_sync(self._steps, self._plan.life.clear())
 
     def expire_at(self, when: Instant) -> None:
         """Expire every key of the board at ``when`` (PEXPIREAT); later writes through
         this object inherit the deadline. Several backend calls."""
         self._use_writer(None)  # later writes stamp the deadline: the general path
-        run_sync(self._steps, self._plan.life.expire_at(to_ms(when)))
+        self._expire(to_ms(when))
 
     def expire_after_end(self, season: str | Season, delay: timedelta) -> None:
         """Expire the board ``delay`` after one of its seasons ends."""
         deadline = self._plan.windows.season_end_ms(season) + delay // timedelta(milliseconds=1)
         self._use_writer(None)
-        run_sync(self._steps, self._plan.life.expire_at(deadline))
+        self._expire(deadline)
+
+    def _expire(self, deadline_ms: int) -> None:
+        journal = self._journal
+        if journal is not None:
+            self._journaled(journal.journaling.event("expire", value=b"%d" % deadline_ms))
+            return
+        run_sync(self._steps, self._plan.life.expire_at(deadline_ms))
 
     # -- reads --------------------------------------------------------------------------
 
@@ -419,11 +492,27 @@ class Leaderboard:
     def add_friends(self, member: Member, friends: Iterable[Member]) -> int:
         """Add to the member's friend set (on this board); returns how many were new.
         Invalidates the member's cached friend views. Redis: SADD + DEL."""
-        return run_sync(self._steps, self._plan.social.add_friends(member, friends))
+        listed = list(friends) if not isinstance(friends, str | bytes) else friends
+        steps = self._plan.social.add_friends(member, listed)
+        journal = self._journal
+        if journal is not None:
+            Journaling.checked(steps)
+            value = journal.journaling.friends(listed)
+            event = journal.journaling.event("friends_add", member, value)
+            return int(self._journaled(event) or 0)
+        return run_sync(self._steps, steps)
 
     def remove_friends(self, member: Member, friends: Iterable[Member]) -> int:
         """Remove from the member's friend set; invalidates its cached views. Redis: SREM."""
-        return run_sync(self._steps, self._plan.social.remove_friends(member, friends))
+        listed = list(friends) if not isinstance(friends, str | bytes) else friends
+        steps = self._plan.social.remove_friends(member, listed)
+        journal = self._journal
+        if journal is not None:
+            Journaling.checked(steps)
+            value = journal.journaling.friends(listed)
+            event = journal.journaling.event("friends_remove", member, value)
+            return int(self._journaled(event) or 0)
+        return run_sync(self._steps, steps)
 
     def friends(self, member: Member) -> set[Member]:
         """The member's friends. O(k). Redis: SMEMBERS."""
@@ -458,7 +547,14 @@ class Leaderboard:
     ) -> None:
         """Replace a member's display name and JSON metadata (lives as long as the board).
         Redis: HSET on the board's data hash. Atomic."""
-        run_sync(self._steps, self._plan.social.set_member_data(member, display_name, metadata))
+        steps = self._plan.social.set_member_data(member, display_name, metadata)
+        journal = self._journal
+        if journal is not None:
+            Journaling.checked(steps)
+            value = journal.journaling.json({"name": display_name, "meta": metadata})
+            self._journaled(journal.journaling.event("member_data", member, value))
+            return
+        run_sync(self._steps, steps)
 
     def member_data(self, members: Sequence[Member]) -> dict[Member, MemberData]:
         """Data of those members that have some. O(k). Redis: HMGET."""
@@ -466,27 +562,101 @@ class Leaderboard:
 
     def set_metadata(self, metadata: Mapping[str, Any]) -> None:
         """Replace the board's JSON metadata (shared by every process). Redis: HSET."""
-        run_sync(self._steps, self._plan.social.set_metadata(metadata))
+        steps = self._plan.social.set_metadata(metadata)
+        journal = self._journal
+        if journal is not None:
+            Journaling.checked(steps)
+            value = journal.journaling.json(metadata)
+            self._journaled(journal.journaling.event("metadata", None, value))
+            return
+        run_sync(self._steps, steps)
 
     def merge_metadata(self, changes: Mapping[str, Any]) -> dict[str, Any]:
         """Shallow-merge ``changes`` into the board's JSON metadata (their keys replace
         those stored, the others stay) and return the merged metadata. Atomic on every
         backend: concurrent merges all land. Redis: HMGET, then a compare-and-set script
         (HGET, HSET, PEXPIRE), again from the read if another write came in between."""
-        return run_sync(self._steps, self._plan.social.merge_metadata(changes))
+        steps = self._plan.social.merge_metadata(changes)
+        journal = self._journal
+        if journal is not None:
+            Journaling.checked(steps)
+            value = journal.journaling.json(changes)
+            merged = self._journaled(journal.journaling.event("metadata_merge", None, value))
+            return merged if merged is not None else self.metadata()
+        return run_sync(self._steps, steps)
 
     def metadata(self) -> dict[str, Any]:
         """The board's metadata ({} if never set). Redis: HMGET."""
         return run_sync(self._steps, self._plan.social.metadata())
 
+    # -- the journal ------------------------------------------------------------------------
+
+    def _ready(self) -> None:
+        """Restore a journaled board before its first write (asyncio: the constructor
+        cannot)."""
+        if not self._restored:
+            self.restore()
+
+    def restore(self) -> int:
+        """Bring the board up to its journal (done when a journaled board is opened):
+        the newest good snapshot if the index holds nothing of the board, then every
+        event the index lacks, each applied once. Returns how many events were applied.
+        After the index lost the board (Redis restarted empty, FLUSHALL), one call
+        rebuilds it. A board without a journal: 0."""
+        journal = self._journal
+        if journal is None:
+            return 0
+        self._restored = True
+        try:
+            return journal.restore()
+        except UnsupportedOperationError:  # a snapshot of memory:// meets a Redis index
+            return journal.catch_up(self._steps.read_seq(journal.journaling.seq_key))
+
+    def snapshot(self) -> int | None:
+        """Write a snapshot of a journaled ``memory://`` board now: the journal sequence
+        number (``board_seq``) it covers; None when the board has no snapshots (no
+        journal, or a backend that persists itself)."""
+        journal = self._journal
+        if journal is None:
+            return None
+        try:
+            return journal.snapshot()
+        except UnsupportedOperationError:
+            journal.snapshots = None  # Redis persists its own keys
+            return None
+
+    def _journaled(self, event: Any) -> Any:
+        journal = self._journal
+        assert journal is not None
+        self._ready()
+        return journal.write([event])
+
+    def _answer(self, found: list[Submission] | None, member: Member) -> Submission:
+        """The submission's result; a retry of a keyed call whose first answer this
+        process no longer holds raises :class:`~ranked.errors.JournalError`."""
+        if found is None:
+            raise JournalError(
+                f"a write to board {self.name!r} with this key was applied before (its"
+                f" answer is no longer kept); {member!r} stands as the board now says"
+            )
+        return found[0]
+
     # -- lifecycle ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the backend if this board opened it from a URL."""
+        """Snapshot a journaled ``memory://`` board, close its journal if it opened it
+        from a URL, and close the backend if it opened it from a URL."""
+        journal = self._journal
+        if journal is not None:
+            if self._restored:
+                self.snapshot()
+            if self._owns_journal:
+                journal.store.close()
         if self._owns_backend:
             self.backend.close()
 
     def __enter__(self) -> Self:
+        self._ready()
         return self
 
     def __exit__(
@@ -496,6 +666,28 @@ class Leaderboard:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _journal_of(
+    board: Leaderboard,
+    journal: str | JournalStore,
+    snapshots: str | None,
+    snapshot_every: int | None,
+) -> BoardJournal:
+    """The board's journal, opened from its URL (the board then closes it)."""
+    board._owns_journal = isinstance(journal, str)
+    store = open_journal(journal) if isinstance(journal, str) else journal
+    directory = snapshots
+    if directory is None:
+        path = getattr(store, "path", None)
+        directory = None if path is None else f"{path}.snapshots"
+    return BoardJournal(
+        store,
+        Journaling(board._plan),
+        board._steps,
+        None if directory is None else SnapshotStore(directory),
+        snapshot_every,
+    )
 
 
 def _open(url: str) -> Backend:

@@ -1,0 +1,138 @@
+"""``AsyncBoardJournal``: a journaled board's write path, restore and snapshots (asyncio;
+the source of ``_sync/journaled.py``, generated from this file).
+
+A write call becomes an append of its events (:mod:`.._plan_journal`); the journal
+calls back once they are durable, in commit order, and the callback applies them to the
+index (:meth:`AsyncBoardJournal.write`): write-ahead, each event exactly once, in order.
+Opening restores the index (:meth:`restore`): the newest good snapshot when the index is
+empty and the board has snapshots, then every event it lacks.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ...journal.aio import AsyncAppender
+from ...journal.events import Event, NewEvent
+from ...journal.snapshots import SnapshotStore
+from ...journal.store import JournalStore
+from .._plan_core import run_async
+from .._plan_journal import APPLIED, Gap, Journaling
+from .._plan_write import Prepared
+from .._steps import BoundSteps
+
+__all__ = ["AsyncBoardJournal"]
+
+_log = logging.getLogger("ranked.journal")
+
+_ANSWERS: Final = 4096
+"""How many answers of keyed writes a board keeps for retries (the newest)."""
+
+
+class AsyncBoardJournal:
+    """The journal of one board: its store, the order of applies, its snapshots."""
+
+    def __init__(
+        self,
+        store: JournalStore,
+        journaling: Journaling,
+        steps: BoundSteps,
+        snapshots: SnapshotStore | None,
+        snapshot_every: int | None,
+    ) -> None:
+        self.store = store
+        self.journaling = journaling
+        self.steps = steps
+        self.snapshots = snapshots
+        self.snapshot_every = snapshot_every
+        self.applied = 0
+        """The ``board_seq`` of the last event this board applied (or found applied)."""
+        self._since_snapshot = 0
+        self._answers: OrderedDict[str, Any] = OrderedDict()
+        self._appender = AsyncAppender(store)
+
+    # -- writes ---------------------------------------------------------------------------
+
+    async def write(self, events: list[NewEvent], prepared: Prepared | None = None) -> Any:
+        """Append ``events`` (one call's), then, once durable, apply them: the call's
+        result. A retried keyed call gets the first call's answer."""
+
+        async def apply(records: list[Event], fresh: list[bool]) -> Any:
+            if not all(fresh):
+                return self._answers.get(records[0].key or "")
+            result = await self._apply(records, prepared)
+            key = records[0].key
+            if key is not None:
+                self._answers[key] = result
+                if len(self._answers) > _ANSWERS:
+                    self._answers.popitem(last=False)
+            return result
+
+        return await self._appender.append(events, apply)
+
+    async def _apply(self, records: Sequence[Event], prepared: Prepared | None) -> Any:
+        while True:
+            result = await run_async(self.steps, self.journaling.apply(records, prepared))
+            if isinstance(result, Gap):  # earlier events are missing: apply them first
+                await self.catch_up(result.applied, before=records[0].board_seq)
+                continue
+            self.applied = max(self.applied, records[-1].board_seq)
+            self._since_snapshot += len(records)
+            if (
+                self.snapshots is not None
+                and self.snapshot_every is not None
+                and self._since_snapshot >= self.snapshot_every
+            ):
+                await self.snapshot()
+            return None if result is APPLIED else result
+
+    # -- restore ----------------------------------------------------------------------------
+
+    async def restore(self) -> int:
+        """Bring the index up to the journal: load the newest good snapshot when the
+        index holds nothing of this board, then apply every event after what it holds.
+        Returns how many events were applied."""
+        journaling = self.journaling
+        applied: int = await self.steps.read_seq(journaling.seq_key)
+        if applied == 0 and self.snapshots is not None:
+            newest = self.store.last_board_seq(journaling.board)
+            found = self.snapshots.load_newest(journaling.board, max_seq=newest)
+            self.snapshots.discard_after(journaling.board, newest)  # a history the journal lost
+            if found is not None:
+                await self.steps.restore_dump(found[1])
+                applied = await self.steps.read_seq(journaling.seq_key)
+        return await self.catch_up(applied)
+
+    async def catch_up(self, applied: int, before: int | None = None) -> int:
+        """Apply the board's events after ``applied`` (those before ``before`` only), in
+        order, each exactly once. Returns how many the index lacked."""
+        count = 0
+        for event in self.store.board_events(self.journaling.board, after=applied):
+            if before is not None and event.board_seq >= before:
+                break
+            done = await run_async(self.steps, self.journaling.apply([event]))
+            if isinstance(done, Gap):  # another writer is mid-way: start again from it
+                return count + await self.catch_up(done.applied, before)
+            if done is not APPLIED:
+                count += 1
+            self.applied = event.board_seq
+        if count:
+            _log.info("board %r: %d journal events applied", self.journaling.board, count)
+        return count
+
+    # -- snapshots --------------------------------------------------------------------------
+
+    async def snapshot(self) -> int | None:
+        """Write a snapshot of the board (``memory://``): the sequence number it covers,
+        None when the board has no snapshot store."""
+        if self.snapshots is None:
+            return None
+        journaling = self.journaling
+        payload, seq = await self.steps.dump(journaling.prefix, journaling.seq_key)
+        covered = int(seq or 0)
+        self.snapshots.write(journaling.board, covered, payload)
+        self._since_snapshot = 0
+        return covered

@@ -1,0 +1,241 @@
+"""A journaled board's writes, sans I/O: the events of each write call, and the steps that
+apply an append's events to the index exactly once, in order.
+
+Every event of a board carries ``board_seq`` (1, 2, 3, ... per board, given by the
+journal). The index holds, under ``<prefix>:seq``, the ``board_seq`` of the last event
+it applied, recorded atomically with that event's effect (:mod:`ranked.backends.sequenced`):
+
+- a submission (every operator, batches too) is one atomic step: the ``submit`` script
+  runs only when the index holds the event before it and records its number in the same
+  script (on ``memory://`` under the same lock);
+- every other write (remove, clear, member data, friends, metadata, expiry, lex writes) is
+  idempotent, made of several steps: the index's number is read first, the steps run,
+  then the number is recorded. A crash in between replays the whole call: the same
+  result.
+
+An append whose events the index already holds answers :data:`APPLIED`; an index that
+lacks earlier events answers a :class:`~ranked.backends.sequenced.Gap` naming the last
+one it holds (the board applies the missing events from the journal first, then this
+append again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, cast
+
+from ..backends.sequenced import APPLIED, Applied, Gap
+from ..core.models import Member
+from ..journal.events import Event, NewEvent
+from ._journal_events import (
+    SUBMITS,
+    Decoded,
+    decode,
+    friends_value,
+    json_value,
+    lex_value,
+    submit_event,
+)
+from ._plan import BoardPlan
+from ._plan_core import Steps, from_ms, member_bytes, to_ms
+from ._plan_lex import LexFields
+from ._plan_write import Prepared
+from ._requests import Operator
+
+__all__ = ["APPLIED", "Gap", "Journaling"]
+
+_SEQUENCED: Final = {"submit": "submit_seq", "submit_batch": "submit_batch_seq"}
+"""The steps that apply a submission, and their sequenced twins."""
+
+
+def _key(key: str | None, index: int, count: int) -> str | None:
+    """The idempotency key of event ``index`` of an append of ``count`` events."""
+    if key is None or count == 1:
+        return key
+    return f"{key}#{index}"
+
+
+class Journaling:
+    """The journal side of one board's plan (no I/O)."""
+
+    def __init__(self, plan: BoardPlan) -> None:
+        self.plan = plan
+        core = plan.core
+        self.board: str = core.config.name
+        self.seq_key: bytes = core.keys.prefix + b":seq"
+        self.prefix: bytes = core.keys.prefix
+
+    # -- the events of each write call (arguments checked; nothing written) ---------------
+
+    def submit(
+        self,
+        items: Iterable[tuple[Member, float]],
+        operator: Operator | None,
+        at: Any,
+        tie: int | None,
+        key: str | None,
+    ) -> tuple[list[NewEvent], Prepared]:
+        """The events of a submission call and its prepared requests (the live write
+        applies them without preparing again)."""
+        core = self.plan.core
+        pairs = list(items)
+        at_ms = core.now_ms() if at is None else to_ms(at)
+        op = core.config.operator if operator is None else operator
+        prepared: Prepared = self.plan.writes.prepare(pairs, op, from_ms(at_ms), tie)
+        count = len(pairs)
+        events = [
+            submit_event(self.board, request.member, score, op, at_ms, tie, _key(key, i, count))
+            for i, (request, (_member, score)) in enumerate(
+                zip(prepared.requests, pairs, strict=True)
+            )
+        ]
+        return events, prepared
+
+    def event(
+        self,
+        operation: str,
+        member: Member | None = None,
+        value: bytes = b"",
+        key: str | None = None,
+        actor: str | None = None,
+        reason: str | None = None,
+    ) -> NewEvent:
+        """The event of one call that is not a submission."""
+        return NewEvent(
+            board=self.board,
+            operation=operation,
+            member=None if member is None else member_bytes(member),
+            value=value,
+            at_us=self.plan.core.now_ms() * 1000,
+            key=key,
+            actor=actor,
+            reason=reason,
+        )
+
+    def lex_event(
+        self, member: Member, fields: LexFields, operator: Operator | None, at: Any
+    ) -> NewEvent:
+        core = self.plan.core
+        op = core.config.operator if operator is None else operator
+        at_ms = core.now_ms() if at is None else to_ms(at)
+        values = fields if isinstance(fields, int) else list(fields)
+        return NewEvent(
+            board=self.board,
+            operation="lex",
+            member=member_bytes(member),
+            value=lex_value(values, op),
+            at_us=at_ms * 1000,
+        )
+
+    @staticmethod
+    def friends(friends: Iterable[Member]) -> bytes:
+        return friends_value(member_bytes(friend) for friend in friends)
+
+    @staticmethod
+    def json(value: Mapping[str, Any] | None) -> bytes:
+        return json_value(value)
+
+    @staticmethod
+    def checked(steps: Steps[Any]) -> None:
+        """Run a call's plan up to its first step (every argument is checked there),
+        then drop it: a bad argument raises before anything is journaled."""
+        try:
+            next(steps)
+        except StopIteration:
+            pass
+        finally:
+            steps.close()
+
+    # -- applying -------------------------------------------------------------------------
+
+    def apply(self, records: Sequence[Event], prepared: Prepared | None = None) -> Steps[Any]:
+        """Apply the events of one append (in ``board_seq`` order) to the index: the
+        call's result, :data:`APPLIED` when the index holds them already, or a
+        :class:`Gap` when it lacks earlier events. ``prepared``: the live call's requests (else prepared from
+        the events, with the same arguments)."""
+        first = records[0]
+        after, last = first.board_seq - 1, records[-1].board_seq
+        call = decode(first)
+        if call.operation in SUBMITS:
+            if prepared is None:
+                calls = [decode(record) for record in records]
+                items = [(_member(c), c.score) for c in calls]
+                operator = cast(Operator, call.operation)
+                prepared = self.plan.writes.prepare(
+                    cast(list[tuple[Member, float]], items), operator, from_ms(call.at_ms), call.tie
+                )
+            return (
+                yield from self._sequenced(self.plan.writes.submit_steps(prepared), after, last)
+            )
+        return (yield from self._recorded(self._call(call), after, last))
+
+    def _call(self, call: Decoded) -> Steps[Any]:
+        """The plan of a call that is not a submission."""
+        plan, payload = self.plan, call.payload
+        member = b"" if call.member is None else call.member
+        operation = call.operation
+        if operation == "lex":
+            fields, operator = payload
+            return plan.lex.submit_steps(((member, fields),), operator, from_ms(call.at_ms))
+        if operation == "remove":
+            return plan.life.remove(member)
+        if operation == "clear":
+            return plan.life.clear()
+        if operation == "expire":
+            return plan.life.expire_at(payload)
+        if operation == "member_data":
+            return plan.social.set_member_data(member, payload["name"], payload["meta"])
+        if operation == "friends_add":
+            return plan.social.add_friends(member, payload)
+        if operation == "friends_remove":
+            return plan.social.remove_friends(member, payload)
+        if operation == "metadata":
+            return plan.social.set_metadata(payload)
+        if operation == "metadata_merge":
+            return plan.social.merge_metadata(payload)
+        return _nothing()  # config: recorded, not applied
+
+    def _sequenced(self, steps: Steps[Any], after: int, last: int) -> Steps[Any]:
+        """``steps`` with their one submission step run sequenced (atomic with the
+        index's record of ``last``)."""
+        try:
+            name, args = next(steps)
+            while True:
+                twin = _SEQUENCED.get(name)
+                if twin is None:
+                    answer = yield (name, args)
+                else:
+                    answer = yield (twin, (self.seq_key, after, last, *args))
+                    if isinstance(answer, Applied):
+                        steps.close()
+                        return APPLIED
+                    if isinstance(answer, Gap):
+                        steps.close()
+                        return answer
+                name, args = steps.send(answer)
+        except StopIteration as done:
+            return done.value
+
+    def _recorded(self, steps: Steps[Any], after: int, last: int) -> Steps[Any]:
+        """An idempotent call's ``steps`` between a check and a record of the index's
+        number."""
+        applied: int = yield ("read_seq", (self.seq_key,))
+        if applied >= last:
+            steps.close()
+            return APPLIED
+        if applied != after:
+            steps.close()
+            return Gap(applied)
+        result = yield from steps
+        yield ("record_seq", (self.seq_key, after, last))
+        return result
+
+
+def _member(call: Decoded) -> bytes:
+    assert call.member is not None, call
+    return call.member
+
+
+def _nothing() -> Steps[None]:
+    return None
+    yield  # a generator that yields no step

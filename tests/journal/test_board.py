@@ -1,0 +1,286 @@
+"""A board with a journal: every write journaled then applied; reopening restores the
+board (snapshot, then the journal's tail) and answers as before; a rebuilt index equals
+the live one; idempotency keys; a refused call journals nothing; two writers of one board
+catch each other up. On memory://, Redis and Redis Cluster, with SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ranked import AsyncLeaderboard, Leaderboard
+from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
+from ranked.errors import InvalidScoreError, OutOfRangeError, WindowError
+from ranked.journal import open_journal
+from servers import RedisCluster, RedisServer
+
+from .conftest import flush_cluster, flush_redis
+
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z in ms
+INDEXES = ("memory", "redis", "cluster")
+
+
+class Index:
+    """Opens backends on one index: a fresh keyspace per "process" on memory (the old one
+    is gone, as after a crash), the same server on Redis; ``flush`` empties the server."""
+
+    def __init__(self, kind: str, url: str | None, flush: Callable[[], None] = lambda: None):
+        self.kind = kind
+        self.url = url
+        self.flush = flush
+
+    def backend(self) -> Any:
+        if self.kind == "memory":
+            return MemoryBackend()
+        from ranked.backends.factory import open_backend
+
+        return open_backend(self.url)  # type: ignore[arg-type]
+
+    def async_backend(self) -> Any:
+        if self.kind == "memory":
+            return AsyncMemoryBackend()
+        from ranked.backends.factory import open_async_backend
+
+        return open_async_backend(self.url)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=INDEXES)
+def index(request: pytest.FixtureRequest) -> Index:
+    kind = request.param
+    if kind == "memory":
+        return Index(kind, None)
+    if kind == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+
+        def flush() -> None:
+            flush_redis(server)
+
+        flush()
+        return Index(kind, server.url, flush)
+    cluster: RedisCluster = request.getfixturevalue("redis_cluster")
+
+    def flush_all() -> None:
+        flush_cluster(cluster)
+
+    flush_all()
+    return Index(kind, cluster.url, flush_all)
+
+
+def url_of(path: Path, mode: str = "always") -> str:
+    return f"sqlite://{path}?durability={mode}"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> int:
+        self.now += 7
+        return self.now
+
+
+def open_board(index: Index, path: Path, clock: Clock, **options: Any) -> Leaderboard:
+    return Leaderboard(
+        index.backend(),
+        "arena",
+        windows=("all", "daily"),
+        journal=url_of(path),
+        clock=clock,
+        **options,
+    )
+
+
+def standings(board: Leaderboard) -> dict[str, Any]:
+    """Everything a board answers that writes change."""
+    return {
+        window: [(e.member, e.score, e.rank) for e in board.top(100, window=window, with_data=True)]
+        for window in ("all", "daily")
+    } | {
+        "data": board.member_data(["ann", "bob", "cid"]),
+        "meta": board.metadata(),
+        "friends": board.friends("ann"),
+        "count": board.count(),
+    }
+
+
+def write_everything(board: Leaderboard, rounds: int = 3) -> None:
+    for r in range(rounds):
+        board.submit("ann", 10 + r, operator="incr")
+        board.submit("bob", 7.25 * r, operator="best")
+        board.submit("cid", 3, operator="set")
+        board.submit("dan", 1, operator="decr")
+        board.submit_many({"eve": 2.5, "fay": 4.0, "ann": 1.0}, operator="incr")
+    board.set_member_data("ann", "Ann", {"level": 3})
+    board.add_friends("ann", ["bob", "cid"])
+    board.remove_friends("ann", ["cid"])
+    board.set_metadata({"season": 1})
+    board.merge_metadata({"prize": "gold"})
+    board.remove("dan", actor="mod-1", reason="cheating")
+
+
+def test_reopening_restores_every_write(index: Index, tmp_path: Path) -> None:
+    clock = Clock()
+    path = tmp_path / "journal.db"
+    board = open_board(index, path, clock)
+    write_everything(board)
+    before = standings(board)
+    board.close()
+    board.backend.close()
+    again = open_board(index, path, clock)
+    try:
+        assert standings(again) == before
+        again.submit("ann", 1, operator="incr")  # and it goes on from there
+        assert again.score("ann") == before["all"][0][1] + 1
+    finally:
+        again.close()
+        again.backend.close()
+
+
+def test_a_rebuilt_index_equals_the_live_one(index: Index, tmp_path: Path) -> None:
+    clock = Clock()
+    path = tmp_path / "journal.db"
+    board = open_board(index, path, clock, snapshots=str(tmp_path / "none"), snapshot_every=None)
+    write_everything(board)
+    before = standings(board)
+    board.close()
+    board.backend.close()
+    for snapshot in (tmp_path / "none").glob("*"):
+        snapshot.unlink()  # no snapshot: the whole journal is replayed
+    index.flush()  # on Redis the index loses the board (FLUSHALL)
+    again = open_board(index, path, clock, snapshots=str(tmp_path / "none"))
+    try:
+        assert standings(again) == before
+    finally:
+        again.close()
+        again.backend.close()
+
+
+def test_flushall_under_a_running_app_is_one_call(index: Index, tmp_path: Path) -> None:
+    clock = Clock()
+    board = open_board(index, tmp_path / "journal.db", clock)
+    try:
+        write_everything(board)
+        before = standings(board)
+        if index.kind == "memory":
+            board.backend.keyspace.flush()  # type: ignore[attr-defined]
+        else:
+            index.flush()
+        assert board.count() == 0
+        assert board.restore() > 0
+        assert standings(board) == before
+        assert board.restore() == 0  # nothing twice
+        assert standings(board) == before
+    finally:
+        board.close()
+        board.backend.close()
+
+
+def test_idempotency_key_applies_once_and_answers_as_first(index: Index, tmp_path: Path) -> None:
+    board = open_board(index, tmp_path / "journal.db", Clock(), operator="incr")
+    try:
+        first = board.submit("ann", 5, key="req-1")
+        again = board.submit("ann", 5, key="req-1")
+        assert again == first
+        assert board.score("ann") == 5
+        board.submit_many({"bob": 1, "cid": 2}, key="batch-1")
+        board.submit_many({"bob": 1, "cid": 2}, key="batch-1")
+        assert board.score("bob") == 1
+        assert board.score("cid") == 2
+    finally:
+        board.close()
+        board.backend.close()
+
+
+def test_a_refused_call_journals_nothing(index: Index, tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    board = open_board(index, path, Clock())
+    try:
+        board.submit("ann", 1)
+        last = board._journal.store.last_seq()  # type: ignore[union-attr]
+        with pytest.raises(InvalidScoreError):
+            board.submit("ann", float("nan"))
+        with pytest.raises(OutOfRangeError):
+            board.submit("ann", 2**60 + 1)
+        with pytest.raises(TypeError):
+            board.add_friends("ann", "bob")
+        with pytest.raises(WindowError):
+            board.submit("ann", 1, at=10**12)
+        assert board._journal.store.last_seq() == last  # type: ignore[union-attr]
+        assert board.score("ann") == 1
+    finally:
+        board.close()
+        board.backend.close()
+
+
+def test_two_writers_of_one_board_catch_each_other_up(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    client = redis_server.client()
+    client.flushall()
+    client.close()
+    store = open_journal(url_of(tmp_path / "journal.db"))
+    clock = Clock()
+    boards = [
+        Leaderboard(redis_server.url, "arena", operator="incr", journal=store, clock=clock)
+        for _ in range(2)
+    ]
+    try:
+        for i in range(40):
+            boards[i % 2].submit("ann", 1)
+            boards[(i * 7) % 2].submit(f"m{i % 5}", i)
+        assert boards[0].score("ann") == 40
+        assert boards[1].top(10) == boards[0].top(10)
+        seq = redis_server.client().get(b"rk:{arena}:seq")
+        assert int(seq) == 80  # type: ignore[arg-type]
+    finally:
+        for board in boards:
+            board.close()
+        store.close()
+
+
+def test_asyncio_board(index: Index, tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    clock = Clock()
+
+    async def scenario() -> dict[str, Any]:
+        async with AsyncLeaderboard(
+            index.async_backend(), "arena", operator="incr", journal=url_of(path), clock=clock
+        ) as board:
+            await asyncio.gather(*(board.submit(f"m{i % 10}", 1) for i in range(200)))
+            await board.set_member_data("m1", "One")
+            top = [(e.member, e.score) for e in await board.top(20)]
+            await board.backend.close()
+            return {"top": top}
+
+    first = asyncio.run(scenario())
+    assert sorted(first["top"]) == [(f"m{i}", 20.0) for i in range(10)]
+    sync = Leaderboard(index.backend(), "arena", operator="incr", journal=url_of(path), clock=clock)
+    try:
+        assert [(e.member, e.score) for e in sync.top(20)] == first["top"]
+        assert sync.member_data(["m1"])["m1"].display_name == "One"
+    finally:
+        sync.close()
+        sync.backend.close()
+
+
+def test_a_torn_snapshot_is_skipped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    index = Index("memory", None)
+    clock = Clock()
+    path = tmp_path / "journal.db"
+    board = open_board(index, path, clock)
+    write_everything(board, rounds=5)
+    before = standings(board)
+    board.close()
+    snaps = sorted((tmp_path / "journal.db.snapshots").glob("*"))
+    assert snaps
+    data = snaps[-1].read_bytes()
+    snaps[-1].write_bytes(data[: len(data) // 2])
+    again = open_board(index, path, clock)
+    try:
+        assert standings(again) == before
+    finally:
+        again.close()
