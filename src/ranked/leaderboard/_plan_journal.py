@@ -151,8 +151,8 @@ class Journaling:
     def apply(self, records: Sequence[Event], prepared: Prepared | None = None) -> Steps[Any]:
         """Apply the events of one append (in ``board_seq`` order) to the index: the
         call's result, :data:`APPLIED` when the index holds them already, or a
-        :class:`Gap` when it lacks earlier events. ``prepared``: the live call's requests (else prepared from
-        the events, with the same arguments)."""
+        :class:`Gap` when it lacks earlier events. ``prepared``: the live call's requests
+        (else prepared from the events, with the same arguments)."""
         first = records[0]
         after, last = first.board_seq - 1, records[-1].board_seq
         call = decode(first)
