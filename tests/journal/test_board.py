@@ -16,7 +16,7 @@ from ranked import AsyncLeaderboard, Leaderboard
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
 from ranked.errors import InvalidScoreError, OutOfRangeError, WindowError
 from ranked.journal import open_journal
-from servers import RedisCluster, RedisServer
+from servers import PostgresServer, RedisCluster, RedisServer
 
 from .conftest import flush_cluster, flush_redis
 
@@ -122,15 +122,35 @@ def write_everything(board: Leaderboard, rounds: int = 3) -> None:
     board.remove("dan", actor="mod-1", reason="cheating")
 
 
-def test_reopening_restores_every_write(index: Index, tmp_path: Path) -> None:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def journal_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh journal's URL on each store."""
+    if request.param == "sqlite":
+        return url_of(tmp_path / "journal.db")
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.new_database()
+
+
+def test_reopening_restores_every_write(index: Index, journal_url: str, tmp_path: Path) -> None:
     clock = Clock()
-    path = tmp_path / "journal.db"
-    board = open_board(index, path, clock)
+    snapshots = str(tmp_path / "snapshots")
+
+    def reopen() -> Leaderboard:
+        return Leaderboard(
+            index.backend(),
+            "arena",
+            windows=("all", "daily"),
+            clock=clock,
+            journal=journal_url,
+            snapshots=snapshots,
+        )
+
+    board = reopen()
     write_everything(board)
     before = standings(board)
     board.close()
     board.backend.close()
-    again = open_board(index, path, clock)
+    again = reopen()
     try:
         assert standings(again) == before
         again.submit("ann", 1, operator="incr")  # and it goes on from there
@@ -284,3 +304,32 @@ def test_a_torn_snapshot_is_skipped(tmp_path: Path, caplog: pytest.LogCaptureFix
         assert standings(again) == before
     finally:
         again.close()
+
+
+def test_fan_out_journals_each_journaled_board(tmp_path: Path) -> None:
+    from ranked.leaderboard import asubmit_to_boards_nonatomic, submit_to_boards_nonatomic
+
+    url = url_of(tmp_path / "journal.db")
+    clock = Clock()
+    backend = MemoryBackend()
+    boards = [
+        Leaderboard(backend, "daily-xp", operator="incr", journal=url, clock=clock),
+        Leaderboard(backend, "plain", operator="incr", clock=clock),
+    ]
+    submit_to_boards_nonatomic(boards, "ann", 5)
+    boards[0].close()
+
+    async def more() -> None:
+        async with AsyncLeaderboard(
+            AsyncMemoryBackend(sync=backend), "daily-xp", operator="incr", journal=url
+        ) as board:
+            await asubmit_to_boards_nonatomic([board], "ann", 2)
+
+    asyncio.run(more())
+    again = Leaderboard(MemoryBackend(), "daily-xp", operator="incr", journal=url, clock=clock)
+    try:
+        assert again.score("ann") == 7
+        assert boards[1].score("ann") == 5
+    finally:
+        again.close()
+        backend.close()

@@ -27,7 +27,7 @@ import pytest
 
 from ranked import Leaderboard
 from ranked.journal import open_journal
-from servers import RedisServer
+from servers import PostgresServer, RedisServer
 
 from .conftest import flush_redis
 
@@ -101,8 +101,29 @@ def _fold(events: list[Any], today: int) -> dict[str, dict[str, float]]:
     return boards
 
 
+def _settle(journal_url: str) -> None:
+    """On PostgreSQL, wait until the killed child's session is gone: a COMMIT it sent
+    before dying may still land, and the check must see the journal as it stays."""
+    if not journal_url.startswith("postgresql://"):
+        return
+    import psycopg
+
+    with psycopg.connect(journal_url, autocommit=True) as conn:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            (others,) = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchone()  # type: ignore[misc]
+            if others == 0:
+                return
+            time.sleep(0.02)
+    raise AssertionError("the killed child's PostgreSQL session did not end")
+
+
 def _check(index: str, journal_url: str, acked: set[str]) -> int:
     """Open the board on ``index`` (restored), compare it with the journal's fold."""
+    _settle(journal_url)
     with open_journal(journal_url) as journal:
         events = [e for e in journal.read() if e.board == "crash"]
     keys = [e.key for e in events if e.key is not None]
@@ -123,27 +144,32 @@ def _check(index: str, journal_url: str, acked: set[str]) -> int:
     return len(acked)
 
 
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
 @pytest.mark.parametrize("kind", ["memory", "redis"])
 def test_sigkill_loses_no_acknowledged_submission(
-    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+    kind: str, store: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     if kind == "redis":
-        server: RedisServer = request.getfixturevalue("redis_server")
-        flush_redis(server)
-        index = server.url
+        redis_server: RedisServer = request.getfixturevalue("redis_server")
+        flush_redis(redis_server)
+        index = redis_server.url
     else:
         index = "memory://"
-    journal = f"sqlite://{tmp_path / 'journal.db'}"
+    if store == "postgresql":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        journal = server.new_database()
+    else:
+        journal = f"sqlite://{tmp_path / 'journal.db'}"
     rng = random.Random(16)
     checked = 0
     for round_no in range(ROUNDS):
         acked = _run_and_kill(index, journal, round_no, rng)
         # memory://: a fresh store each round (the child's died with it); Redis: the same
         checked += _check(
-            f"memory://check-{round_no}" if kind == "memory" else index, journal, acked
+            f"memory://check-{store}-{round_no}" if kind == "memory" else index, journal, acked
         )
     print(
-        f"\nboard crash test [{kind}+sqlite]: {ROUNDS} rounds,"
+        f"\nboard crash test [{kind}+{store}]: {ROUNDS} rounds,"
         f" {checked} acknowledged calls checked, 0 lost"
     )
     assert checked > 0

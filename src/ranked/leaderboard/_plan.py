@@ -44,7 +44,7 @@ from ._plan_read import Reads
 from ._plan_social import Social
 from ._plan_ties import Ties
 from ._plan_windows import Windows
-from ._plan_write import Prepared, Writes, fan_out
+from ._plan_write import Prepared, Writes, fan_out, one_instant
 
 __all__ = [
     "BoardPlan",
@@ -56,6 +56,7 @@ __all__ = [
     "fan_out",
     "from_ms",
     "member_bytes",
+    "one_instant",
     "run_async",
     "run_sync",
     "to_ms",

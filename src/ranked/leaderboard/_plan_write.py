@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from math import isfinite
 from types import MappingProxyType
+from typing import Any
 
 from ..core._time import Instant
 from ..core.lex import LEX_INT_MAX, LEX_INT_MIN
@@ -23,7 +24,7 @@ from ._requests import Operator, SubmitOutcome, SubmitRequest, incremented
 from .config import _OPERATORS
 from .results import Submission, WindowResult
 
-__all__ = ["Prepared", "Writes", "check_tie", "fan_out"]
+__all__ = ["Prepared", "Writes", "check_tie", "fan_out", "one_instant"]
 
 _frozen = MappingProxyType
 """A submission's windows: a read-only view of a dict no one else holds (results are
@@ -298,6 +299,13 @@ class Writes:
         if prepared.register:
             yield ("set_add", (self.core.registry_key, [w.encode() for w in prepared.register]))
         return self.finish(prepared, outcomes)
+
+
+def one_instant(plans: Sequence[Any], at: Instant | None) -> Instant | None:
+    """The instant of a fan-out: ``at``, else the first board's now (None: no boards)."""
+    if at is not None or not plans:
+        return at
+    return from_ms(plans[0].core.now_ms())
 
 
 def fan_out(

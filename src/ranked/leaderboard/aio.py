@@ -4,12 +4,12 @@ fan-out of one score to many boards."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 
 from ..core._time import Instant
 from ..core.models import Member
 from ._async.board import AsyncLeaderboard
-from ._plan import fan_out, run_async
+from ._plan import fan_out, one_instant, run_async
 from ._requests import Operator
 from .results import Submission
 
@@ -32,8 +32,19 @@ async def asubmit_to_boards_nonatomic(
     boards are then written concurrently, and if one fails, the others keep their writes.
     """
     board_list = list(boards)
-    steps = fan_out([board._plan.writes for board in board_list], member, score, operator, at)
-    done = await asyncio.gather(
-        *(run_async(board._steps, each) for board, each in zip(board_list, steps, strict=True))
+    when = one_instant([board._plan for board in board_list], at)
+    steps = fan_out([board._plan.writes for board in board_list], member, score, operator, when)
+    return list(
+        await asyncio.gather(
+            *(
+                _first(run_async(board._steps, each))
+                if board._journal is None
+                else board.submit(member, score, operator=operator, at=when)
+                for board, each in zip(board_list, steps, strict=True)
+            )
+        )
     )
-    return [submissions[0] for submissions in done]
+
+
+async def _first(submissions: Awaitable[list[Submission]]) -> Submission:
+    return (await submissions)[0]

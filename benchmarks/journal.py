@@ -1,0 +1,350 @@
+"""The journal's costs, peers side by side in one run (docs/durability.md, issue targets).
+
+    python benchmarks/journal.py              # everything (about 10 minutes)
+    python benchmarks/journal.py --quick      # smoke run
+    python benchmarks/journal.py --markdown   # also write benchmarks/RESULTS-journal.md
+
+1. Durable submissions per second (``submit(member, 1, operator="incr")`` on a
+   ``memory://`` board, 100,000 members drawn at random) with 1, 8 and 64 concurrent
+   writers, as threads and as asyncio tasks: the board with no journal; with SQLite
+   ``always``, ``batch`` (10 ms) and ``none``; with PostgreSQL ``always`` (a throwaway server
+   this program starts). Peers doing the same writes (ZINCRBY of one member of 100,000):
+   redis-server with ``appendonly yes`` and ``appendfsync always`` / ``everysec``, driven
+   by the same number of Python threads through redis-py (the client cost a Python
+   application pays) and by ``redis-benchmark`` (C, 64 connections: the server's own
+   ceiling). Each figure is the median of 3 timed runs of ``--seconds`` each.
+2. Rebuild: a 1,000,000-event all-time ``incr`` board replayed from SQLite into a fresh
+   ``memory://`` index (``restore()`` with no snapshot): events per second.
+3. Restart of a 1,000,000-member board: from its snapshot, and from the journal alone;
+   the snapshot's size against the engine's bytes for the board's sorted sets.
+
+The machine is shared and noisy: quote medians, compare within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if sys.path and Path(sys.path[0] or ".").resolve() == HERE:
+    sys.path[0] = str(HERE.parent)  # benchmarks/queue.py must not shadow the stdlib's queue
+elif str(HERE.parent) not in sys.path:
+    sys.path.insert(0, str(HERE.parent))
+
+from benchmarks._servers import BenchPostgres, BenchRedis  # noqa: E402 - path set above
+from ranked import AsyncLeaderboard, Leaderboard  # noqa: E402
+from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend  # noqa: E402
+
+MEMBERS = 100_000
+WRITERS = (1, 8, 64)
+
+
+def _members(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    return [f"player:{rng.randrange(MEMBERS)}" for _ in range(count)]
+
+
+# -- 1. durable submissions per second ---------------------------------------------------
+
+
+def _threads(writers: int, seconds: float, call: Callable[[str], object]) -> float:
+    """Acknowledged calls per second of ``writers`` threads calling ``call`` in a loop."""
+    stop = threading.Event()
+    counts = [0] * writers
+    names = [_members(w, 4096) for w in range(writers)]
+
+    def work(w: int) -> None:
+        mine, n = names[w], 0
+        while not stop.is_set():
+            call(mine[n & 4095])
+            n += 1
+        counts[w] = n
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(writers)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / (time.perf_counter() - start)
+
+
+def _median(runs: int, measure: Callable[[], float]) -> float:
+    return statistics.median(measure() for _ in range(runs))
+
+
+def _board(journal: str | None, name: str) -> Leaderboard:
+    return Leaderboard(MemoryBackend(), name, operator="incr", journal=journal, snapshot_every=None)
+
+
+def _journal_url(kind: str, tmp: str, pg: str | None, n: int) -> str | None:
+    if kind == "none-journal":
+        return None
+    if kind == "postgresql":
+        assert pg is not None
+        return f"{pg}?durability=always"
+    mode = kind.removeprefix("sqlite-")
+    return f"sqlite://{tmp}/j{n}.db?durability={mode}&max_delay_ms=10"
+
+
+def durable_rates(seconds: float, runs: int, pg: str | None) -> list[tuple[str, int, float, float]]:
+    """(configuration, writers, threads/s, tasks/s) for every board configuration."""
+    rows = []
+    kinds = ["none-journal", "sqlite-always", "sqlite-batch", "sqlite-none"]
+    if pg is not None:
+        kinds.append("postgresql")
+    counter = 0
+    with tempfile.TemporaryDirectory(prefix="ranked-bench-journal-") as tmp:
+        for kind in kinds:
+            for writers in WRITERS:
+                counter += 1
+                url = _journal_url(kind, tmp, pg, counter)
+                board = _board(url, f"b{counter}")
+                submit = board.submit
+                sync = _median(runs, lambda w=writers, call=submit: _threads(w, seconds, call))  # type: ignore[misc]
+                board.close()
+                counter += 1
+                url = _journal_url(kind, tmp, pg, counter)
+
+                async def tasks(url: str | None = url, n: int = counter, w: int = writers) -> float:
+                    async with AsyncLeaderboard(
+                        AsyncMemoryBackend(),
+                        f"a{n}",
+                        operator="incr",
+                        journal=url,
+                        snapshot_every=None,
+                    ) as aboard:
+                        return await _async_rate(aboard, w, seconds)
+
+                rate = _median(runs, lambda: asyncio.run(tasks()))
+                rows.append((kind, writers, sync, rate))
+                print(
+                    f"  {kind:14} {writers:3} writers: threads {sync:9,.0f}/s tasks {rate:9,.0f}/s"
+                )
+    return rows
+
+
+async def _async_rate(board: AsyncLeaderboard, writers: int, seconds: float) -> float:
+    stop = False
+    counts = [0] * writers
+    names = [_members(w, 4096) for w in range(writers)]
+
+    async def work(w: int) -> None:
+        mine, n = names[w], 0
+        while not stop:
+            await board.submit(mine[n & 4095], 1)
+            n += 1
+        counts[w] = n
+
+    start = time.perf_counter()
+    tasks = [asyncio.ensure_future(work(w)) for w in range(writers)]
+    await asyncio.sleep(seconds)
+    stop = True
+    await asyncio.gather(*tasks)
+    return sum(counts) / (time.perf_counter() - start)
+
+
+def redis_rates(seconds: float, runs: int) -> list[tuple[str, int, float, float]]:
+    """(peer, writers, redis-py threads/s, redis-benchmark/s) for AOF always / everysec."""
+    import redis
+
+    rows = []
+    for fsync in ("always", "everysec"):
+        with BenchRedis(("--appendonly", "yes", "--appendfsync", fsync)) as server:
+            for writers in WRITERS:
+                pool = redis.ConnectionPool(host="127.0.0.1", port=server.port, max_connections=80)
+                client = redis.Redis(connection_pool=pool)
+
+                def incr(member: str, client: Any = client) -> object:
+                    return client.zincrby("board", 1, member)
+
+                py = _median(runs, lambda w=writers, call=incr: _threads(w, seconds, call))  # type: ignore[misc]
+                pool.disconnect()
+                port = server.port
+                c = _median(runs, lambda w=writers, p=port: _redis_benchmark(p, w, seconds))  # type: ignore[misc]
+                rows.append((f"redis-aof-{fsync}", writers, py, c))
+                print(f"  redis AOF {fsync:8} {writers:3}: redis-py {py:9,.0f}/s C {c:9,.0f}/s")
+    return rows
+
+
+def _redis_benchmark(port: int, clients: int, seconds: float) -> float:
+    binary = shutil.which("redis-benchmark")
+    if binary is None:
+        return float("nan")
+    requests = max(20_000, int(60_000 * seconds))
+    done = subprocess.run(
+        [
+            binary,
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-c",
+            str(clients),
+            "-n",
+            str(requests),
+            "-r",
+            str(MEMBERS),
+            "-q",
+            "ZINCRBY",
+            "board",
+            "1",
+            "player:__rand_int__",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = re.findall(r"([\d.]+) requests per second", done.stdout)
+    return float(found[-1]) if found else float("nan")
+
+
+# -- 2 and 3: rebuild, restart, snapshot size ---------------------------------------------
+
+
+def rebuild_and_restart(events: int) -> dict[str, float]:
+    """Replay rate of an ``events``-event incr board, and restart times of a board of
+    ``events`` members from its snapshot and from the journal alone."""
+    found: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="ranked-bench-rebuild-") as tmp:
+        url = f"sqlite://{tmp}/journal.db?durability=none"
+        rng = random.Random(7)
+        board = Leaderboard(
+            MemoryBackend(), "big", operator="incr", journal=url, snapshot_every=None
+        )
+        batch = 10_000
+        start = time.perf_counter()
+        for base in range(0, events, batch):
+            board.submit_many(
+                [(f"player:{i}", rng.randrange(1, 1000)) for i in range(base, base + batch)]
+            )
+        found["load_s"] = time.perf_counter() - start
+        board.close()  # writes the snapshot
+        snaps = list(Path(f"{tmp}/journal.db.snapshots").glob("*.snap"))
+        found["snapshot_bytes"] = sum(p.stat().st_size for p in snaps)
+
+        start = time.perf_counter()
+        again = Leaderboard(
+            MemoryBackend(), "big", operator="incr", journal=url, snapshot_every=None
+        )
+        found["restart_snapshot_s"] = time.perf_counter() - start
+        assert again.count() == events
+        engine = again.backend.keyspace  # type: ignore[attr-defined]
+        found["engine_bytes"] = sum(
+            value.memory_usage()
+            for key in engine.iter_keys()
+            if hasattr(value := engine.get(key), "memory_usage")
+        )
+        top = again.top(10)
+        again._journal.snapshots = None  # type: ignore[union-attr]  # no snapshot at close
+        again.close()
+
+        for snap in snaps:
+            snap.unlink()
+        start = time.perf_counter()
+        replayed = Leaderboard(
+            MemoryBackend(), "big", operator="incr", journal=url, snapshot_every=None
+        )
+        elapsed = time.perf_counter() - start
+        found["restart_journal_s"] = elapsed
+        found["replay_events_per_s"] = events / elapsed
+        assert replayed.top(10) == top
+        replayed._journal.snapshots = None  # type: ignore[union-attr]
+        replayed.close()
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--no-pg", action="store_true")
+    args = parser.parse_args()
+    seconds, runs, events = (0.3, 1, 20_000) if args.quick else (args.seconds, 3, 1_000_000)
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
+    print("1. durable submissions per second (memory:// board, incr)")
+    if args.no_pg or shutil.which("postgres") is None:
+        boards = durable_rates(seconds, runs, None)
+    else:
+        with BenchPostgres() as pg:
+            boards = durable_rates(seconds, runs, pg.url)
+    peers = redis_rates(seconds, runs)
+    print(f"2-3. rebuild and restart ({events:,} events / members)")
+    sizes = rebuild_and_restart(events)
+    for name, value in sizes.items():
+        print(f"  {name}: {value:,.3f}")
+    if args.markdown:
+        _write_markdown(boards, peers, sizes, seconds, runs, events)
+
+
+def _write_markdown(
+    boards: list[tuple[str, int, float, float]],
+    peers: list[tuple[str, int, float, float]],
+    sizes: dict[str, float],
+    seconds: float,
+    runs: int,
+    events: int,
+) -> None:
+    always = {w: c for kind, w, _p, c in peers if kind == "redis-aof-always"}
+    always_py = {w: p for kind, w, p, _c in peers if kind == "redis-aof-always"}
+    lines = [
+        "# Journal benchmark (benchmarks/journal.py)",
+        "",
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores,"
+        f" Python {platform.python_version()}. Medians of {runs} runs of {seconds} s.",
+        "",
+        "## Durable submissions per second (memory:// board, `submit(m, 1, operator='incr')`)",
+        "",
+        "| configuration | writers | threads /s | asyncio tasks /s"
+        " | tasks vs AOF always (redis-benchmark) | tasks vs AOF always (redis-py threads) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for kind, writers, sync, tasks in boards:
+        lines.append(
+            f"| {kind} | {writers} | {sync:,.0f} | {tasks:,.0f} |"
+            f" {tasks / always[writers]:.2f}x | {tasks / always_py[writers]:.2f}x |"
+        )
+    lines += [
+        "",
+        "Peers, the same writes (ZINCRBY of one of 100,000 members):",
+        "",
+        "| peer | clients | redis-py threads /s | redis-benchmark (C) /s |",
+        "|---|---:|---:|---:|",
+    ]
+    for kind, writers, py, c in peers:
+        lines.append(f"| {kind} | {writers} | {py:,.0f} | {c:,.0f} |")
+    lines += [
+        "",
+        f"## Rebuild and restart ({events:,} events, one per member)",
+        "",
+        f"- replay into a fresh memory:// index (`restore()`, no snapshot):"
+        f" {sizes['replay_events_per_s']:,.0f} events/s ({sizes['restart_journal_s']:.2f} s)",
+        f"- restart from the snapshot: {sizes['restart_snapshot_s']:.3f} s",
+        f"- snapshot size: {sizes['snapshot_bytes']:,.0f} bytes; engine bytes of the board's"
+        f" sorted sets: {sizes['engine_bytes']:,.0f}"
+        f" ({sizes['snapshot_bytes'] / sizes['engine_bytes']:.2f}x)",
+        "",
+    ]
+    Path(__file__).with_name("RESULTS-journal.md").write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
