@@ -7,12 +7,15 @@ everything queued, writes it in one transaction, each append in its own savepoin
 append that fails is undone alone), and commits as the durability mode says. Concurrent
 appends share one commit (one fsync).
 
-When an append is *settled* (as durable as the mode promises, or failed), the committer
-calls its ``then(records, fresh)`` (if it succeeded and has one) and wakes its appender:
+An append is *settled* (as durable as the mode promises, or failed):
 
 - ``always`` / ``none``: after the COMMIT of its group;
 - ``batch``: right after its savepoint is released; the transaction is committed at least
   every ``max_delay_ms``, and at once on a flush or close.
+
+The committer then calls its ``then(records, fresh)`` at once (if it succeeded and has
+one); appenders are woken together once the round's writes are done (in ``batch`` mode
+before its commit), so that they do not contend with the committer while it writes.
 
 Order: appends are written in queue order (so in seq order) and settled in that order on
 the one committer thread, so the ``then`` of one append has returned before the next one's
@@ -134,9 +137,11 @@ class GroupCommit:
     ) -> None:
         check_options(durability, max_delay_ms)
         self._writer = writer
+        self._failures: tuple[type[Exception], ...] = (*writer.errors, JournalError)
         self._name = name
         self._ack_at_savepoint = durability == "batch"
         self._delay_s = max_delay_ms / 1000
+        self._deadline = 0.0  # batch: when the open transaction must be committed
         self._cond = threading.Condition()
         self._queue: list[Ticket] = []
         self._closing = False
@@ -174,7 +179,7 @@ class GroupCommit:
         self._wait(Ticket(None, None, done.set), done)
 
     def _wait(self, ticket: Ticket, done: threading.Event) -> None:
-        if threading.current_thread() is self._thread:
+        if threading.get_ident() == self._thread.ident:
             raise JournalError(
                 f"{self._name}: a then callback cannot append or flush and wait (the"
                 " committer would wait for itself)"
@@ -206,11 +211,10 @@ class GroupCommit:
     # -- the committer thread ------------------------------------------------------------
 
     def _run(self) -> None:
-        writer = self._writer
         in_txn = False
-        deadline = 0.0
         batch: list[Ticket] = []
         written: list[Ticket] = []  # to be settled after the commit
+        settled: list[Ticket] = []  # settled in this round, to be woken together
         try:
             while True:
                 with self._cond:
@@ -218,50 +222,20 @@ class GroupCommit:
                         if not in_txn:
                             self._cond.wait()
                             continue
-                        left = deadline - time.monotonic()
+                        left = self._deadline - time.monotonic()
                         if left <= 0:
                             break
                         self._cond.wait(left)
                     batch, self._queue = self._queue, []
                     closing = self._closing
                 try:
-                    if not in_txn and any(ticket.events for ticket in batch):
-                        writer.begin()
-                        in_txn = True
-                        deadline = time.monotonic() + self._delay_s
-                    flushing = False
-                    for ticket in batch:
-                        if ticket.events is None:
-                            flushing = True
-                            written.append(ticket)
-                            continue
-                        if ticket.events:  # an empty append writes nothing
-                            self._write(ticket, ticket.events)
-                        if self._ack_at_savepoint and in_txn:
-                            self._settle(ticket)
-                        else:
-                            written.append(ticket)
-                    must_commit = (
-                        not self._ack_at_savepoint
-                        or closing
-                        or flushing
-                        or time.monotonic() >= deadline
-                    )
-                    if in_txn and must_commit:
-                        writer.execute("COMMIT")
-                        in_txn = False
-                except writer.errors as error:
-                    with contextlib.suppress(*writer.errors):  # it may be gone already
-                        writer.execute("ROLLBACK")
-                    in_txn = False
-                    for ticket in written + batch:
-                        if not ticket.settled and ticket.error is None:
-                            ticket.error = JournalError(f"{self._name} commit failed: {error}")
-                        self._settle(ticket)
-                if not in_txn:
-                    for ticket in written:
-                        self._settle(ticket)
-                    written = []
+                    in_txn = self._round(batch, written, settled, in_txn, closing)
+                    if not in_txn:
+                        for ticket in written:
+                            self._settle(ticket, settled)
+                        written.clear()
+                finally:
+                    _wake(settled)
                 batch = []
                 if closing and not in_txn:
                     with self._cond:
@@ -274,13 +248,63 @@ class GroupCommit:
             for ticket in stranded:
                 if not ticket.settled:
                     ticket.error = JournalError(f"{self._name} failed: {error}")
-                self._settle(ticket)
+                self._settle(ticket, settled)
+            _wake(settled)
             raise
+
+    def _round(
+        self,
+        batch: list[Ticket],
+        written: list[Ticket],
+        settled: list[Ticket],
+        in_txn: bool,
+        closing: bool,
+    ) -> bool:
+        """Write ``batch`` into the open transaction (opening one if needed) and commit
+        when the mode asks; returns whether a transaction is still open. Settled tickets
+        go to ``settled``; those to settle at the commit stay in ``written``."""
+        writer = self._writer
+        try:
+            if not in_txn and any([ticket.events for ticket in batch]):
+                writer.begin()
+                in_txn = True
+                self._deadline = time.monotonic() + self._delay_s
+            flushing = False
+            for ticket in batch:
+                if ticket.events is None:
+                    flushing = True
+                    written.append(ticket)
+                    continue
+                if ticket.events:  # an empty append writes nothing
+                    self._write(ticket, ticket.events)
+                if self._ack_at_savepoint and in_txn:
+                    self._settle(ticket, settled)  # acknowledged now, before the commit
+                else:
+                    written.append(ticket)
+            _wake(settled)
+            must_commit = (
+                not self._ack_at_savepoint
+                or closing
+                or flushing
+                or time.monotonic() >= self._deadline
+            )
+            if in_txn and must_commit:
+                writer.execute("COMMIT")
+                in_txn = False
+        except writer.errors as error:
+            with contextlib.suppress(*writer.errors):  # it may be gone already
+                writer.execute("ROLLBACK")
+            for ticket in written + batch:
+                if not ticket.settled and ticket.error is None:
+                    ticket.error = JournalError(f"{self._name} commit failed: {error}")
+                self._settle(ticket, settled)
+            written.clear()
+            return False
+        return in_txn
 
     def _write(self, ticket: Ticket, events: list[NewEvent]) -> None:
         """Write one append in its own savepoint: on an error only this append is undone."""
         writer = self._writer
-        failures: tuple[type[Exception], ...] = (*writer.errors, JournalError)
         writer.execute("SAVEPOINT append")
         records: list[Event] = []
         fresh: list[bool] = []
@@ -292,7 +316,7 @@ class GroupCommit:
                 else:
                     records.append(earlier)
                 fresh.append(earlier is None)
-        except failures as error:
+        except self._failures as error:
             writer.execute("ROLLBACK TO SAVEPOINT append")
             writer.execute("RELEASE SAVEPOINT append")
             ticket.error = (
@@ -305,8 +329,9 @@ class GroupCommit:
         ticket.records = records
         ticket.fresh = fresh
 
-    def _settle(self, ticket: Ticket) -> None:
-        """Call the ticket's ``then`` (if it succeeded), then wake its appender; once."""
+    def _settle(self, ticket: Ticket, settled: list[Ticket]) -> None:
+        """Call the ticket's ``then`` (if it succeeded) and add it to ``settled`` (to be
+        woken); once."""
         if ticket.settled:
             return
         if ticket.error is None:
@@ -318,4 +343,13 @@ class GroupCommit:
                 except BaseException as error:  # the caller's, not the committer's
                     ticket.error = error
         ticket.settled = True
+        settled.append(ticket)
+
+
+def _wake(settled: list[Ticket]) -> None:
+    """Wake the appenders of ``settled`` tickets, in order, and empty the list: together,
+    after the writes of a round, so that woken appenders do not contend with the
+    committer while it writes."""
+    for ticket in settled:
         ticket.wake()
+    settled.clear()
