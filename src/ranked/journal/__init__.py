@@ -6,6 +6,8 @@ of boards (the payload is the caller's), restored with the journal's tail.
 :func:`open_journal` opens a journal by URL (``sqlite:///path/to/file.db``, or
 ``postgresql://user@host/db`` for several processes sharing one journal);
 :class:`NewEvent` is what callers append, :class:`Event` what the store hands back.
+``append(events, then=...)`` applies what is durable on the committer thread, in seq
+order; :class:`ranked.journal.aio.AsyncAppender` is the asyncio front.
 """
 
 from __future__ import annotations
