@@ -68,17 +68,21 @@ def _threads(writers: int, seconds: float, call: Callable[[str], object]) -> flo
     counts = [0] * writers
     names = [_members(w, 4096) for w in range(writers)]
 
+    go = threading.Event()
+
     def work(w: int) -> None:
         mine, n = names[w], 0
+        go.wait()
         while not stop.is_set():
             call(mine[n & 4095])
             n += 1
         counts[w] = n
 
     threads = [threading.Thread(target=work, args=(w,)) for w in range(writers)]
-    start = time.perf_counter()
-    for thread in threads:
+    for thread in threads:  # started before the clock: a busy thread slows each start
         thread.start()
+    start = time.perf_counter()
+    go.set()
     time.sleep(seconds)
     stop.set()
     for thread in threads:

@@ -228,12 +228,20 @@ def test_append_keeps_its_types(journal_url: str) -> None:
     assert ([e.seq for e in records], count, [e.seq for e in again], seq) == ([1], 1, [3], 4)
 
 
-def test_batch_mode_an_acknowledged_append_stays_acknowledged(journal_url: str) -> None:
-    """batch: an append is answered at its savepoint; a COMMIT failing later in the same
-    group (here INSERTs take 5 ms, so the 1 ms delay runs out while writing) does not
-    change that answer after the fact (it was a race)."""
+def test_batch_mode_a_failed_commit_after_acknowledgements_stops_the_journal(
+    journal_url: str,
+) -> None:
+    """batch: an append is answered at its savepoint. When the COMMIT of that transaction
+    fails, acknowledged events are lost: the journal says so and refuses every later
+    append (a board must not apply events the journal no longer has), and an answer given
+    before is never changed after the fact."""
     with open_journal(f"{journal_url}?durability=batch&max_delay_ms=1") as store:
         failing = fail_next(store, "COMMIT", insert_delay=0.005)
-        for i in range(20):
-            assert store.append([_event(i)], then=lambda records, fresh: len(records)) == 1
+        answers = []
+        with pytest.raises(JournalError, match="takes no more appends"):
+            for i in range(50):
+                answers.append(store.append([_event(i)], then=lambda records, fresh: len(records)))
         assert failing.prefix == ""  # the COMMIT did fail
+        assert answers and all(answer == 1 for answer in answers)
+        with pytest.raises(JournalError, match="takes no more appends"):
+            store.append([_event(99)])

@@ -115,6 +115,8 @@ class JournalBase(ABC):
     """The page query over one board by board_seq: arguments ``(board, after, limit)``."""
     _LAST_BOARD_SEQ: ClassVar[str]
     """The greatest board_seq of one board: argument ``(board,)``."""
+    _MEMBER_EVENTS: ClassVar[str]
+    """The page query over one member of one board: ``(board, member, after_seq, limit)``."""
     _read_errors: tuple[type[Exception], ...]
     """The driver errors a read may raise (reported as JournalError)."""
 
@@ -223,6 +225,24 @@ class JournalBase(ABC):
                 yield event
             if len(rows) < _READ_PAGE:
                 return
+
+    def member_events(self, board: str, member: bytes, limit: int | None = None) -> list[Event]:
+        """The committed events of ``member`` on ``board``, in seq order, at most ``limit``
+        (an index range scan: O(log n + k))."""
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+        ):
+            raise PageSizeError(f"limit must be None or an int >= 0, not {limit!r}")
+        found: list[Event] = []
+        after = 0
+        while limit is None or len(found) < limit:
+            page = _READ_PAGE if limit is None else min(_READ_PAGE, limit - len(found))
+            rows = self._query(self._MEMBER_EVENTS, (board, member, after, page))
+            found += (event_from_row(row) for row in rows)
+            if len(rows) < page:
+                break
+            after = found[-1].seq
+        return found
 
     def last_board_seq(self, board: str) -> int:
         """The greatest committed ``board_seq`` of ``board``, 0 when it has none. O(log n)."""

@@ -146,6 +146,9 @@ class GroupCommit:
         self._queue: list[Ticket] = []
         self._closing = False
         self._failure: BaseException | None = None
+        self._acknowledged_open = False
+        """batch mode: appends of the open transaction were acknowledged (a failed commit
+        would lose them: the journal then refuses every later append)."""
         self._thread = threading.Thread(target=self._run, name="ranked-journal", daemon=True)
         self._thread.start()
 
@@ -279,6 +282,7 @@ class GroupCommit:
                     self._write(ticket, ticket.events)
                 if self._ack_at_savepoint and in_txn:
                     self._settle(ticket, settled)  # acknowledged now, before the commit
+                    self._acknowledged_open = True
                 else:
                     written.append(ticket)
             _wake(settled)
@@ -291,9 +295,17 @@ class GroupCommit:
             if in_txn and must_commit:
                 writer.execute("COMMIT")
                 in_txn = False
+                self._acknowledged_open = False
         except writer.errors as error:
             with contextlib.suppress(*writer.errors):  # it may be gone already
                 writer.execute("ROLLBACK")
+            if self._acknowledged_open:  # acknowledged events are gone: stop here
+                with self._cond:
+                    self._failure = JournalError(
+                        f"a commit failed after appends were acknowledged (batch mode): {error};"
+                        " they are lost, and the journal takes no more appends (reopen it)"
+                    )
+                self._acknowledged_open = False
             for ticket in written + batch:
                 if not ticket.settled and ticket.error is None:
                     ticket.error = JournalError(f"{self._name} commit failed: {error}")

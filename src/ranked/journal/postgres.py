@@ -61,6 +61,7 @@ _SCHEMA: Final = (
     "CREATE UNIQUE INDEX events_board_key ON events (board, key) WHERE key IS NOT NULL",
     "CREATE INDEX events_board_seq ON events (board, seq)",
     "CREATE UNIQUE INDEX events_board_number ON events (board, board_seq)",
+    "CREATE INDEX events_board_member ON events (board, member, seq)",
     f"INSERT INTO schema_version (version) VALUES ({SCHEMA_VERSION})",
 )
 
@@ -106,6 +107,10 @@ class PostgresJournal(JournalBase):
         " ORDER BY board_seq LIMIT %s"
     )
     _LAST_BOARD_SEQ = "SELECT max(board_seq) FROM events WHERE board = %s"
+    _MEMBER_EVENTS = (
+        f"SELECT {COLUMNS} FROM events WHERE board = %s AND member = %s AND seq > %s"
+        " ORDER BY seq LIMIT %s"
+    )
 
     def __init__(
         self, conninfo: str, *, durability: Durability = "always", max_delay_ms: int = 10

@@ -65,6 +65,7 @@ _SCHEMA: Final = (
     "CREATE UNIQUE INDEX events_board_key ON events (board, key) WHERE key IS NOT NULL",
     "CREATE INDEX events_board_seq ON events (board, seq)",
     "CREATE UNIQUE INDEX events_board_number ON events (board, board_seq)",
+    "CREATE INDEX events_board_member ON events (board, member, seq)",
     f"INSERT INTO schema_version (version) VALUES ({SCHEMA_VERSION})",
 )
 
@@ -94,6 +95,10 @@ class SQLiteJournal(JournalBase):
         f"SELECT {COLUMNS} FROM events WHERE board = ? AND board_seq > ? ORDER BY board_seq LIMIT ?"
     )
     _LAST_BOARD_SEQ = "SELECT max(board_seq) FROM events WHERE board = ?"
+    _MEMBER_EVENTS = (
+        f"SELECT {COLUMNS} FROM events WHERE board = ? AND member = ? AND seq > ?"
+        " ORDER BY seq LIMIT ?"
+    )
     _read_errors = (sqlite3.DatabaseError,)
 
     def __init__(

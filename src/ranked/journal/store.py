@@ -79,6 +79,10 @@ class JournalStore(Protocol):
         """The committed events of ``board`` with ``board_seq > after``, in order."""
         ...
 
+    def member_events(self, board: str, member: bytes, limit: int | None = None) -> list[Event]:
+        """The committed events of ``member`` on ``board``, in seq order, at most ``limit``."""
+        ...
+
     def last_board_seq(self, board: str) -> int:
         """The greatest committed ``board_seq`` of ``board``, 0 when it has none."""
         ...

@@ -22,11 +22,14 @@ append again).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import timedelta
 from typing import Any, Final, cast
 
 from ..backends.sequenced import APPLIED, Applied, Gap
+from ..core._time import UNIX_EPOCH
 from ..core.models import Member
 from ..journal.events import Event, NewEvent
+from ..journal.store import JournalStore
 from ._journal_events import (
     SUBMITS,
     Decoded,
@@ -41,6 +44,7 @@ from ._plan_core import Steps, from_ms, member_bytes, to_ms
 from ._plan_lex import LexFields
 from ._plan_write import Prepared
 from ._requests import Operator
+from .results import HistoryEntry
 
 __all__ = ["APPLIED", "Gap", "Journaling"]
 
@@ -58,8 +62,9 @@ def _key(key: str | None, index: int, count: int) -> str | None:
 class Journaling:
     """The journal side of one board's plan (no I/O)."""
 
-    def __init__(self, plan: BoardPlan) -> None:
+    def __init__(self, plan: BoardPlan, store: JournalStore | None = None) -> None:
         self.plan = plan
+        self.store = store
         core = plan.core
         self.board: str = core.config.name
         self.seq_key: bytes = core.keys.prefix + b":seq"
@@ -145,6 +150,29 @@ class Journaling:
             pass
         finally:
             steps.close()
+
+    def history(self, member: Member, limit: int | None) -> list[HistoryEntry]:
+        """The member's journaled writes, oldest first (at most ``limit``)."""
+        store = self.store
+        assert store is not None
+        events = store.member_events(self.board, member_bytes(member), limit)
+        return [
+            HistoryEntry(
+                e.seq,
+                UNIX_EPOCH + timedelta(microseconds=e.at_us),
+                e.operation,
+                e.score,
+                e.key,
+                e.actor,
+                e.reason,
+            )
+            for e in events
+        ]
+
+    def reset(self) -> Steps[None]:
+        """Delete the board from the index, with the number of the last event applied."""
+        yield from self.plan.life.clear()
+        yield ("delete", ([self.seq_key],))
 
     # -- applying -------------------------------------------------------------------------
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from types import MappingProxyType
 from typing import NamedTuple, overload
 
 from ..core.models import Entry, Member, MemberData
 
-__all__ = ["FriendsBoard", "MemberData", "Submission", "WindowResult"]
+__all__ = ["FriendsBoard", "HistoryEntry", "MemberData", "Submission", "WindowResult"]
 
 
 class WindowResult(NamedTuple):
@@ -118,3 +119,21 @@ class FriendsBoard(Sequence[Entry]):
 
     def __iter__(self) -> Iterator[Entry]:
         return iter(self.entries)
+
+
+class HistoryEntry(NamedTuple):
+    """One journaled write of a member (:meth:`Leaderboard.history`): what it was, when it
+    counted, and, for moderation, who did it and why."""
+
+    seq: int
+    """The event's number in the journal."""
+    at: datetime
+    """The instant the write counted at (UTC)."""
+    operation: str
+    """``best`` / ``set`` / ``incr`` / ``decr`` (a submission), ``lex``, ``remove``,
+    ``member_data``, ``friends_add``, ``friends_remove``."""
+    score: float | None
+    """The score submitted (None for other operations)."""
+    key: str | None
+    actor: str | None
+    reason: str | None

@@ -25,7 +25,7 @@ from ...core.models import Around, Entry, Member, MemberRank, Page
 from ...core.ranks import RankStyle
 from ...core.scores import ScoreAt, TimeTiebreak
 from ...core.windows import Season, Window, WindowKind, WindowPlan
-from ...errors import JournalError, UnsupportedOperationError
+from ...errors import BoardConfigError, JournalError, UnsupportedOperationError
 from ...journal import open_journal
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
@@ -37,7 +37,7 @@ from .._plan_lex import LexFields
 from .._requests import Operator
 from .._steps import BoundSteps
 from ..config import DEFAULT_MAX_PAGE_SIZE, BoardConfig, TieBreak, window_plan
-from ..results import FriendsBoard, MemberData, Submission
+from ..results import FriendsBoard, HistoryEntry, MemberData, Submission
 from .journaled import AsyncBoardJournal
 
 __all__ = ["AsyncLeaderboard"]
@@ -626,6 +626,17 @@ class AsyncLeaderboard:
             journal.snapshots = None  # Redis persists its own keys
             return None
 
+    def history(self, member: Member, *, limit: int | None = 100) -> list[HistoryEntry]:
+        """The member's journaled writes, oldest first, at most ``limit`` (None: all):
+        submissions with their operator and score, removals with who did them and why,
+        data and friend changes. For support and anti-cheat forensics. Reads the journal
+        (an index range scan, O(log n + k); blocking I/O, also on asyncio). Needs a
+        journal: a board without one raises :class:`~ranked.errors.BoardConfigError`."""
+        journal = self._journal
+        if journal is None:
+            raise BoardConfigError(f"board {self.name!r} has no journal: it keeps no history")
+        return journal.journaling.history(member, limit)
+
     async def _journaled(self, event: Any) -> Any:
         journal = self._journal
         assert journal is not None
@@ -684,7 +695,7 @@ def _journal_of(
         directory = None if path is None else f"{path}.snapshots"
     return AsyncBoardJournal(
         store,
-        Journaling(board._plan),
+        Journaling(board._plan, store),
         board._steps,
         None if directory is None else SnapshotStore(directory),
         snapshot_every,

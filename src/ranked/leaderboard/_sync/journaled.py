@@ -98,8 +98,18 @@ class BoardJournal:
         Returns how many events were applied."""
         journaling = self.journaling
         applied: int = self.steps.read_seq(journaling.seq_key)
+        newest = self.store.last_board_seq(journaling.board)
+        if applied > newest:  # the journal lost its tail (batch mode): the index is ahead
+            _log.warning(
+                "board %r: the index holds events up to %d but the journal ends at %d;"
+                " rebuilding the board from the journal",
+                journaling.board,
+                applied,
+                newest,
+            )
+            run_sync(self.steps, journaling.reset())
+            applied = 0
         if applied == 0 and self.snapshots is not None:
-            newest = self.store.last_board_seq(journaling.board)
             found = self.snapshots.load_newest(journaling.board, max_seq=newest)
             self.snapshots.discard_after(journaling.board, newest)  # a history the journal lost
             if found is not None:
