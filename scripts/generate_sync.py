@@ -39,6 +39,7 @@ NAMES: Final = {
     "_async": "_sync",
     "aclose": "close",
     "open_async_backend": "open_backend",
+    "open_async_scratch_backend": "open_scratch_backend",
     "run_async": "run_sync",
     "asyncio": "time",
     "WAIT_IN_TASK": "WAIT_IN_THREAD",

@@ -14,7 +14,13 @@ import pytest
 
 from ranked import AsyncLeaderboard, Leaderboard
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
-from ranked.errors import BoardConfigError, InvalidScoreError, OutOfRangeError, WindowError
+from ranked.errors import (
+    BoardConfigError,
+    InvalidScoreError,
+    JournalError,
+    OutOfRangeError,
+    WindowError,
+)
 from ranked.journal import open_journal
 from servers import PostgresServer, RedisCluster, RedisServer
 
@@ -381,3 +387,60 @@ def test_member_history(journal_url: str, tmp_path: Path) -> None:
     plain = Leaderboard(MemoryBackend(), "plain")
     with pytest.raises(BoardConfigError):
         plain.history("ann")
+
+
+def test_as_of_an_instant(journal_url: str) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    clock = Clock()
+    board = Leaderboard(
+        MemoryBackend(),
+        "arena",
+        operator="incr",
+        windows=("all", "daily"),
+        journal=journal_url,
+        clock=clock,
+    )
+    try:
+        board.submit("ann", 5)
+        board.submit("bob", 3)
+        first_day = datetime.fromtimestamp(clock.now / 1000, UTC)
+        clock.now += 86_400_000  # the next day
+        board.submit("bob", 4)
+        board.remove("ann", actor="mod-1", reason="banned")
+        then = board.as_of(first_day)
+        try:
+            assert [(e.member, e.score) for e in then.top(10)] == [("ann", 5.0), ("bob", 3.0)]
+            assert [(e.member, e.score) for e in then.top(10, window="daily")] == [
+                ("ann", 5.0),
+                ("bob", 3.0),
+            ]
+            with pytest.raises(JournalError):
+                then.submit("eve", 1)
+        finally:
+            then.close()
+        now = board.as_of(first_day + timedelta(days=2))
+        try:
+            assert [(e.member, e.score) for e in now.top(10)] == [("bob", 7.0)]
+        finally:
+            now.close()
+        assert [(e.member, e.score) for e in board.top(10)] == [("bob", 7.0)]
+        before = board.as_of(datetime(2020, 1, 1, tzinfo=UTC))
+        assert before.top(10) == []
+        before.close()
+    finally:
+        board.close()
+
+
+def test_as_of_on_asyncio(tmp_path: Path) -> None:
+    url = url_of(tmp_path / "journal.db")
+
+    async def scenario() -> list[Any]:
+        async with AsyncLeaderboard(
+            AsyncMemoryBackend(), "arena", operator="incr", journal=url
+        ) as board:
+            await board.submit("ann", 5)
+            async with board.as_of(1e10) as view:
+                return [(e.member, e.score) for e in await view.top(10)]
+
+    assert asyncio.run(scenario()) == [("ann", 5.0)]

@@ -23,12 +23,20 @@ added to).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any, Final
 
 from ..errors import UnsupportedURLError
 from .base import AsyncBackend, Backend
 
-__all__ = ["UnsupportedURLError", "open_async_backend", "open_backend", "scheme_of"]
+__all__ = [
+    "UnsupportedURLError",
+    "open_async_backend",
+    "open_async_scratch_backend",
+    "open_backend",
+    "open_scratch_backend",
+    "scheme_of",
+]
 
 _REDIS = frozenset({"redis", "rediss", "unix"})
 _CLUSTER = frozenset({"redis+cluster", "rediss+cluster"})
@@ -60,6 +68,21 @@ def open_backend(url: str, **options: Any) -> Backend:
 def open_async_backend(url: str, **options: Any) -> AsyncBackend:
     """The asyncio backend for ``url`` (see the module table). Nothing connects yet."""
     backend: AsyncBackend = _backend_class(url, blocking=False).from_url(url, **options)
+    return backend
+
+
+def open_scratch_backend(clock: Callable[[], float] | None = None) -> Backend:
+    """A private in-process backend with an empty store of its own (``memory://``, shared
+    with no URL, gone with its last handle): scratch space a feature builds a view in,
+    such as a board as it stood at an instant. ``clock``: its clock (Unix seconds), which
+    its TTLs count on."""
+    backend: Backend = _backend_class("memory://", blocking=True)(clock=clock)
+    return backend
+
+
+def open_async_scratch_backend(clock: Callable[[], float] | None = None) -> AsyncBackend:
+    """The asyncio twin of :func:`open_scratch_backend`."""
+    backend: AsyncBackend = _backend_class("memory://", blocking=False)(clock=clock)
     return backend
 
 

@@ -28,6 +28,7 @@ from ...core.scores import ScoreAt, TimeTiebreak
 from ...core.windows import Season, Window, WindowKind, WindowPlan
 from ...errors import BoardConfigError, JournalError, UnsupportedOperationError
 from ...journal import open_journal
+from ...journal.as_of import AsOf
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
 from .._fast import fast_eligible, method_shortcut, plain_submit
@@ -636,6 +637,39 @@ class Leaderboard:
             raise BoardConfigError(f"board {self.name!r} has no journal: it keeps no history")
         return journal.journaling.history(member, limit)
 
+    def as_of(self, when: Instant) -> Leaderboard:
+        """The board as it stood at ``when`` (every window), read-only: a new board in a
+        private in-process store, rebuilt from the journal's events of this board that
+        count at or before ``when``, in journal order. Its clock stands at ``when``, so a
+        read picks the windows current then and TTLs count from then. O(the board's
+        events); reads of the view cost what they cost on any board. Writes to it raise
+        :class:`~ranked.errors.JournalError`. Close it when done (asyncio: ``async with
+        board.as_of(t) as view``, which also builds it). Needs a journal."""
+        journal = self._journal
+        if journal is None:
+            raise BoardConfigError(f"board {self.name!r} has no journal: it has no past")
+        at_ms = to_ms(when)
+        config = self.config
+        view = Leaderboard(
+            open_scratch_backend(clock=lambda: at_ms / 1000),
+            config.name,
+            higher_is_better=config.higher_is_better,
+            operator=config.operator,
+            tie_break=config.tie_break,
+            windows=config.windows,
+            rank_style=config.rank_style,
+            keep=config.keep,
+            keep_buffer=config.keep_buffer,
+            max_page_size=config.max_page_size,
+            namespace=config.namespace,
+            clock=lambda: at_ms,
+            bytes_members=self._plan.core.bytes_members,
+            journal=AsOf(journal.store, config.name, at_ms * 1000 + 999),
+            snapshot_every=None,
+        )
+        view._owns_backend = True
+        return view
+
     def _journaled(self, event: Any) -> Any:
         journal = self._journal
         assert journal is not None
@@ -705,3 +739,10 @@ def _open(url: str) -> Backend:
     from ...backends.factory import open_backend  # lazily: it imports redis-py
 
     return open_backend(url)
+
+
+def open_scratch_backend(clock: Callable[[], float]) -> Backend:
+    """A private in-process store for a view (see :meth:`AsyncLeaderboard.as_of`)."""
+    from ...backends import factory
+
+    return factory.open_scratch_backend(clock)

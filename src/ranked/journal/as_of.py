@@ -1,0 +1,70 @@
+"""A read-only view of one board's events up to an instant: what a board is restored
+from to show how it stood then (``Leaderboard.as_of``).
+
+The view keeps the events of the board whose instant (``at_us``) is at or before the
+given one, in journal order, numbered again 1, 2, 3, ... (so a board restores from them
+like from a journal of its own). Appending raises :class:`~ranked.errors.JournalError`:
+the view is read-only. Reading it reads the whole board's events once: O(events).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..errors import JournalError
+from .events import Event, NewEvent
+from .store import JournalStore
+
+__all__ = ["AsOf"]
+
+
+class AsOf:
+    """``store``'s events of ``board`` counting at or before ``at_us``, read-only."""
+
+    def __init__(self, store: JournalStore, board: str, at_us: int) -> None:
+        self.store = store
+        self.board = board
+        self.at_us = at_us
+        self.durability = "always"
+
+    def _events(self) -> Iterator[Event]:
+        number = 0
+        for event in self.store.board_events(self.board):
+            if event.at_us <= self.at_us:
+                number += 1
+                yield dataclasses.replace(event, board_seq=number)
+
+    def board_events(self, board: str, after: int = 0) -> Iterator[Event]:
+        if board != self.board:
+            return iter(())
+        return (event for event in self._events() if event.board_seq > after)
+
+    def last_board_seq(self, board: str) -> int:
+        return sum(1 for _ in self._events()) if board == self.board else 0
+
+    def member_events(self, board: str, member: bytes, limit: int | None = None) -> list[Event]:
+        found = [e for e in self._events() if board == self.board and e.member == member]
+        return found if limit is None else found[:limit]
+
+    def append(self, events: Sequence[NewEvent], then: Any = None) -> Any:
+        raise JournalError(f"board {self.board!r} as of an instant is a read-only view")
+
+    def enqueue(self, appends: Any, on_settled: Any) -> list[Any]:
+        raise JournalError(f"board {self.board!r} as of an instant is a read-only view")
+
+    def read(
+        self, after_seq: int = 0, board: str | None = None, limit: int | None = None
+    ) -> Iterator[Event]:
+        found = (e for e in self._events() if e.seq > after_seq and board in (None, self.board))
+        return found if limit is None else (e for _, e in zip(range(limit), found, strict=False))
+
+    def last_seq(self) -> int:
+        return max((e.seq for e in self._events()), default=0)
+
+    def flush(self) -> None:
+        """Nothing to commit."""
+
+    def close(self) -> None:
+        """The underlying journal stays open (its owner closes it)."""
