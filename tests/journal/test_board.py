@@ -444,3 +444,46 @@ def test_as_of_on_asyncio(tmp_path: Path) -> None:
                 return [(e.member, e.score) for e in await view.top(10)]
 
     assert asyncio.run(scenario()) == [("ann", 5.0)]
+
+
+@pytest.mark.parametrize(
+    ("operators", "higher", "scores", "bulk"),
+    [
+        (("incr", "decr"), True, (3, 7, 11), True),
+        (("incr",), True, (0.5, 0.25, 1e-9), False),  # fractions: a replay, same answers
+        (("best",), True, (3, 9, 1), True),
+        (("best",), False, (3, 9, 1), True),
+        (("set",), True, (3, -2.5, 8), True),
+        (("incr", "set"), True, (1, 2, 3), False),  # mixed: a replay
+    ],
+)
+def test_restore_by_bulk_load_answers_as_the_live_board(
+    journal_url: str,
+    operators: tuple[str, ...],
+    higher: bool,
+    scores: tuple[float, ...],
+    bulk: bool,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level("INFO", logger="ranked.journal")
+    clock = Clock()
+    board = Leaderboard(
+        MemoryBackend(), "bulk", higher_is_better=higher, journal=journal_url, clock=clock
+    )
+    rng = __import__("random").Random(5)
+    for i in range(600):
+        operator: Any = operators[i % len(operators)]
+        board.submit(f"m{rng.randrange(80)}", scores[i % len(scores)], operator=operator)
+    live = [(e.member, e.score, e.rank) for e in board.top(100)]
+    board._journal.snapshots = None  # type: ignore[union-attr]  # restore from the journal
+    board.close()
+    again = Leaderboard(
+        MemoryBackend(), "bulk", higher_is_better=higher, journal=journal_url, clock=clock
+    )
+    try:
+        assert ("folded and loaded" in caplog.text) is bulk
+        assert [(e.member, e.score, e.rank) for e in again.top(100)] == live
+        again.submit("late", 1, operator="set")  # and it goes on from the loaded number
+        assert again.score("late") == 1
+    finally:
+        again.close()

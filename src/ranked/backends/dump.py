@@ -28,7 +28,7 @@ from ..engine.zset import SortedSet
 from ..errors import ResponseError, SnapshotError, UnsupportedOperationError
 from .procedure import Call, Step
 
-__all__ = ["DUMP_PREFIX", "RESTORE_DUMP"]
+__all__ = ["DUMP_PREFIX", "LOAD_SORTED", "RESTORE_DUMP"]
 
 _MAGIC: Final = b"RKDP\x01"
 _U32: Final = struct.Struct("<I")
@@ -164,3 +164,27 @@ def _restore(keyspace: Keyspace, data: bytes) -> int:
 RESTORE_DUMP: Final[Step[int]] = Step(_unsupported, _restore)
 """``(payload) -> keys stored``: the keys of a :data:`DUMP_PREFIX` payload, replacing
 those of the same names. memory:// only."""
+
+
+def _load_sorted(
+    keyspace: Keyspace,
+    key: bytes,
+    marker: bytes,
+    value: bytes,
+    pairs: list[tuple[bytes, float]],
+) -> int:
+    zset = SortedSet(raw=True)
+    zset.load(pairs)  # checks every pair before the keyspace changes
+    if zset:
+        keyspace.store(key, zset)
+    else:
+        keyspace.delete(key)
+    keyspace.store(marker, value)
+    return len(zset)
+
+
+LOAD_SORTED: Final[Step[int]] = Step(_unsupported, _load_sorted)
+"""``(key, marker, value, pairs) -> members``: replace the sorted set at ``key`` by
+``pairs`` and set the string ``marker`` to ``value``, in one atomic step: the engine's bulk
+load, O(n) for pairs ascending by (score, member). memory:// only (a board's sorted set on
+Redis has companion keys: it is rebuilt by replay)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar, Final, Generic, Protocol, Self, TypeVar, overload
+from typing import Any, ClassVar, Final, Generic, Protocol, Self, TypeVar, cast, overload
 
 from ..errors import (
     JournalConfigError,
@@ -111,10 +111,14 @@ class JournalBase(ABC):
     """The page query over every board: arguments ``(after_seq, limit)``."""
     _READ_BOARD: ClassVar[str]
     """The page query over one board: arguments ``(board, after_seq, limit)``."""
+    _PARAM: ClassVar[str]
+    """The driver's placeholder (``?``, ``%s``)."""
     _BOARD_EVENTS: ClassVar[str]
     """The page query over one board by board_seq: arguments ``(board, after, limit)``."""
     _LAST_BOARD_SEQ: ClassVar[str]
     """The greatest board_seq of one board: argument ``(board,)``."""
+    _NOT_WHOLE: ClassVar[str]
+    """SQL true when ``score`` is not a whole number (the store's own spelling)."""
     _MEMBER_EVENTS: ClassVar[str]
     """The page query over one member of one board: ``(board, member, after_seq, limit)``."""
     _read_errors: tuple[type[Exception], ...]
@@ -243,6 +247,56 @@ class JournalBase(ABC):
                 break
             after = found[-1].seq
         return found
+
+    def aggregate_scores(
+        self, board: str, high_first: bool
+    ) -> tuple[int, list[tuple[bytes, float]]] | None:
+        """Every member's score folded in SQL over the board's events, sorted ascending by
+        (score, member), and the last ``board_seq`` folded; None when the events need a
+        replay. The fold follows the operations found: only ``incr`` / ``decr``: their
+        sum (every score whole and every sum below 2**53, so the order of the additions
+        cannot change a result); only ``best``: the greatest (``high_first``) or least
+        score; only ``set``: the last one. One pass over the board's events, then a sort
+        of its members."""
+        p = self._PARAM
+        found = self._query(f"SELECT DISTINCT operation FROM events WHERE board = {p}", (board,))
+        ops = {row[0] for row in found}
+        if ops and ops <= {"incr", "decr"}:
+            fold = "sum"
+        elif ops == {"best"}:
+            fold = "max" if high_first else "min"
+        elif ops == {"set"}:
+            fold = "last"
+        else:
+            return None
+        ((last, count, largest, fractions),) = self._query(
+            f"SELECT max(board_seq), count(*), max(abs(score)),"
+            f" sum(CASE WHEN {self._NOT_WHOLE} THEN 1 ELSE 0 END)"
+            f" FROM events WHERE board = {p}",
+            (board,),
+        )
+        assert isinstance(last, int) and isinstance(count, int)
+        if fold == "sum" and (fractions or float(cast(float, largest)) * count >= 2.0**53):
+            return None
+        if fold == "last":
+            sql = (
+                f"SELECT member, score + 0.0 FROM events WHERE board = {p} AND seq IN"
+                f" (SELECT max(seq) FROM events WHERE board = {p} GROUP BY member)"
+                " ORDER BY 2, 1"
+            )
+            rows = self._query(sql, (board, board))
+        else:
+            value = (
+                "sum(CASE WHEN operation = 'decr' THEN -score ELSE score END)"
+                if fold == "sum"
+                else f"{fold}(score)"
+            )
+            sql = (
+                f"SELECT member, {value} + 0.0 FROM events WHERE board = {p}"
+                " GROUP BY member ORDER BY 2, 1"
+            )
+            rows = self._query(sql, (board,))
+        return last, [(bytes(cast(bytes, m)), float(cast(float, v))) for m, v in rows]
 
     def last_board_seq(self, board: str) -> int:
         """The greatest committed ``board_seq`` of ``board``, 0 when it has none. O(log n)."""

@@ -41,6 +41,9 @@ class AsOf:
             return iter(())
         return (event for event in self._events() if event.board_seq > after)
 
+    def aggregate_scores(self, board: str, high_first: bool) -> None:
+        """A view folds nothing in SQL: it is replayed."""
+
     def last_board_seq(self, board: str) -> int:
         return sum(1 for _ in self._events()) if board == self.board else 0
 

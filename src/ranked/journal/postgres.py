@@ -107,6 +107,8 @@ class PostgresJournal(JournalBase):
         " ORDER BY board_seq LIMIT %s"
     )
     _LAST_BOARD_SEQ = "SELECT max(board_seq) FROM events WHERE board = %s"
+    _PARAM = "%s"
+    _NOT_WHOLE = "score <> trunc(score)"
     _MEMBER_EVENTS = (
         f"SELECT {COLUMNS} FROM events WHERE board = %s AND member = %s AND seq > %s"
         " ORDER BY seq LIMIT %s"

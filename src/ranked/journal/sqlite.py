@@ -95,6 +95,8 @@ class SQLiteJournal(JournalBase):
         f"SELECT {COLUMNS} FROM events WHERE board = ? AND board_seq > ? ORDER BY board_seq LIMIT ?"
     )
     _LAST_BOARD_SEQ = "SELECT max(board_seq) FROM events WHERE board = ?"
+    _PARAM = "?"
+    _NOT_WHOLE = "score <> CAST(score AS INTEGER)"
     _MEMBER_EVENTS = (
         f"SELECT {COLUMNS} FROM events WHERE board = ? AND member = ? AND seq > ?"
         " ORDER BY seq LIMIT ?"

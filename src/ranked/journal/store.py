@@ -83,6 +83,13 @@ class JournalStore(Protocol):
         """The committed events of ``member`` on ``board``, in seq order, at most ``limit``."""
         ...
 
+    def aggregate_scores(
+        self, board: str, high_first: bool
+    ) -> tuple[int, list[tuple[bytes, float]]] | None:
+        """The board's scores folded by the store (see ``JournalBase.aggregate_scores``),
+        sorted ascending, with the last ``board_seq`` folded; None: replay instead."""
+        ...
+
     def last_board_seq(self, board: str) -> int:
         """The greatest committed ``board_seq`` of ``board``, 0 when it has none."""
         ...

@@ -28,6 +28,7 @@ from typing import Any, Final, cast
 from ..backends.sequenced import APPLIED, Applied, Gap
 from ..core._time import UNIX_EPOCH
 from ..core.models import Member
+from ..core.windows import WindowKind
 from ..journal.events import Event, NewEvent
 from ..journal.store import JournalStore
 from ._journal_events import (
@@ -168,6 +169,32 @@ class Journaling:
             )
             for e in events
         ]
+
+    def bulk_load(self) -> Steps[int | None]:
+        """Rebuild the board in an index that holds nothing of it by the engine's bulk
+        load: its scores folded by the journal store, then loaded in one step with the
+        number of the last event folded. For a board whose only window is all-time,
+        ordered by member on ties, with no trim, no lex or composite scores, and whose
+        events are all of one fold (see ``JournalStore.aggregate_scores``); the number
+        loaded, or None when the board needs a replay (the backend has no bulk load:
+        Redis)."""
+        core = self.plan.core
+        config = core.config
+        plain = (
+            config.windows.kinds == (WindowKind.ALL_TIME,)
+            and not config.windows.seasons
+            and config.tie_break == "member"
+            and config.keep is None
+            and core.on_trimmed_lookup is None
+        )
+        if not plain or self.store is None:
+            return None
+        folded = self.store.aggregate_scores(self.board, core.high_first)
+        if folded is None:
+            return None
+        last, pairs = folded
+        yield ("load_sorted", (core.keys.window("all"), self.seq_key, b"%d" % last, pairs))
+        return last
 
     def reset(self) -> Steps[None]:
         """Delete the board from the index, with the number of the last event applied."""

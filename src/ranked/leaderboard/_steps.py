@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..backends import generic
-from ..backends.dump import DUMP_PREFIX, RESTORE_DUMP
+from ..backends.dump import DUMP_PREFIX, LOAD_SORTED, RESTORE_DUMP
 from ..backends.procedure import Bindable
 from ..backends.sequenced import READ_SEQ, RECORD_SEQ, sequenced
 from ._procedures import FRIEND_SCORES_STEP, SWAP_FIELD_STEP
@@ -55,6 +55,7 @@ STEPS: Final[Mapping[str, Bindable[Any]]] = {
     "record_seq": RECORD_SEQ,
     "dump": DUMP_PREFIX,
     "restore_dump": RESTORE_DUMP,
+    "load_sorted": LOAD_SORTED,
 }
 """Every step a board's plan names."""
 

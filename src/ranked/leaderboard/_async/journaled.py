@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Final
 
+from ...errors import UnsupportedOperationError
 from ...journal.aio import AsyncAppender
 from ...journal.events import Event, NewEvent
 from ...journal.snapshots import SnapshotStore
@@ -92,9 +93,10 @@ class AsyncBoardJournal:
     # -- restore ----------------------------------------------------------------------------
 
     async def restore(self) -> int:
-        """Bring the index up to the journal: load the newest good snapshot when the
-        index holds nothing of this board, then apply every event after what it holds.
-        Returns how many events were applied."""
+        """Bring the index up to the journal: when the index holds nothing of this board,
+        load the newest good snapshot, or else fold the journal and bulk-load the result
+        where the board allows it; then apply every event after what it holds. Returns
+        how many events were replayed one by one."""
         journaling = self.journaling
         applied: int = await self.steps.read_seq(journaling.seq_key)
         newest = self.store.last_board_seq(journaling.board)
@@ -114,6 +116,14 @@ class AsyncBoardJournal:
             if found is not None:
                 await self.steps.restore_dump(found[1])
                 applied = await self.steps.read_seq(journaling.seq_key)
+        if applied == 0 and newest:  # the engine's bulk load where the board allows it
+            try:
+                loaded = await run_async(self.steps, journaling.bulk_load())
+            except UnsupportedOperationError:
+                loaded = None  # Redis: replay
+            if loaded is not None:
+                _log.info("board %r: %d journal events folded and loaded", journaling.board, loaded)
+                applied = loaded
         return await self.catch_up(applied)
 
     async def catch_up(self, applied: int, before: int | None = None) -> int:

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Final
 
+from ...errors import UnsupportedOperationError
 from ...journal.aio import Appender
 from ...journal.events import Event, NewEvent
 from ...journal.snapshots import SnapshotStore
@@ -93,9 +94,10 @@ class BoardJournal:
     # -- restore ----------------------------------------------------------------------------
 
     def restore(self) -> int:
-        """Bring the index up to the journal: load the newest good snapshot when the
-        index holds nothing of this board, then apply every event after what it holds.
-        Returns how many events were applied."""
+        """Bring the index up to the journal: when the index holds nothing of this board,
+        load the newest good snapshot, or else fold the journal and bulk-load the result
+        where the board allows it; then apply every event after what it holds. Returns
+        how many events were replayed one by one."""
         journaling = self.journaling
         applied: int = self.steps.read_seq(journaling.seq_key)
         newest = self.store.last_board_seq(journaling.board)
@@ -115,6 +117,14 @@ class BoardJournal:
             if found is not None:
                 self.steps.restore_dump(found[1])
                 applied = self.steps.read_seq(journaling.seq_key)
+        if applied == 0 and newest:  # the engine's bulk load where the board allows it
+            try:
+                loaded = run_sync(self.steps, journaling.bulk_load())
+            except UnsupportedOperationError:
+                loaded = None  # Redis: replay
+            if loaded is not None:
+                _log.info("board %r: %d journal events folded and loaded", journaling.board, loaded)
+                applied = loaded
         return self.catch_up(applied)
 
     def catch_up(self, applied: int, before: int | None = None) -> int:
