@@ -59,6 +59,10 @@ class Writer(Protocol):
     errors: tuple[type[Exception], ...]
     """The driver's errors: a statement that raised one failed."""
 
+    statement_atomic: bool
+    """True when a failed statement undoes only itself and the transaction goes on
+    (SQLite); False when it spoils the transaction (PostgreSQL: a savepoint is needed)."""
+
     def begin(self) -> None:
         """Open a write transaction (and take what the store needs to commit in seq order)."""
         ...
@@ -315,8 +319,13 @@ class GroupCommit:
         return in_txn
 
     def _write(self, ticket: Ticket, events: list[NewEvent]) -> None:
-        """Write one append in its own savepoint: on an error only this append is undone."""
+        """Write one append in its own savepoint: on an error only this append is undone.
+        An append of one event on a store whose failed statement undoes only itself
+        (SQLite) needs no savepoint: its one INSERT is the whole append."""
         writer = self._writer
+        if len(events) == 1 and writer.statement_atomic:
+            self._write_one(ticket, events[0])
+            return
         writer.execute("SAVEPOINT append")
         records: list[Event] = []
         fresh: list[bool] = []
@@ -340,6 +349,22 @@ class GroupCommit:
         writer.execute("RELEASE SAVEPOINT append")
         ticket.records = records
         ticket.fresh = fresh
+
+    def _write_one(self, ticket: Ticket, event: NewEvent) -> None:
+        """:meth:`_write` of an append of one event, without a savepoint."""
+        writer = self._writer
+        try:
+            earlier = None if event.key is None else writer.find(event.board, event.key)
+            record = recorded(event, *writer.insert(event)) if earlier is None else earlier
+        except self._failures as error:
+            ticket.error = (
+                error
+                if isinstance(error, JournalError)
+                else JournalError(f"{self._name} append failed: {error}")
+            )
+            return
+        ticket.records = [record]
+        ticket.fresh = [earlier is None]
 
     def _settle(self, ticket: Ticket, settled: list[Ticket]) -> None:
         """Call the ticket's ``then`` (if it succeeded) and add it to ``settled`` (to be

@@ -39,6 +39,10 @@ MAX_AT_US: Final = MAX_INSTANT_US
 """The latest instant an event may count at, in Unix microseconds (2140-01-01T00:00:00Z)."""
 
 
+_GOOD_BOARDS: set[str] = set()
+"""Board names already checked (a board writes many events): the first 4,096 seen."""
+
+
 def _optional_text(value: object, name: str) -> None:
     if value is not None and not isinstance(value, str):
         raise InvalidEventError(f"{name} must be a str or None, not {type(value).__name__}")
@@ -60,7 +64,10 @@ def _check_fields(
     """Raise the typed error of the first bad field; return None when all are good."""
     if not isinstance(board, str):
         raise InvalidEventError(f"board must be a str, not {type(board).__name__}")
-    check_name(board, "board")
+    if board not in _GOOD_BOARDS:
+        check_name(board, "board")
+        if len(_GOOD_BOARDS) < 4096:
+            _GOOD_BOARDS.add(board)
     if member is not None and not isinstance(member, bytes):
         raise InvalidEventError(f"member must be bytes or None, not {type(member).__name__}")
     if not isinstance(operation, str) or _OPERATION.fullmatch(operation) is None:
@@ -162,8 +169,28 @@ def check_event(event: object) -> None:
 
 
 def recorded(event: NewEvent, seq: int, board_seq: int) -> Event:
-    """The record of ``event`` appended at ``seq`` (``board_seq`` in its board)."""
-    return _event(seq, board_seq, *stored_fields(event))
+    """The record of ``event`` appended at ``seq`` (``board_seq`` in its board). Not
+    checked again: ``event`` was checked when it was appended, and the store gave the
+    numbers."""
+    record = object.__new__(Event)
+    for name, value in zip(_RECORD_FIELDS, (seq, board_seq, *stored_fields(event)), strict=True):
+        object.__setattr__(record, name, value)
+    return record
+
+
+_RECORD_FIELDS: Final = (
+    "seq",
+    "board_seq",
+    "board",
+    "member",
+    "operation",
+    "score",
+    "value",
+    "at_us",
+    "key",
+    "actor",
+    "reason",
+)
 
 
 def event_from_row(row: tuple[object, ...]) -> Event:

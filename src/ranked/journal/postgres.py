@@ -89,6 +89,7 @@ class _Writer(SQLWriter["psycopg.Connection[tuple[Any, ...]]"]):
     """The committer's connection. Every transaction starts by locking the events table,
     so seqs commit in seq order."""
 
+    statement_atomic = False
     def begin(self) -> None:
         self.conn.execute("BEGIN")
         self.conn.execute("LOCK TABLE events IN EXCLUSIVE MODE")

@@ -44,7 +44,7 @@ from ._plan import BoardPlan
 from ._plan_core import Steps, from_ms, member_bytes, to_ms
 from ._plan_lex import LexFields
 from ._plan_write import Prepared
-from ._requests import Operator
+from ._requests import Operator, SubmitRequest
 from .results import HistoryEntry
 
 __all__ = ["APPLIED", "Gap", "Journaling"]
@@ -223,6 +223,29 @@ class Journaling:
                 yield from self._sequenced(self.plan.writes.submit_steps(prepared), after, last)
             )
         return (yield from self._recorded(self._call(call), after, last))
+
+    def direct(
+        self, records: Sequence[Event], prepared: Prepared | None
+    ) -> tuple[bytes, int, int, SubmitRequest] | None:
+        """The arguments of the one sequenced ``submit`` step that applies a live
+        submission of one member with nothing else to do (no window to register, no
+        trimmed-member lookup): the hot path, without a plan to drive; None otherwise."""
+        if (
+            prepared is None
+            or len(prepared.requests) != 1
+            or prepared.register
+            or prepared.lookup
+        ):
+            return None
+        first = records[0]
+        return self.seq_key, first.board_seq - 1, first.board_seq, prepared.requests[0]
+
+    def finish_direct(self, prepared: Prepared | None, answer: Any) -> Any:
+        """The result of a :meth:`direct` step's answer (APPLIED and Gap as they are)."""
+        if isinstance(answer, Applied | Gap):
+            return answer
+        assert prepared is not None
+        return self.plan.writes.finish(prepared, [answer])
 
     def _call(self, call: Decoded) -> Steps[Any]:
         """The plan of a call that is not a submission."""

@@ -75,8 +75,14 @@ class AsyncBoardJournal:
         return await self._appender.append(events, apply)
 
     async def _apply(self, records: Sequence[Event], prepared: Prepared | None) -> Any:
+        journaling = self.journaling
         while True:
-            result = await run_async(self.steps, self.journaling.apply(records, prepared))
+            direct = journaling.direct(records, prepared)
+            if direct is not None:  # one request, no window to register: one step
+                answer = await self.steps.submit_seq(*direct)
+                result = journaling.finish_direct(prepared, answer)
+            else:
+                result = await run_async(self.steps, journaling.apply(records, prepared))
             if isinstance(result, Gap):  # earlier events are missing: apply them first
                 await self.catch_up(result.applied, before=records[0].board_seq)
                 continue

@@ -76,8 +76,14 @@ class BoardJournal:
         return self._appender.append(events, apply)
 
     def _apply(self, records: Sequence[Event], prepared: Prepared | None) -> Any:
+        journaling = self.journaling
         while True:
-            result = run_sync(self.steps, self.journaling.apply(records, prepared))
+            direct = journaling.direct(records, prepared)
+            if direct is not None:  # one request, no window to register: one step
+                answer = self.steps.submit_seq(*direct)
+                result = journaling.finish_direct(prepared, answer)
+            else:
+                result = run_sync(self.steps, journaling.apply(records, prepared))
             if isinstance(result, Gap):  # earlier events are missing: apply them first
                 self.catch_up(result.applied, before=records[0].board_seq)
                 continue
