@@ -90,6 +90,7 @@ class _Writer(SQLWriter["psycopg.Connection[tuple[Any, ...]]"]):
     so seqs commit in seq order."""
 
     statement_atomic = False
+
     def begin(self) -> None:
         self.conn.execute("BEGIN")
         self.conn.execute("LOCK TABLE events IN EXCLUSIVE MODE")

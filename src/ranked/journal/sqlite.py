@@ -81,6 +81,7 @@ class _Writer(SQLWriter[sqlite3.Connection]):
     """The committer's connection."""
 
     statement_atomic = True
+
     def begin(self) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
 

@@ -230,12 +230,7 @@ class Journaling:
         """The arguments of the one sequenced ``submit`` step that applies a live
         submission of one member with nothing else to do (no window to register, no
         trimmed-member lookup): the hot path, without a plan to drive; None otherwise."""
-        if (
-            prepared is None
-            or len(prepared.requests) != 1
-            or prepared.register
-            or prepared.lookup
-        ):
+        if prepared is None or len(prepared.requests) != 1 or prepared.register or prepared.lookup:
             return None
         first = records[0]
         return self.seq_key, first.board_seq - 1, first.board_seq, prepared.requests[0]
