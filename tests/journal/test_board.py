@@ -487,3 +487,40 @@ def test_restore_by_bulk_load_answers_as_the_live_board(
         assert again.score("late") == 1
     finally:
         again.close()
+
+
+def test_a_trimmed_member_gets_its_journaled_score_back(index: Index, tmp_path: Path) -> None:
+    """seed 004: keep trims members below the cut; one who submits again starts from the
+    score the journal holds (the trim hook is filled from the journal), and a rebuilt
+    board answers the same."""
+    clock = Clock()
+    url = url_of(tmp_path / "journal.db")
+
+    def open_kept() -> Leaderboard:
+        return Leaderboard(
+            index.backend(), "kept", operator="incr", keep=2, journal=url, clock=clock
+        )
+
+    board = open_kept()
+    try:
+        board.submit("low", 5)
+        board.submit("low", 5)  # 10
+        board.submit("mid", 20)
+        board.submit("top", 30)  # trims "low"
+        assert board.score("low") is None
+        board.submit("high", 40)  # trims "mid"
+        again = board.submit("low", 25)  # 10 from the journal + 25 = 35: back in
+        assert again.score == 35
+        assert [(e.member, e.score) for e in board.top(5)] == [("high", 40.0), ("low", 35.0)]
+        board.remove("low")
+        assert board.submit("low", 1).score == 1  # a removal resets its history
+        before = [(e.member, e.score) for e in board.top(5)]
+    finally:
+        board._journal.snapshots = None  # type: ignore[union-attr]
+        board.close()
+    index.flush()
+    rebuilt = open_kept()
+    try:
+        assert [(e.member, e.score) for e in rebuilt.top(5)] == before
+    finally:
+        rebuilt.close()

@@ -298,6 +298,17 @@ class JournalBase(ABC):
             rows = self._query(sql, (board,))
         return last, [(bytes(cast(bytes, m)), float(cast(float, v))) for m, v in rows]
 
+    def last_clear(self, board: str, before: int) -> int:
+        """The ``board_seq`` of ``board``'s last ``clear`` event before ``before`` (0:
+        none). Board-wide events have no member: an index range scan over those only."""
+        p = self._PARAM
+        ((seq,),) = self._query(
+            f"SELECT max(board_seq) FROM events WHERE board = {p} AND member IS NULL"
+            f" AND operation = 'clear' AND board_seq < {p}",
+            (board, before),
+        )
+        return 0 if seq is None else int(seq)  # type: ignore[call-overload]
+
     def last_board_seq(self, board: str) -> int:
         """The greatest committed ``board_seq`` of ``board``, 0 when it has none. O(log n)."""
         ((seq,),) = self._query(self._LAST_BOARD_SEQ, (board,))

@@ -44,6 +44,14 @@ class AsOf:
     def aggregate_scores(self, board: str, high_first: bool) -> None:
         """A view folds nothing in SQL: it is replayed."""
 
+    def last_clear(self, board: str, before: int) -> int:
+        found = [
+            e.board_seq
+            for e in self._events()
+            if e.operation == "clear" and e.member is None and e.board_seq < before
+        ]
+        return max(found, default=0)
+
     def last_board_seq(self, board: str) -> int:
         return sum(1 for _ in self._events()) if board == self.board else 0
 

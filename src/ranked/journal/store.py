@@ -90,6 +90,10 @@ class JournalStore(Protocol):
         sorted ascending, with the last ``board_seq`` folded; None: replay instead."""
         ...
 
+    def last_clear(self, board: str, before: int) -> int:
+        """The ``board_seq`` of ``board``'s last ``clear`` event before ``before`` (0: none)."""
+        ...
+
     def last_board_seq(self, board: str) -> int:
         """The greatest committed ``board_seq`` of ``board``, 0 when it has none."""
         ...

@@ -66,6 +66,8 @@ class Journaling:
     def __init__(self, plan: BoardPlan, store: JournalStore | None = None) -> None:
         self.plan = plan
         self.store = store
+        self.applying = 0
+        """The ``board_seq`` of the event being applied (applies run one at a time)."""
         core = plan.core
         self.board: str = core.config.name
         self.seq_key: bytes = core.keys.prefix + b":seq"
@@ -152,6 +154,50 @@ class Journaling:
         finally:
             steps.close()
 
+    def can_rehydrate(self) -> bool:
+        """True when the journal can fill the board's trim hook: a board with ``keep``,
+        whose primary window is all-time and whose scores are plain."""
+        core = self.plan.core
+        config = core.config
+        return (
+            self.store is not None
+            and config.keep is not None
+            and config.windows.kinds[:1] == (WindowKind.ALL_TIME,)
+            and core.lex is None
+            and core.composite is None
+        )
+
+    def trimmed_score(self, member: Member) -> float | None:
+        """The trim hook filled from the journal: the member's all-time score as the
+        journal had it before the event being applied (its submissions folded in order
+        since the last clear and its last removal), None when it has none. O(log n + k)
+        for k events of the member."""
+        store = self.store
+        assert store is not None
+        before = self.applying
+        since = store.last_clear(self.board, before)
+        high_first = self.plan.core.high_first
+        score: float | None = None
+        for event in store.member_events(self.board, member_bytes(member)):
+            if event.board_seq >= before:
+                break
+            if event.board_seq < since:
+                continue
+            operation, value = event.operation, event.score
+            if operation == "remove":
+                score = None
+            elif value is None:
+                continue
+            elif operation == "incr":
+                score = (0.0 if score is None else score) + value
+            elif operation == "decr":
+                score = (0.0 if score is None else score) - value
+            elif operation == "set" or score is None:
+                score = value
+            elif operation == "best":
+                score = max(score, value) if high_first else min(score, value)
+        return score
+
     def history(self, member: Member, limit: int | None) -> list[HistoryEntry]:
         """The member's journaled writes, oldest first (at most ``limit``)."""
         store = self.store
@@ -210,6 +256,7 @@ class Journaling:
         (else prepared from the events, with the same arguments)."""
         first = records[0]
         after, last = first.board_seq - 1, records[-1].board_seq
+        self.applying = first.board_seq
         call = decode(first)
         if call.operation in SUBMITS:
             if prepared is None:

@@ -61,9 +61,12 @@ class AsyncLeaderboard:
     the board durable (docs/durability.md): every write is appended to the journal and
     acknowledged once durable, then applied to the index; opening restores the board
     (the newest good snapshot, then the journal's tail) before the constructor returns
-    (asyncio: on ``async with`` or :meth:`restore`). ``snapshots``: the directory of
-    the board's snapshots (``memory://``; default: ``<journal file>.snapshots`` beside a
-    SQLite journal), written every ``snapshot_every`` events and on :meth:`close`.
+    (asyncio: on ``async with`` or :meth:`restore`). On a board with ``keep`` and an
+    all-time primary window, the journal fills ``on_trimmed_lookup`` when it is not given:
+    a trimmed member who submits again starts from its journaled score. ``snapshots``:
+    the directory of the board's snapshots (``memory://``; default: ``<journal
+    file>.snapshots`` beside a SQLite journal), written every ``snapshot_every`` events
+    and on :meth:`close`.
     """
 
     def __init__(
@@ -727,9 +730,13 @@ def _journal_of(
     if directory is None:
         path = getattr(store, "path", None)
         directory = None if path is None else f"{path}.snapshots"
+    journaling = Journaling(board._plan, store)
+    core = board._plan.core
+    if core.on_trimmed_lookup is None and journaling.can_rehydrate():
+        core.on_trimmed_lookup = journaling.trimmed_score  # seed 004: history comes back
     return AsyncBoardJournal(
         store,
-        Journaling(board._plan, store),
+        journaling,
         board._steps,
         None if directory is None else SnapshotStore(directory),
         snapshot_every,
