@@ -6,6 +6,7 @@ catch each other up. On memory://, Redis and Redis Cluster, with SQLite."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,10 +35,18 @@ class Index:
     """Opens backends on one index: a fresh keyspace per "process" on memory (the old one
     is gone, as after a crash), the same server on Redis; ``flush`` empties the server."""
 
-    def __init__(self, kind: str, url: str | None, flush: Callable[[], None] = lambda: None):
+    def __init__(
+        self,
+        kind: str,
+        url: str | None,
+        flush: Callable[[], None] = lambda: None,
+        client: Callable[[], Any] | None = None,
+    ):
         self.kind = kind
         self.url = url
         self.flush = flush
+        self.client = client
+        """A plain redis-py client of the server (None on memory)."""
 
     def backend(self) -> Any:
         if self.kind == "memory":
@@ -66,14 +75,14 @@ def index(request: pytest.FixtureRequest) -> Index:
             flush_redis(server)
 
         flush()
-        return Index(kind, server.url, flush)
+        return Index(kind, server.url, flush, server.client)
     cluster: RedisCluster = request.getfixturevalue("redis_cluster")
 
     def flush_all() -> None:
         flush_cluster(cluster)
 
     flush_all()
-    return Index(kind, cluster.url, flush_all)
+    return Index(kind, cluster.url, flush_all, cluster.client)
 
 
 def url_of(path: Path, mode: str = "always") -> str:
@@ -524,3 +533,51 @@ def test_a_trimmed_member_gets_its_journaled_score_back(index: Index, tmp_path: 
         assert [(e.member, e.score) for e in rebuilt.top(5)] == before
     finally:
         rebuilt.close()
+
+
+def test_a_closed_window_is_archived_and_read_after_its_key_expired(
+    index: Index, tmp_path: Path
+) -> None:
+    clock = Clock()
+    clock.now = int(time.time() * 1000)  # windows live (TTLs count on the backend's clock)
+    board = Leaderboard(
+        index.backend(),
+        "seasonal",
+        operator="incr",
+        windows=("all", "daily"),
+        journal=url_of(tmp_path / "journal.db"),
+        clock=clock,
+    )
+    try:
+        board.submit("ann", 5)
+        board.submit("bob", 7)
+        board.submit("ann", 4)
+        day1 = board.window_id("daily")
+        final = [(e.member, e.score, e.rank) for e in board.top(10, window=day1)]
+        clock.now += 86_400_000
+        board.submit("cid", 1)  # the first write of day 2 archives day 1
+        assert board.archive_closed() == []  # once
+        key = f"rk:{{seasonal}}:w:{day1}".encode()
+        if index.kind == "memory":
+            board.backend.keyspace.delete(key)  # type: ignore[attr-defined]
+        else:
+            assert index.client is not None
+            client = index.client()
+            client.delete(key)
+            client.close()
+        assert final == [("ann", 9.0, 1), ("bob", 7.0, 2)]
+        assert [(e.member, e.score, e.rank) for e in board.top(10, window=day1)] == final
+        assert board.score("ann", window=day1) == 9
+        assert board.rank("bob", window=day1) == 2
+        assert board.count(window=day1) == 2
+        assert [(e.member, e.score) for e in board.top(10, window="daily")] == [("cid", 1.0)]
+        view = board.archived(day1)
+        assert view is not None
+        try:
+            assert [e.member for e in view.around("ann", 1, 1).entries] == ["ann", "bob"]
+            with pytest.raises(JournalError):
+                view.submit("eve", 1)
+        finally:
+            view.close()
+    finally:
+        board.close()

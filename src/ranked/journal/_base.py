@@ -298,6 +298,14 @@ class JournalBase(ABC):
             rows = self._query(sql, (board,))
         return last, [(bytes(cast(bytes, m)), float(cast(float, v))) for m, v in rows]
 
+    def event_by_key(self, board: str, key: str) -> Event | None:
+        """The committed event of ``board`` with idempotency key ``key``, if any. O(log n)."""
+        p = self._PARAM
+        rows = self._query(
+            f"SELECT {COLUMNS} FROM events WHERE board = {p} AND key = {p}", (board, key)
+        )
+        return event_from_row(rows[0]) if rows else None
+
     def last_clear(self, board: str, before: int) -> int:
         """The ``board_seq`` of ``board``'s last ``clear`` event before ``before`` (0:
         none). Board-wide events have no member: an index range scan over those only."""

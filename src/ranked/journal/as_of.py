@@ -44,6 +44,9 @@ class AsOf:
     def aggregate_scores(self, board: str, high_first: bool) -> None:
         """A view folds nothing in SQL: it is replayed."""
 
+    def event_by_key(self, board: str, key: str) -> Event | None:
+        return next((e for e in self._events() if e.key == key and board == self.board), None)
+
     def last_clear(self, board: str, before: int) -> int:
         found = [
             e.board_seq

@@ -90,6 +90,10 @@ class JournalStore(Protocol):
         sorted ascending, with the last ``board_seq`` folded; None: replay instead."""
         ...
 
+    def event_by_key(self, board: str, key: str) -> Event | None:
+        """The committed event of ``board`` with idempotency key ``key``, if any."""
+        ...
+
     def last_clear(self, board: str, before: int) -> int:
         """The ``board_seq`` of ``board``'s last ``clear`` event before ``before`` (0: none)."""
         ...

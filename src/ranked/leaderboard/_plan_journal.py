@@ -29,6 +29,7 @@ from ..backends.sequenced import APPLIED, Applied, Gap
 from ..core._time import UNIX_EPOCH
 from ..core.models import Member
 from ..core.windows import WindowKind
+from ..engine import _skiplist_snapshot as snapshot_format
 from ..journal.events import Event, NewEvent
 from ..journal.store import JournalStore
 from ._journal_events import (
@@ -242,6 +243,51 @@ class Journaling:
         yield ("load_sorted", (core.keys.window("all"), self.seq_key, b"%d" % last, pairs))
         return last
 
+    # -- archives of closed windows ---------------------------------------------------------
+
+    @staticmethod
+    def archive_key(window_id: str) -> str:
+        """The idempotency key of a window's archive event (a window is archived once)."""
+        return f"archive:{window_id}"
+
+    def closed_windows(self, registered: Iterable[bytes], now_ms: int) -> list[str]:
+        """The registered windows of this board that have ended at ``now_ms``."""
+        plan = self.plan.windows.kept
+        closed = []
+        for raw in sorted(registered):
+            window_id = raw.decode()
+            if window_id == "all":
+                continue
+            window = plan.window_for_id(window_id)
+            if window.is_closed(from_ms(now_ms)):
+                closed.append(window_id)
+        return closed
+
+    def archive_steps(self, window_id: str) -> Steps[NewEvent | None]:
+        """Read a closed window's final standings and make its archive event: ``value``
+        the standings as an engine snapshot (ascending (score, member) pairs), None when
+        the window holds nothing (its key expired, or it was never written)."""
+        core = self.plan.core
+        target = self.plan.windows.target(window_id)
+        size: int = yield ("count", (target.key,))
+        if not size:
+            return None
+        rows: list[Any] = yield ("page", (target, 0, size - 1, False, core.style))
+        pairs = [(row[0], row[1]) for row in rows]
+        return NewEvent(
+            board=self.board,
+            operation="archive",
+            value=snapshot_format.encode(len(pairs), pairs),
+            at_us=core.now_ms() * 1000,
+            key=self.archive_key(window_id),
+        )
+
+    def archived_pairs(self, window_id: str) -> list[tuple[bytes, float]] | None:
+        """A window's archived standings (ascending pairs), None when it has no archive."""
+        assert self.store is not None
+        event = self.store.event_by_key(self.board, self.archive_key(window_id))
+        return None if event is None else snapshot_format.decode(event.value)
+
     def reset(self) -> Steps[None]:
         """Delete the board from the index, with the number of the last event applied."""
         yield from self.plan.life.clear()
@@ -313,7 +359,7 @@ class Journaling:
             return plan.social.set_metadata(payload)
         if operation == "metadata_merge":
             return plan.social.merge_metadata(payload)
-        return _nothing()  # config: recorded, not applied
+        return _nothing()  # config, archive: recorded, not applied
 
     def _sequenced(self, steps: Steps[Any], after: int, last: int) -> Steps[Any]:
         """``steps`` with their one submission step run sequenced (atomic with the

@@ -33,7 +33,7 @@ from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
 from .._fast import fast_eligible, method_shortcut, plain_submit
 from .._journal_open import restore_now
-from .._plan import BoardPlan, PlanCore, TrimmedLookup, run_sync, to_ms
+from .._plan import BoardPlan, PlanCore, TrimmedLookup, from_ms, run_sync, to_ms
 from .._plan_journal import Journaling
 from .._plan_lex import LexFields
 from .._requests import Operator
@@ -128,6 +128,15 @@ class Leaderboard:
         self._shortcut: Any = None
         self._journal: BoardJournal | None = None
         self._owns_journal = False
+        self._archives: dict[str, Leaderboard] = {}
+        kept = config.windows
+        self._archive_due: int | None = (
+            0
+            if journal is not None and (kept.seasons or kept.kinds != (WindowKind.ALL_TIME,))
+            else None
+        )
+        """When a journaled board with windows that close next looks for closed windows to
+        archive (Unix ms; None: never)."""
         self._restored = journal is None
         if journal is not None:
             self._journal = _journal_of(self, journal, snapshots, snapshot_every)
@@ -185,6 +194,8 @@ class Leaderboard:
             self._ready()
             events, prepared = journal.journaling.submit(((member, score),), operator, at, tie, key)
             found: list[Submission] | None = journal.write(events, prepared)
+            if self._archive_due is not None:
+                self._archive_when_due()
             return self._answer(found, member)
         fast = self._fast
         if fast is not None and at is None and tie is None:
@@ -235,6 +246,8 @@ class Leaderboard:
                 return []
             events, prepared = journal.journaling.submit(pairs, operator, at, None, key)
             done: list[Submission] | None = journal.write(events, prepared)
+            if self._archive_due is not None:
+                self._archive_when_due()
             return done if done is not None else []
         writes = self._plan.writes
         prepared = writes.prepare(items, operator, at)
@@ -312,6 +325,10 @@ class Leaderboard:
 
     def score(self, member: Member, *, window: WindowArg = None) -> float | None:
         """The member's score, None if absent. O(1). Redis: ZMSCORE. Atomic."""
+        if window is not None and self._journal is not None:
+            archive = self._from_archive(window)
+            if archive is not None:
+                return archive.score(member, window=window)
         reads = self._plan.reads
         args = reads.plain_scores(member, window)
         if args is None:
@@ -332,6 +349,10 @@ class Leaderboard:
         """The member's 1-based rank in ``style`` (default: the board's), None if absent.
         O(log n) in every style. Redis: one script (ZSCORE + ZREVRANK / ZCOUNT / dense
         companion ZCOUNT). Atomic."""
+        if window is not None and self._journal is not None:
+            archive = self._from_archive(window)
+            if archive is not None:
+                return archive.rank(member, style=style, window=window)
         reads = self._plan.reads
         args = reads.plain_ranks(member, style, window)
         if args is None:
@@ -343,6 +364,10 @@ class Leaderboard:
         self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
     ) -> Entry | None:
         """The member's score and rank, None if absent. O(log n). Atomic."""
+        if window is not None and self._journal is not None:
+            archive = self._from_archive(window)
+            if archive is not None:
+                return archive.entry(member, style=style, window=window)
         reads = self._plan.reads
         args = reads.plain_ranks(member, style, window)
         if args is None:
@@ -358,6 +383,10 @@ class Leaderboard:
     ) -> list[MemberRank]:
         """Ranks of many members sorted by rank (board order); absent members last with
         ``found`` False. At most ``max_page_size`` members. O(k log n). Atomic."""
+        if window is not None and self._journal is not None:
+            archive = self._from_archive(window)
+            if archive is not None:
+                return archive.ranks_of(members, style=style, window=window)
         reads = self._plan.reads
         direct = reads.plain_ranks_of(members, style, window)
         if direct is None:
@@ -376,6 +405,10 @@ class Leaderboard:
         """The best ``n`` entries (n <= max_page_size). O(log n + n).
         Redis: one script (ZRANGE REV + first rank). Atomic. ``with_data``: each entry
         carries its member data (``Entry.data``), read by one HMGET for the whole list."""
+        if window is not None and self._journal is not None:
+            archive = self._from_archive(window)
+            if archive is not None:
+                return archive.top(n, style=style, window=window, with_data=with_data)
         reads = self._plan.reads
         args = None if with_data else reads.plain_top(n, style, window)
         if args is None:
@@ -419,6 +452,12 @@ class Leaderboard:
         """The page at 0-based position ``offset`` (and a cursor to the next); an offset
         past the end reads an empty page, however large. O(log n + size). Redis: one
         script. Atomic. ``with_data``: as :meth:`page`."""
+        if window is not None and self._journal is not None:
+            archive = self._from_archive(window)
+            if archive is not None:
+                return archive.page_at(
+                    offset, size, style=style, window=window, with_data=with_data
+                )
         return run_sync(
             self._steps, self._plan.reads.page_at(offset, size, style, window, with_data)
         )
@@ -437,6 +476,12 @@ class Leaderboard:
         at the edges: near the top it fills from below, near the bottom from above.
         O(log n + size). Redis: one script (ZREVRANK + ZREVRANGE). Atomic.
         ``with_data``: as :meth:`page`."""
+        if window is not None and self._journal is not None:
+            archive = self._from_archive(window)
+            if archive is not None:
+                return archive.around(
+                    member, before, after, style=style, window=window, with_data=with_data
+                )
         reads = self._plan.reads
         args = None if with_data else reads.plain_around(member, before, after, style, window)
         if args is None:
@@ -446,6 +491,10 @@ class Leaderboard:
 
     def count(self, *, window: WindowArg = None) -> int:
         """Members in the window. O(1). Redis: ZCARD."""
+        if window is not None and self._journal is not None:
+            archive = self._from_archive(window)
+            if archive is not None:
+                return archive.count(window=window)
         total: int = self._steps.count(self._plan.windows.read_target(window)[1].key)
         return total
 
@@ -453,6 +502,10 @@ class Leaderboard:
         """Members with low <= score <= high. O(log n). Redis: ZCOUNT. Any int or float
         but NaN: an infinity is unbounded, and an int no float64 holds (10**400 too)
         counts exactly (the bound moves inward to the nearest float64 within it)."""
+        if window is not None and self._journal is not None:
+            archive = self._from_archive(window)
+            if archive is not None:
+                return archive.count_between(low, high, window=window)
         return run_sync(self._steps, self._plan.reads.count_between(low, high, window))
 
     def between(
@@ -471,6 +524,18 @@ class Leaderboard:
         Redis: one script (ZRANGE BYSCORE [REV] LIMIT + first rank). Atomic. Bounds: an
         infinity is unbounded, an int no float64 holds counts exactly. ``with_data``: as
         :meth:`page`."""
+        if window is not None and self._journal is not None:
+            archive = self._from_archive(window)
+            if archive is not None:
+                return archive.between(
+                    low,
+                    high,
+                    offset=offset,
+                    count=count,
+                    style=style,
+                    window=window,
+                    with_data=with_data,
+                )
         return run_sync(
             self._steps,
             self._plan.reads.between(low, high, offset, count, style, window, with_data),
@@ -481,6 +546,10 @@ class Leaderboard:
         than ``member`` (plain scores: time tie-breaks do not count); None if absent.
         O(log n). One atomic read (Redis: one script of ZSCORE, ZCARD, ZCOUNT); on a time
         tie-break board three reads (ZMSCORE, ZCARD, ZCOUNT), not atomic as a whole."""
+        if window is not None and self._journal is not None:
+            archive = self._from_archive(window)
+            if archive is not None:
+                return archive.percentile(member, window=window)
         reads = self._plan.reads
         args = reads.plain_percentile(member, window)
         if args is None:
@@ -673,6 +742,103 @@ class Leaderboard:
         view._owns_backend = True
         return view
 
+    def archive_closed(self) -> list[str]:
+        """Freeze the final standings of every registered window that has closed and has
+        no archive yet: each one event in the journal (idempotent: a window is archived
+        once), so reads of the window keep working after its live key expires. Returns
+        the window ids archived now. A journaled board also does this on its own, at most
+        once a minute, when it takes a write. Several backend calls and one append per
+        window. Needs a journal."""
+        journal = self._journal
+        if journal is None:
+            raise BoardConfigError(f"board {self.name!r} has no journal: it keeps no archives")
+        journaling = journal.journaling
+        core = self._plan.core
+        registered: set[bytes] = self._steps.set_members(core.registry_key)
+        done = []
+        for window_id in journaling.closed_windows(registered, core.now_ms()):
+            if journal.store.event_by_key(self.name, journaling.archive_key(window_id)):
+                continue
+            event = run_sync(self._steps, journaling.archive_steps(window_id))
+            if event is not None:
+                self._journaled(event)
+                done.append(window_id)
+        return done
+
+    def _archive_when_due(self) -> None:
+        """Archive the closed windows, at most once a minute (on the board's clock)."""
+        now = self._plan.core.now_ms()
+        if self._archive_due is not None and now >= self._archive_due:
+            self._archive_due = now + 60_000
+            self.archive_closed()
+
+    def _from_archive(self, window: WindowArg) -> Leaderboard | None:
+        """The archive serving a read of ``window``: a closed window whose live key has
+        expired and that has an archive (views kept until :meth:`close`); else None."""
+        windows = self._plan.windows
+        window_id = windows.window_id(window)
+        if window_id == "all":
+            return None
+        cached = self._archives.get(window_id)
+        if cached is not None:
+            return cached
+        now = from_ms(self._plan.core.now_ms())
+        if not windows.kept.window_for_id(window_id).is_closed(now):
+            return None
+        if self._steps.count(windows.target(window_id).key):
+            return None  # still live
+        view = self.archived(window_id)
+        if view is not None:
+            self._archives[window_id] = view
+        return view
+
+    def archived(self, window: WindowArg) -> Leaderboard | None:
+        """A closed window's archived standings as a read-only board (the same read
+        API: top, rank, around, score, pages...; its reads default to that window), in a
+        private in-process store; None when the window has no archive. Close it after
+        use. Reads of this board that name a closed window whose live key has expired are
+        served from it on their own."""
+        journal = self._journal
+        if journal is None:
+            return None
+        window_id = self._plan.windows.window_id(window)
+        pairs = journal.journaling.archived_pairs(window_id)
+        if pairs is None:
+            return None
+        config = self.config
+        kept = self._plan.windows.kept
+        closed = kept.window_for_id(window_id)
+        at_ms = self._plan.core.now_ms() if closed.end is None else to_ms(closed.end) - 1
+        # the view keeps this window alone: its reads default to it
+        seasons = tuple(s for s in kept.seasons if s.window.id == window_id)
+        view = Leaderboard(
+            open_scratch_backend(clock=lambda: at_ms / 1000),
+            config.name,
+            higher_is_better=config.higher_is_better,
+            operator=config.operator,
+            tie_break=config.tie_break,
+            windows=WindowPlan(
+                kinds=() if seasons else (closed.kind,),
+                seasons=seasons,
+                timezone=kept.timezone,
+                retention=timedelta(days=36500),  # the view's copy never expires
+            ),
+            rank_style=config.rank_style,
+            max_page_size=config.max_page_size,
+            namespace=config.namespace,
+            clock=lambda: at_ms,
+            bytes_members=self._plan.core.bytes_members,
+            journal=AsOf(journal.store, config.name, -1),  # read-only, no events
+            snapshot_every=None,
+        )
+        view._owns_backend = True
+        view.restore()
+        view_journal = view._journal
+        assert view_journal is not None
+        target = view._plan.windows.target(window_id)
+        view._steps.load_sorted(target.key, view_journal.journaling.seq_key, b"0", pairs)
+        return view
+
     def _journaled(self, event: Any) -> Any:
         journal = self._journal
         assert journal is not None
@@ -694,6 +860,9 @@ class Leaderboard:
     def close(self) -> None:
         """Snapshot a journaled ``memory://`` board, close its journal if it opened it
         from a URL, and close the backend if it opened it from a URL."""
+        for view in self._archives.values():
+            view.close()
+        self._archives.clear()
         journal = self._journal
         if journal is not None:
             if self._restored:
