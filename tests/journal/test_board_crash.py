@@ -79,6 +79,8 @@ def _fold(events: list[Any], today: int) -> dict[str, dict[str, float]]:
     ``today``), member -> score (high is better)."""
     boards: dict[str, dict[str, float]] = defaultdict(dict)
     for event in events:
+        if event.member is None:  # the board's configuration
+            continue
         member = event.member.decode()
         if event.operation == "remove":
             for scores in boards.values():

@@ -41,6 +41,8 @@ SCHEMA_VERSION: Final = 1
 R = TypeVar("R")
 
 _READ_PAGE: Final = 512
+_RECORDS: Final = frozenset(("config", "archive"))
+"""Board-wide events that record (a configuration, an archive) and change no score."""
 COLUMNS: Final = "seq, board_seq, board, member, operation, score, value, at_us, key, actor, reason"
 """The columns of a stored event, in the order :func:`~ranked.journal.events.event_from_row`
 reads them."""
@@ -256,11 +258,12 @@ class JournalBase(ABC):
         replay. The fold follows the operations found: only ``incr`` / ``decr``: their
         sum (every score whole and every sum below 2**53, so the order of the additions
         cannot change a result); only ``best``: the greatest (``high_first``) or least
-        score; only ``set``: the last one. One pass over the board's events, then a sort
+        score; only ``set``: the last one. Records (``config``, ``archive``) fold to
+        nothing. One pass over the board's events, then a sort
         of its members."""
         p = self._PARAM
         found = self._query(f"SELECT DISTINCT operation FROM events WHERE board = {p}", (board,))
-        ops = {row[0] for row in found}
+        ops = {row[0] for row in found} - _RECORDS
         if ops and ops <= {"incr", "decr"}:
             fold = "sum"
         elif ops == {"best"}:
@@ -270,7 +273,7 @@ class JournalBase(ABC):
         else:
             return None
         ((last, count, largest, fractions),) = self._query(
-            f"SELECT max(board_seq), count(*), max(abs(score)),"
+            f"SELECT max(board_seq), count(score), max(abs(score)),"
             f" sum(CASE WHEN {self._NOT_WHOLE} THEN 1 ELSE 0 END)"
             f" FROM events WHERE board = {p}",
             (board,),
@@ -281,8 +284,8 @@ class JournalBase(ABC):
         if fold == "last":
             sql = (
                 f"SELECT member, score + 0.0 FROM events WHERE board = {p} AND seq IN"
-                f" (SELECT max(seq) FROM events WHERE board = {p} GROUP BY member)"
-                " ORDER BY 2, 1"
+                f" (SELECT max(seq) FROM events WHERE board = {p} AND member IS NOT NULL"
+                " GROUP BY member) ORDER BY 2, 1"
             )
             rows = self._query(sql, (board, board))
         else:
@@ -293,7 +296,7 @@ class JournalBase(ABC):
             )
             sql = (
                 f"SELECT member, {value} + 0.0 FROM events WHERE board = {p}"
-                " GROUP BY member ORDER BY 2, 1"
+                " AND member IS NOT NULL GROUP BY member ORDER BY 2, 1"
             )
             rows = self._query(sql, (board,))
         return last, [(bytes(cast(bytes, m)), float(cast(float, v))) for m, v in rows]
@@ -305,6 +308,20 @@ class JournalBase(ABC):
             f"SELECT {COLUMNS} FROM events WHERE board = {p} AND key = {p}", (board, key)
         )
         return event_from_row(rows[0]) if rows else None
+
+    def last_board_event(self, board: str, operation: str) -> Event | None:
+        """``board``'s newest board-wide event (no member) of ``operation``, if any."""
+        p = self._PARAM
+        rows = self._query(
+            f"SELECT {COLUMNS} FROM events WHERE board = {p} AND member IS NULL"
+            f" AND operation = {p} ORDER BY seq DESC LIMIT 1",
+            (board, operation),
+        )
+        return event_from_row(rows[0]) if rows else None
+
+    def boards(self) -> list[str]:
+        """The names of the boards with events, sorted (one pass over the journal)."""
+        return sorted(str(row[0]) for row in self._query("SELECT DISTINCT board FROM events", ()))
 
     def last_clear(self, board: str, before: int) -> int:
         """The ``board_seq`` of ``board``'s last ``clear`` event before ``before`` (0:

@@ -47,6 +47,13 @@ class AsOf:
     def event_by_key(self, board: str, key: str) -> Event | None:
         return next((e for e in self._events() if e.key == key and board == self.board), None)
 
+    def last_board_event(self, board: str, operation: str) -> Event | None:
+        found = [e for e in self._events() if e.member is None and e.operation == operation]
+        return found[-1] if found else None
+
+    def boards(self) -> list[str]:
+        return [self.board]
+
     def last_clear(self, board: str, before: int) -> int:
         found = [
             e.board_seq

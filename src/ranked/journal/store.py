@@ -94,6 +94,14 @@ class JournalStore(Protocol):
         """The committed event of ``board`` with idempotency key ``key``, if any."""
         ...
 
+    def last_board_event(self, board: str, operation: str) -> Event | None:
+        """``board``'s newest board-wide event (no member) of ``operation``, if any."""
+        ...
+
+    def boards(self) -> list[str]:
+        """The names of the boards with events, sorted."""
+        ...
+
     def last_clear(self, board: str, before: int) -> int:
         """The ``board_seq`` of ``board``'s last ``clear`` event before ``before`` (0: none)."""
         ...

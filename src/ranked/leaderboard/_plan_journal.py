@@ -32,6 +32,7 @@ from ..core.windows import WindowKind
 from ..engine import _skiplist_snapshot as snapshot_format
 from ..journal.events import Event, NewEvent
 from ..journal.store import JournalStore
+from ._config_json import to_json
 from ._journal_events import (
     SUBMITS,
     Decoded,
@@ -120,6 +121,10 @@ class Journaling:
             actor=actor,
             reason=reason,
         )
+
+    def config_event(self) -> NewEvent:
+        """The event recording the board's configuration (see :mod:`._config_json`)."""
+        return self.event("config", None, json_value(to_json(self.plan.core.config)))
 
     def lex_event(
         self, member: Member, fields: LexFields, operator: Operator | None, at: Any

@@ -13,6 +13,7 @@ Cluster. Operations made of several steps say so.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from types import MethodType, TracebackType
@@ -31,6 +32,7 @@ from ...journal import open_journal
 from ...journal.as_of import AsOf
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
+from .._config_json import options as board_options
 from .._fast import fast_eligible, method_shortcut, plain_submit
 from .._journal_open import restore_now
 from .._plan import BoardPlan, PlanCore, TrimmedLookup, from_ms, run_sync, to_ms
@@ -128,6 +130,7 @@ class Leaderboard:
         self._shortcut: Any = None
         self._journal: BoardJournal | None = None
         self._owns_journal = False
+        self._config_recorded = journal is None
         self._archives: dict[str, Leaderboard] = {}
         kept = config.windows
         self._archive_due: int | None = (
@@ -666,9 +669,60 @@ class Leaderboard:
 
     def _ready(self) -> None:
         """Restore a journaled board before its first write (asyncio: the constructor
-        cannot)."""
+        cannot), and journal its configuration when the journal's last record of it
+        differs (a board's first write through this object)."""
         if not self._restored:
             self.restore()
+        if not self._config_recorded:
+            self._config_recorded = True
+            journal = self._journal
+            assert journal is not None
+            event = journal.journaling.config_event()
+            last = journal.store.last_board_event(self.name, "config")
+            if last is None or last.value != event.value:
+                journal.write([event])
+
+    def rebuild(self) -> int:
+        """Delete the board from the index and build it again from the journal: the
+        engine's bulk load where the board allows it, else a replay of every event (see
+        docs/durability.md). Returns how many events were replayed one by one. Not atomic:
+        reads meanwhile see the board partly built."""
+        journal = self._journal
+        if journal is None:
+            raise BoardConfigError(f"board {self.name!r} has no journal to rebuild from")
+        self._use_writer(None)
+        run_sync(self._steps, journal.journaling.reset())
+        self._restored = True
+        return journal.restore()
+
+    @classmethod
+    def rebuild_all(
+        cls, backend: Backend | str, journal: str | JournalStore
+    ) -> dict[str, int | None]:
+        """Rebuild every board of ``journal`` into ``backend`` (after the index lost them
+        all), each opened with the configuration its journal recorded: board name -> events
+        replayed one by one, or None for a board that must be opened with its
+        configuration given (a layout tie-break, a time zone other than UTC; see
+        :meth:`rebuild`) or that has no configuration recorded."""
+        store = open_journal(journal) if isinstance(journal, str) else journal
+        found: dict[str, int | None] = {}
+        try:
+            for name in store.boards():
+                last = store.last_board_event(name, "config")
+                given = None if last is None else board_options(json.loads(last.value))
+                if given is None:
+                    found[name] = None
+                    continue
+                board = cls(backend, name, journal=store, snapshot_every=None, **given)
+                try:
+                    found[name] = board.rebuild()
+                finally:
+                    board._journal = None  # the backend and the journal are the caller's
+                    board.close()
+        finally:
+            if isinstance(journal, str):
+                store.close()
+        return found
 
     def restore(self) -> int:
         """Bring the board up to its journal (done when a journaled board is opened):
@@ -740,6 +794,7 @@ class Leaderboard:
             snapshot_every=None,
         )
         view._owns_backend = True
+        view._config_recorded = True  # a view writes nothing
         return view
 
     def archive_closed(self) -> list[str]:
@@ -832,6 +887,7 @@ class Leaderboard:
             snapshot_every=None,
         )
         view._owns_backend = True
+        view._config_recorded = True  # a view writes nothing
         view.restore()
         view_journal = view._journal
         assert view_journal is not None
