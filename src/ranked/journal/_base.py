@@ -262,8 +262,13 @@ class JournalBase(ABC):
         nothing. One pass over the board's events, then a sort
         of its members."""
         p = self._PARAM
-        found = self._query(f"SELECT DISTINCT operation FROM events WHERE board = {p}", (board,))
-        ops = {row[0] for row in found} - _RECORDS
+        stats = self._query(
+            f"SELECT operation, max(board_seq), count(score), max(abs(score)),"
+            f" sum(CASE WHEN {self._NOT_WHOLE} THEN 1 ELSE 0 END)"
+            f" FROM events WHERE board = {p} GROUP BY operation",
+            (board,),
+        )  # one pass: the operations found, the last number, and what a sum needs
+        ops = {str(row[0]) for row in stats} - _RECORDS
         if ops and ops <= {"incr", "decr"}:
             fold = "sum"
         elif ops == {"best"}:
@@ -272,14 +277,11 @@ class JournalBase(ABC):
             fold = "last"
         else:
             return None
-        ((last, count, largest, fractions),) = self._query(
-            f"SELECT max(board_seq), count(score), max(abs(score)),"
-            f" sum(CASE WHEN {self._NOT_WHOLE} THEN 1 ELSE 0 END)"
-            f" FROM events WHERE board = {p}",
-            (board,),
-        )
-        assert isinstance(last, int) and isinstance(count, int)
-        if fold == "sum" and (fractions or float(cast(float, largest)) * count >= 2.0**53):
+        last = max(cast(int, row[1]) for row in stats)
+        count = sum(cast(int, row[2]) for row in stats)
+        largest = max(float(cast(float, row[3] or 0)) for row in stats)
+        fractions = sum(cast(int, row[4] or 0) for row in stats)
+        if fold == "sum" and (fractions or largest * count >= 2.0**53):
             return None
         if fold == "last":
             sql = (
@@ -299,7 +301,11 @@ class JournalBase(ABC):
                 " AND member IS NOT NULL GROUP BY member ORDER BY 2, 1"
             )
             rows = self._query(sql, (board,))
-        return last, [(bytes(cast(bytes, m)), float(cast(float, v))) for m, v in rows]
+        return last, self._pairs(rows)
+
+    def _pairs(self, rows: list[tuple[object, ...]]) -> list[tuple[bytes, float]]:
+        """(member, score) pairs of rows as the driver returns them."""
+        return [(bytes(cast(bytes, m)), float(cast(float, v))) for m, v in rows]
 
     def event_by_key(self, board: str, key: str) -> Event | None:
         """The committed event of ``board`` with idempotency key ``key``, if any. O(log n)."""

@@ -105,6 +105,10 @@ class SQLiteJournal(JournalBase):
     )
     _read_errors = (sqlite3.DatabaseError,)
 
+    def _pairs(self, rows: list[tuple[object, ...]]) -> list[tuple[bytes, float]]:
+        """The rows as they are: sqlite3 returns a BLOB as bytes and a REAL as float."""
+        return rows  # type: ignore[return-value]
+
     def __init__(
         self, path: str, *, durability: Durability = "always", max_delay_ms: int = 10
     ) -> None:
