@@ -13,11 +13,7 @@ Totals (rounds, acknowledged calls checked, losses) are printed for the closing 
 
 from __future__ import annotations
 
-import os
 import random
-import signal
-import subprocess
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -30,45 +26,16 @@ from ranked.journal import open_journal
 from servers import PostgresServer, RedisServer
 
 from .conftest import flush_redis
+from .kill import run_and_kill
 
 ROUNDS = 12
 CHILD = Path(__file__).with_name("board_crash_child.py")
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def _run_and_kill(index: str, journal: str, round_no: int, rng: random.Random) -> set[str]:
     """Run the child, SIGKILL it at a random moment, return the acknowledged keys."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-    }
-    child = subprocess.Popen(
-        [sys.executable, str(CHILD), index, journal, f"r{round_no}"],
-        stdout=subprocess.PIPE,
-        env=env,
-    )
-    assert child.stdout is not None
-    lines: list[bytes] = []
-    try:
-        assert child.stdout.readline() == b"ready\n", "the child did not start"
-        target = rng.randrange(0, 400)
-        deadline = time.monotonic() + rng.uniform(0.05, 0.6)
-        while len(lines) < target and time.monotonic() < deadline:
-            line = child.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        lines.append(child.stdout.read())
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        child.stdout.close()
-    assert child.returncode == -signal.SIGKILL
-    text = b"".join(lines).split(b"\n")[:-1]  # the last piece may be cut by the kill
-    return {line.decode().split(" ")[1] for line in text}
+    lines = run_and_kill([str(CHILD), index, journal, f"r{round_no}"], rng, 400, (0.05, 0.6))
+    return {line.split(" ")[1] for line in lines}
 
 
 DAY_MS = 86_400_000

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from types import MethodType, TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from ...backends.base import AsyncBackend
 from ...backends.procedure import AsyncBound
@@ -29,12 +29,13 @@ from ...core.windows import Season, Window, WindowKind, WindowPlan
 from ...errors import BoardConfigError, JournalError, UnsupportedOperationError
 from ...journal import open_journal
 from ...journal.as_of import AsOf
+from ...journal.events import NewEvent
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
 from .._config_json import options as board_options
 from .._fast import fast_eligible, method_shortcut, plain_submit
 from .._journal_open import restore_later
-from .._plan import BoardPlan, PlanCore, TrimmedLookup, from_ms, run_async, to_ms
+from .._plan import BoardPlan, PlanCore, Steps, TrimmedLookup, from_ms, run_async, to_ms
 from .._plan_journal import Journaling
 from .._plan_lex import LexFields
 from .._requests import Operator
@@ -44,6 +45,8 @@ from ..results import FriendsBoard, HistoryEntry, MemberData, Submission
 from .journaled import AsyncBoardJournal
 
 __all__ = ["AsyncLeaderboard"]
+
+T = TypeVar("T")
 
 WindowArg = str | Window | None
 
@@ -288,12 +291,8 @@ class AsyncLeaderboard:
         anything was removed. Several backend calls (each atomic): O(windows * log n).
         ``actor`` / ``reason``: who removed it and why (journaled with the removal)."""
         steps = self._plan.life.remove(member)
-        journal = self._journal
-        if journal is not None:
-            Journaling.checked(steps)
-            event = journal.journaling.event("remove", member, actor=actor, reason=reason)
-            return bool(await self._journaled(event))
-        return await run_async(self._steps, steps)
+        event = _event("remove", member, actor=actor, reason=reason)
+        return bool(await self._write(steps, event))
 
     async def clear(self, *, actor: str | None = None, reason: str | None = None) -> int:
         """Delete every key of the board (all windows, member data, metadata, friends);
@@ -571,25 +570,15 @@ class AsyncLeaderboard:
         Invalidates the member's cached friend views. Redis: SADD + DEL."""
         listed = list(friends) if not isinstance(friends, str | bytes) else friends
         steps = self._plan.social.add_friends(member, listed)
-        journal = self._journal
-        if journal is not None:
-            Journaling.checked(steps)
-            value = journal.journaling.friends(listed)
-            event = journal.journaling.event("friends_add", member, value)
-            return int(await self._journaled(event) or 0)
-        return await run_async(self._steps, steps)
+        event = _event("friends_add", member, lambda j: j.friends(listed))
+        return int(await self._write(steps, event) or 0)
 
     async def remove_friends(self, member: Member, friends: Iterable[Member]) -> int:
         """Remove from the member's friend set; invalidates its cached views. Redis: SREM."""
         listed = list(friends) if not isinstance(friends, str | bytes) else friends
         steps = self._plan.social.remove_friends(member, listed)
-        journal = self._journal
-        if journal is not None:
-            Journaling.checked(steps)
-            value = journal.journaling.friends(listed)
-            event = journal.journaling.event("friends_remove", member, value)
-            return int(await self._journaled(event) or 0)
-        return await run_async(self._steps, steps)
+        event = _event("friends_remove", member, lambda j: j.friends(listed))
+        return int(await self._write(steps, event) or 0)
 
     async def friends(self, member: Member) -> set[Member]:
         """The member's friends. O(k). Redis: SMEMBERS."""
@@ -625,13 +614,8 @@ class AsyncLeaderboard:
         """Replace a member's display name and JSON metadata (lives as long as the board).
         Redis: HSET on the board's data hash. Atomic."""
         steps = self._plan.social.set_member_data(member, display_name, metadata)
-        journal = self._journal
-        if journal is not None:
-            Journaling.checked(steps)
-            value = journal.journaling.json({"name": display_name, "meta": metadata})
-            await self._journaled(journal.journaling.event("member_data", member, value))
-            return
-        await run_async(self._steps, steps)
+        value = {"name": display_name, "meta": metadata}
+        await self._write(steps, _event("member_data", member, lambda j: j.json(value)))
 
     async def member_data(self, members: Sequence[Member]) -> dict[Member, MemberData]:
         """Data of those members that have some. O(k). Redis: HMGET."""
@@ -640,13 +624,7 @@ class AsyncLeaderboard:
     async def set_metadata(self, metadata: Mapping[str, Any]) -> None:
         """Replace the board's JSON metadata (shared by every process). Redis: HSET."""
         steps = self._plan.social.set_metadata(metadata)
-        journal = self._journal
-        if journal is not None:
-            Journaling.checked(steps)
-            value = journal.journaling.json(metadata)
-            await self._journaled(journal.journaling.event("metadata", None, value))
-            return
-        await run_async(self._steps, steps)
+        await self._write(steps, _event("metadata", None, lambda j: j.json(metadata)))
 
     async def merge_metadata(self, changes: Mapping[str, Any]) -> dict[str, Any]:
         """Shallow-merge ``changes`` into the board's JSON metadata (their keys replace
@@ -654,13 +632,8 @@ class AsyncLeaderboard:
         backend: concurrent merges all land. Redis: HMGET, then a compare-and-set script
         (HGET, HSET, PEXPIRE), again from the read if another write came in between."""
         steps = self._plan.social.merge_metadata(changes)
-        journal = self._journal
-        if journal is not None:
-            Journaling.checked(steps)
-            value = journal.journaling.json(changes)
-            merged = await self._journaled(journal.journaling.event("metadata_merge", None, value))
-            return merged if merged is not None else await self.metadata()
-        return await run_async(self._steps, steps)
+        merged = await self._write(steps, _event("metadata_merge", None, lambda j: j.json(changes)))
+        return merged if merged is not None else await self.metadata()
 
     async def metadata(self) -> dict[str, Any]:
         """The board's metadata ({} if never set). Redis: HMGET."""
@@ -896,6 +869,17 @@ class AsyncLeaderboard:
         await view._steps.load_sorted(target.key, view_journal.journaling.seq_key, b"0", pairs)
         return view
 
+    async def _write(self, steps: Steps[T], event: Callable[[Journaling], NewEvent]) -> T | None:
+        """Run a write's plan; on a journaled board, check its arguments (the plan up to
+        its first step), journal ``event(journaling)`` and apply it once durable (None: a
+        retried keyed call whose answer is gone)."""
+        journal = self._journal
+        if journal is None:
+            return await run_async(self._steps, steps)
+        Journaling.checked(steps)
+        found: T | None = await self._journaled(event(journal.journaling))
+        return found
+
     async def _journaled(self, event: Any) -> Any:
         journal = self._journal
         assert journal is not None
@@ -940,6 +924,22 @@ class AsyncLeaderboard:
         traceback: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+def _event(
+    operation: str,
+    member: Member | None,
+    value: Callable[[Journaling], bytes] = lambda _journaling: b"",
+    *,
+    actor: str | None = None,
+    reason: str | None = None,
+) -> Callable[[Journaling], NewEvent]:
+    """The event of a write that is not a submission, built once its plan is checked."""
+
+    def build(journaling: Journaling) -> NewEvent:
+        return journaling.event(operation, member, value(journaling), actor=actor, reason=reason)
+
+    return build
 
 
 def _journal_of(

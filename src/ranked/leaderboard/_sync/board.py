@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from types import MethodType, TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from ...backends.base import Backend
 from ...backends.procedure import Bound
@@ -30,12 +30,13 @@ from ...core.windows import Season, Window, WindowKind, WindowPlan
 from ...errors import BoardConfigError, JournalError, UnsupportedOperationError
 from ...journal import open_journal
 from ...journal.as_of import AsOf
+from ...journal.events import NewEvent
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
 from .._config_json import options as board_options
 from .._fast import fast_eligible, method_shortcut, plain_submit
 from .._journal_open import restore_now
-from .._plan import BoardPlan, PlanCore, TrimmedLookup, from_ms, run_sync, to_ms
+from .._plan import BoardPlan, PlanCore, Steps, TrimmedLookup, from_ms, run_sync, to_ms
 from .._plan_journal import Journaling
 from .._plan_lex import LexFields
 from .._requests import Operator
@@ -45,6 +46,8 @@ from ..results import FriendsBoard, HistoryEntry, MemberData, Submission
 from .journaled import BoardJournal
 
 __all__ = ["Leaderboard"]
+
+T = TypeVar("T")
 
 WindowArg = str | Window | None
 
@@ -287,12 +290,8 @@ class Leaderboard:
         anything was removed. Several backend calls (each atomic): O(windows * log n).
         ``actor`` / ``reason``: who removed it and why (journaled with the removal)."""
         steps = self._plan.life.remove(member)
-        journal = self._journal
-        if journal is not None:
-            Journaling.checked(steps)
-            event = journal.journaling.event("remove", member, actor=actor, reason=reason)
-            return bool(self._journaled(event))
-        return run_sync(self._steps, steps)
+        event = _event("remove", member, actor=actor, reason=reason)
+        return bool(self._write(steps, event))
 
     def clear(self, *, actor: str | None = None, reason: str | None = None) -> int:
         """Delete every key of the board (all windows, member data, metadata, friends);
@@ -570,25 +569,15 @@ class Leaderboard:
         Invalidates the member's cached friend views. Redis: SADD + DEL."""
         listed = list(friends) if not isinstance(friends, str | bytes) else friends
         steps = self._plan.social.add_friends(member, listed)
-        journal = self._journal
-        if journal is not None:
-            Journaling.checked(steps)
-            value = journal.journaling.friends(listed)
-            event = journal.journaling.event("friends_add", member, value)
-            return int(self._journaled(event) or 0)
-        return run_sync(self._steps, steps)
+        event = _event("friends_add", member, lambda j: j.friends(listed))
+        return int(self._write(steps, event) or 0)
 
     def remove_friends(self, member: Member, friends: Iterable[Member]) -> int:
         """Remove from the member's friend set; invalidates its cached views. Redis: SREM."""
         listed = list(friends) if not isinstance(friends, str | bytes) else friends
         steps = self._plan.social.remove_friends(member, listed)
-        journal = self._journal
-        if journal is not None:
-            Journaling.checked(steps)
-            value = journal.journaling.friends(listed)
-            event = journal.journaling.event("friends_remove", member, value)
-            return int(self._journaled(event) or 0)
-        return run_sync(self._steps, steps)
+        event = _event("friends_remove", member, lambda j: j.friends(listed))
+        return int(self._write(steps, event) or 0)
 
     def friends(self, member: Member) -> set[Member]:
         """The member's friends. O(k). Redis: SMEMBERS."""
@@ -624,13 +613,8 @@ class Leaderboard:
         """Replace a member's display name and JSON metadata (lives as long as the board).
         Redis: HSET on the board's data hash. Atomic."""
         steps = self._plan.social.set_member_data(member, display_name, metadata)
-        journal = self._journal
-        if journal is not None:
-            Journaling.checked(steps)
-            value = journal.journaling.json({"name": display_name, "meta": metadata})
-            self._journaled(journal.journaling.event("member_data", member, value))
-            return
-        run_sync(self._steps, steps)
+        value = {"name": display_name, "meta": metadata}
+        self._write(steps, _event("member_data", member, lambda j: j.json(value)))
 
     def member_data(self, members: Sequence[Member]) -> dict[Member, MemberData]:
         """Data of those members that have some. O(k). Redis: HMGET."""
@@ -639,13 +623,7 @@ class Leaderboard:
     def set_metadata(self, metadata: Mapping[str, Any]) -> None:
         """Replace the board's JSON metadata (shared by every process). Redis: HSET."""
         steps = self._plan.social.set_metadata(metadata)
-        journal = self._journal
-        if journal is not None:
-            Journaling.checked(steps)
-            value = journal.journaling.json(metadata)
-            self._journaled(journal.journaling.event("metadata", None, value))
-            return
-        run_sync(self._steps, steps)
+        self._write(steps, _event("metadata", None, lambda j: j.json(metadata)))
 
     def merge_metadata(self, changes: Mapping[str, Any]) -> dict[str, Any]:
         """Shallow-merge ``changes`` into the board's JSON metadata (their keys replace
@@ -653,13 +631,8 @@ class Leaderboard:
         backend: concurrent merges all land. Redis: HMGET, then a compare-and-set script
         (HGET, HSET, PEXPIRE), again from the read if another write came in between."""
         steps = self._plan.social.merge_metadata(changes)
-        journal = self._journal
-        if journal is not None:
-            Journaling.checked(steps)
-            value = journal.journaling.json(changes)
-            merged = self._journaled(journal.journaling.event("metadata_merge", None, value))
-            return merged if merged is not None else self.metadata()
-        return run_sync(self._steps, steps)
+        merged = self._write(steps, _event("metadata_merge", None, lambda j: j.json(changes)))
+        return merged if merged is not None else self.metadata()
 
     def metadata(self) -> dict[str, Any]:
         """The board's metadata ({} if never set). Redis: HMGET."""
@@ -895,6 +868,17 @@ class Leaderboard:
         view._steps.load_sorted(target.key, view_journal.journaling.seq_key, b"0", pairs)
         return view
 
+    def _write(self, steps: Steps[T], event: Callable[[Journaling], NewEvent]) -> T | None:
+        """Run a write's plan; on a journaled board, check its arguments (the plan up to
+        its first step), journal ``event(journaling)`` and apply it once durable (None: a
+        retried keyed call whose answer is gone)."""
+        journal = self._journal
+        if journal is None:
+            return run_sync(self._steps, steps)
+        Journaling.checked(steps)
+        found: T | None = self._journaled(event(journal.journaling))
+        return found
+
     def _journaled(self, event: Any) -> Any:
         journal = self._journal
         assert journal is not None
@@ -939,6 +923,22 @@ class Leaderboard:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _event(
+    operation: str,
+    member: Member | None,
+    value: Callable[[Journaling], bytes] = lambda _journaling: b"",
+    *,
+    actor: str | None = None,
+    reason: str | None = None,
+) -> Callable[[Journaling], NewEvent]:
+    """The event of a write that is not a submission, built once its plan is checked."""
+
+    def build(journaling: Journaling) -> NewEvent:
+        return journaling.event(operation, member, value(journaling), actor=actor, reason=reason)
+
+    return build
 
 
 def _journal_of(
