@@ -115,6 +115,8 @@ class JournalBase(ABC):
     """The page query over one board: arguments ``(board, after_seq, limit)``."""
     _PARAM: ClassVar[str]
     """The driver's placeholder (``?``, ``%s``)."""
+    _BEGIN_READ: ClassVar[str]
+    """The statement opening a read transaction that sees one snapshot."""
     _BOARD_EVENTS: ClassVar[str]
     """The page query over one board by board_seq: arguments ``(board, after, limit)``."""
     _LAST_BOARD_SEQ: ClassVar[str]
@@ -259,15 +261,30 @@ class JournalBase(ABC):
         sum (every score whole and every sum below 2**53, so the order of the additions
         cannot change a result); only ``best``: the greatest (``high_first``) or least
         score; only ``set``: the last one. Records (``config``, ``archive``) fold to
-        nothing. One pass over the board's events, then a sort
-        of its members."""
+        nothing. All in one read transaction (one snapshot of the journal): two passes
+        over the board's entries of a covering index, then a sort of its members."""
+        try:
+            with self._reader_lock:
+                self._execute_read(self._BEGIN_READ)
+                try:
+                    return self._aggregate(board, high_first)
+                finally:
+                    self._execute_read("COMMIT")
+        except self._read_errors as error:
+            raise JournalError(f"{self._name} cannot be read: {error}") from error
+
+    def _aggregate(
+        self, board: str, high_first: bool
+    ) -> tuple[int, list[tuple[bytes, float]]] | None:
+        """:meth:`aggregate_scores` inside its read transaction (the reader lock held)."""
+        query = self._fetch
         p = self._PARAM
-        stats = self._query(
-            f"SELECT operation, max(board_seq), count(score), max(abs(score)),"
+        stats = query(
+            f"SELECT operation, count(score), max(abs(score)),"
             f" sum(CASE WHEN {self._NOT_WHOLE} THEN 1 ELSE 0 END)"
             f" FROM events WHERE board = {p} GROUP BY operation",
             (board,),
-        )  # one pass: the operations found, the last number, and what a sum needs
+        )  # one pass over the covering index: the operations found, what a sum needs
         ops = {str(row[0]) for row in stats} - _RECORDS
         if ops and ops <= {"incr", "decr"}:
             fold = "sum"
@@ -277,10 +294,11 @@ class JournalBase(ABC):
             fold = "last"
         else:
             return None
-        last = max(cast(int, row[1]) for row in stats)
-        count = sum(cast(int, row[2]) for row in stats)
-        largest = max(float(cast(float, row[3] or 0)) for row in stats)
-        fractions = sum(cast(int, row[4] or 0) for row in stats)
+        ((last_seq,),) = query(self._LAST_BOARD_SEQ, (board,))
+        last = int(cast(int, last_seq or 0))
+        count = sum(cast(int, row[1]) for row in stats)
+        largest = max(float(cast(float, row[2] or 0)) for row in stats)
+        fractions = sum(cast(int, row[3] or 0) for row in stats)
         if fold == "sum" and (fractions or largest * count >= 2.0**53):
             return None
         if fold == "last":
@@ -289,7 +307,7 @@ class JournalBase(ABC):
                 f" (SELECT max(seq) FROM events WHERE board = {p} AND member IS NOT NULL"
                 " GROUP BY member) ORDER BY 2, 1"
             )
-            rows = self._query(sql, (board, board))
+            rows = query(sql, (board, board))
         else:
             value = (
                 "sum(CASE WHEN operation = 'decr' THEN -score ELSE score END)"
@@ -300,7 +318,7 @@ class JournalBase(ABC):
                 f"SELECT member, {value} + 0.0 FROM events WHERE board = {p}"
                 " AND member IS NOT NULL GROUP BY member ORDER BY 2, 1"
             )
-            rows = self._query(sql, (board,))
+            rows = query(sql, (board,))
         return last, self._pairs(rows)
 
     def _pairs(self, rows: list[tuple[object, ...]]) -> list[tuple[bytes, float]]:
@@ -353,6 +371,10 @@ class JournalBase(ABC):
                 return self._fetch(sql, args)
         except self._read_errors as error:
             raise JournalError(f"{self._name} cannot be read: {error}") from error
+
+    @abstractmethod
+    def _execute_read(self, sql: str) -> None:
+        """Run a statement with no rows on the reading connection (BEGIN, COMMIT)."""
 
     @abstractmethod
     def _fetch(self, sql: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:

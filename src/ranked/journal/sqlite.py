@@ -65,7 +65,7 @@ _SCHEMA: Final = (
     "CREATE UNIQUE INDEX events_board_key ON events (board, key) WHERE key IS NOT NULL",
     "CREATE INDEX events_board_seq ON events (board, seq)",
     "CREATE UNIQUE INDEX events_board_number ON events (board, board_seq)",
-    "CREATE INDEX events_board_member ON events (board, member, seq)",
+    "CREATE INDEX events_board_member ON events (board, member, seq, operation, score)",
     f"INSERT INTO schema_version (version) VALUES ({SCHEMA_VERSION})",
 )
 
@@ -195,6 +195,11 @@ class SQLiteJournal(JournalBase):
             event_from_row(row)
 
     # -- reading and closing -------------------------------------------------------------
+
+    _BEGIN_READ = "BEGIN"
+
+    def _execute_read(self, sql: str) -> None:
+        self._reader.execute(sql)
 
     def _fetch(self, sql: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:
         return self._reader.execute(sql, args).fetchall()
