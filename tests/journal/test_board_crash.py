@@ -1,7 +1,8 @@
-"""Crash safety of a journaled board: a child submitting from 4 threads (every operator,
-batches, two windows) is SIGKILLed at random moments, many rounds, on memory:// and on
-Redis. After each kill the board is opened again (restored: snapshot and journal tail on
-memory, the journal's tail on Redis) and checked:
+"""Crash safety of a journaled board: a child submitting from 4 threads or 16 asyncio
+tasks (every operator, batches, two windows) is SIGKILLed at random moments, many rounds,
+on memory:// and on Redis, with SQLite and PostgreSQL. After each kill the board is opened
+again (restored: snapshot and journal tail on memory, the journal's tail on Redis) and
+checked:
 
 - every acknowledged call is in the journal, exactly once (its key is unique);
 - the board equals the journal folded by an independent model (each event applied once,
@@ -32,9 +33,12 @@ ROUNDS = 12
 CHILD = Path(__file__).with_name("board_crash_child.py")
 
 
-def _run_and_kill(index: str, journal: str, round_no: int, rng: random.Random) -> set[str]:
+def _run_and_kill(
+    index: str, journal: str, round_no: int, writers: str, rng: random.Random
+) -> set[str]:
     """Run the child, SIGKILL it at a random moment, return the acknowledged keys."""
-    lines = run_and_kill([str(CHILD), index, journal, f"r{round_no}"], rng, 400, (0.05, 0.6))
+    args = [str(CHILD), index, journal, f"r{round_no}", writers]
+    lines = run_and_kill(args, rng, 400, (0.05, 0.6))
     return {line.split(" ")[1] for line in lines}
 
 
@@ -113,10 +117,11 @@ def _check(index: str, journal_url: str, acked: set[str]) -> int:
     return len(acked)
 
 
+@pytest.mark.parametrize("writers", ["threads", "tasks"])
 @pytest.mark.parametrize("store", ["sqlite", "postgresql"])
 @pytest.mark.parametrize("kind", ["memory", "redis"])
 def test_sigkill_loses_no_acknowledged_submission(
-    kind: str, store: str, tmp_path: Path, request: pytest.FixtureRequest
+    kind: str, store: str, writers: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     if kind == "redis":
         redis_server: RedisServer = request.getfixturevalue("redis_server")
@@ -132,13 +137,15 @@ def test_sigkill_loses_no_acknowledged_submission(
     rng = random.Random(16)
     checked = 0
     for round_no in range(ROUNDS):
-        acked = _run_and_kill(index, journal, round_no, rng)
+        acked = _run_and_kill(index, journal, round_no, writers, rng)
         # memory://: a fresh store each round (the child's died with it); Redis: the same
         checked += _check(
-            f"memory://check-{store}-{round_no}" if kind == "memory" else index, journal, acked
+            f"memory://check-{store}-{writers}-{round_no}" if kind == "memory" else index,
+            journal,
+            acked,
         )
     print(
-        f"\nboard crash test [{kind}+{store}]: {ROUNDS} rounds,"
+        f"\nboard crash test [{kind}+{store}, {writers}]: {ROUNDS} rounds,"
         f" {checked} acknowledged calls checked, 0 lost"
     )
     assert checked > 0
