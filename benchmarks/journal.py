@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import platform
 import random
 import re
 import shutil
@@ -49,6 +47,7 @@ elif str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
 from benchmarks._servers import BenchPostgres, BenchRedis  # noqa: E402 - path set above
+from benchmarks.engine import machine_info  # noqa: E402
 from ranked import AsyncLeaderboard, Leaderboard  # noqa: E402
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend  # noqa: E402
 
@@ -288,19 +287,6 @@ def rebuild_and_restart(events: int) -> dict[str, float]:
     return found
 
 
-def _machine() -> str:
-    """The CPU model and core count, for the report."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -309,7 +295,7 @@ def main() -> None:
     parser.add_argument("--no-pg", action="store_true")
     args = parser.parse_args()
     seconds, runs, events = (0.3, 1, 20_000) if args.quick else (args.seconds, 3, 1_000_000)
-    print(f"machine: {_machine()}")
+    print(machine_info(None))
     print("1. durable submissions per second (memory:// board, incr)")
     if args.no_pg or shutil.which("postgres") is None:
         boards = durable_rates(seconds, runs, None)
@@ -338,8 +324,8 @@ def _write_markdown(
     lines = [
         "# Journal benchmark (benchmarks/journal.py)",
         "",
-        f"Machine: {_machine()}, Python {platform.python_version()}, SQLite"
-        f" {sqlite3.sqlite_version}. Medians of {runs} runs of {seconds} s.",
+        machine_info(None),
+        f"- SQLite {sqlite3.sqlite_version}. Medians of {runs} runs of {seconds} s.",
         "",
         "## Durable submissions per second (memory:// board, `submit(m, 1, operator='incr')`)",
         "",

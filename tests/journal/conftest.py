@@ -86,7 +86,7 @@ def fail_next(store: JournalStore, prefix: str, insert_delay: float = 0.0) -> Fa
     """Make the next statement of ``store``'s committer that starts with ``prefix``
     (``INSERT``, ``COMMIT``) fail (``prefix`` is then emptied)."""
     assert isinstance(store, JournalBase)
-    writer = store._writer  # type: ignore[attr-defined]
+    writer = store._writer
     writer.conn = FailingConnection(writer.conn, prefix, insert_delay)
     return writer.conn  # type: ignore[no-any-return]
 

@@ -372,13 +372,19 @@ class JournalBase(ABC):
         except self._read_errors as error:
             raise JournalError(f"{self._name} cannot be read: {error}") from error
 
-    @abstractmethod
+    _reader: Any
+    """The reading connection (the store's driver)."""
+    _writer: SQLWriter[Any]
+    """The committer's connection."""
+
     def _execute_read(self, sql: str) -> None:
         """Run a statement with no rows on the reading connection (BEGIN, COMMIT)."""
+        self._reader.execute(sql)
 
-    @abstractmethod
     def _fetch(self, sql: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:
         """All rows of ``sql`` on the reading connection (called under the reader lock)."""
+        rows: list[tuple[object, ...]] = self._reader.execute(sql, args).fetchall()
+        return rows
 
     # -- closing -------------------------------------------------------------------------
 
@@ -389,9 +395,10 @@ class JournalBase(ABC):
             with self._reader_lock:
                 self._close_connections()
 
-    @abstractmethod
     def _close_connections(self) -> None:
         """Close the reading and the writing connection."""
+        self._reader.close()
+        self._writer.conn.close()
 
     def __enter__(self) -> Self:
         return self

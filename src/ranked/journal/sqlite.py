@@ -197,13 +197,3 @@ class SQLiteJournal(JournalBase):
     # -- reading and closing -------------------------------------------------------------
 
     _BEGIN_READ = "BEGIN"
-
-    def _execute_read(self, sql: str) -> None:
-        self._reader.execute(sql)
-
-    def _fetch(self, sql: str, args: tuple[object, ...]) -> list[tuple[object, ...]]:
-        return self._reader.execute(sql, args).fetchall()
-
-    def _close_connections(self) -> None:
-        self._reader.close()
-        self._writer.conn.close()

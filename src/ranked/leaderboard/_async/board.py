@@ -749,27 +749,8 @@ class AsyncLeaderboard:
         if journal is None:
             raise BoardConfigError(f"board {self.name!r} has no journal: it has no past")
         at_ms = to_ms(when)
-        config = self.config
-        view = AsyncLeaderboard(
-            open_async_scratch_backend(clock=lambda: at_ms / 1000),
-            config.name,
-            higher_is_better=config.higher_is_better,
-            operator=config.operator,
-            tie_break=config.tie_break,
-            windows=config.windows,
-            rank_style=config.rank_style,
-            keep=config.keep,
-            keep_buffer=config.keep_buffer,
-            max_page_size=config.max_page_size,
-            namespace=config.namespace,
-            clock=lambda: at_ms,
-            bytes_members=self._plan.core.bytes_members,
-            journal=AsOf(journal.store, config.name, at_ms * 1000 + 999),
-            snapshot_every=None,
-        )
-        view._owns_backend = True
-        view._config_recorded = True  # a view writes nothing
-        return view
+        source = AsOf(journal.store, self.name, at_ms * 1000 + 999)
+        return self._view(at_ms, self.config.windows, source, keep=True)
 
     async def archive_closed(self) -> list[str]:
         """Freeze the final standings of every registered window that has closed and has
@@ -834,34 +815,19 @@ class AsyncLeaderboard:
         pairs = journal.journaling.archived_pairs(window_id)
         if pairs is None:
             return None
-        config = self.config
         kept = self._plan.windows.kept
         closed = kept.window_for_id(window_id)
         at_ms = self._plan.core.now_ms() if closed.end is None else to_ms(closed.end) - 1
         # the view keeps this window alone: its reads default to it
         seasons = tuple(s for s in kept.seasons if s.window.id == window_id)
-        view = AsyncLeaderboard(
-            open_async_scratch_backend(clock=lambda: at_ms / 1000),
-            config.name,
-            higher_is_better=config.higher_is_better,
-            operator=config.operator,
-            tie_break=config.tie_break,
-            windows=WindowPlan(
-                kinds=() if seasons else (closed.kind,),
-                seasons=seasons,
-                timezone=kept.timezone,
-                retention=timedelta(days=36500),  # the view's copy never expires
-            ),
-            rank_style=config.rank_style,
-            max_page_size=config.max_page_size,
-            namespace=config.namespace,
-            clock=lambda: at_ms,
-            bytes_members=self._plan.core.bytes_members,
-            journal=AsOf(journal.store, config.name, -1),  # read-only, no events
-            snapshot_every=None,
+        windows = WindowPlan(
+            kinds=() if seasons else (closed.kind,),
+            seasons=seasons,
+            timezone=kept.timezone,
+            retention=timedelta(days=36500),  # the view's copy never expires
         )
-        view._owns_backend = True
-        view._config_recorded = True  # a view writes nothing
+        source = AsOf(journal.store, self.name, -1)  # read-only, no events
+        view = self._view(at_ms, windows, source, keep=False)
         await view.restore()
         view_journal = view._journal
         assert view_journal is not None
@@ -879,6 +845,33 @@ class AsyncLeaderboard:
         Journaling.checked(steps)
         found: T | None = await self._journaled(event(journal.journaling))
         return found
+
+    def _view(
+        self, at_ms: int, windows: WindowPlan, source: AsOf, *, keep: bool
+    ) -> AsyncLeaderboard:
+        """A read-only board like this one (``keep``: with its trim), restored from
+        ``source`` into a private in-process store whose clock stands at ``at_ms``."""
+        config = self.config
+        view = AsyncLeaderboard(
+            open_async_scratch_backend(clock=lambda: at_ms / 1000),
+            config.name,
+            higher_is_better=config.higher_is_better,
+            operator=config.operator,
+            tie_break=config.tie_break,
+            windows=windows,
+            rank_style=config.rank_style,
+            keep=config.keep if keep else None,
+            keep_buffer=config.keep_buffer if keep else 0,
+            max_page_size=config.max_page_size,
+            namespace=config.namespace,
+            clock=lambda: at_ms,
+            bytes_members=self._plan.core.bytes_members,
+            journal=source,
+            snapshot_every=None,
+        )
+        view._owns_backend = True
+        view._config_recorded = True  # a view writes nothing
+        return view
 
     async def _journaled(self, event: Any) -> Any:
         journal = self._journal

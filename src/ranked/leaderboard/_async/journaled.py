@@ -49,8 +49,6 @@ class AsyncBoardJournal:
         self.steps = steps
         self.snapshots = snapshots
         self.snapshot_every = snapshot_every
-        self.applied = 0
-        """The ``board_seq`` of the last event this board applied (or found applied)."""
         self._since_snapshot = 0
         self._answers: OrderedDict[str, Any] = OrderedDict()
         self._appender = AsyncAppender(store)
@@ -86,7 +84,6 @@ class AsyncBoardJournal:
             if isinstance(result, Gap):  # earlier events are missing: apply them first
                 await self.catch_up(result.applied, before=records[0].board_seq)
                 continue
-            self.applied = max(self.applied, records[-1].board_seq)
             self._since_snapshot += len(records)
             if (
                 self.snapshots is not None
@@ -144,7 +141,6 @@ class AsyncBoardJournal:
                 return count + await self.catch_up(done.applied, before)
             if done is not APPLIED:
                 count += 1
-            self.applied = event.board_seq
         if count:
             _log.info("board %r: %d journal events applied", self.journaling.board, count)
         return count

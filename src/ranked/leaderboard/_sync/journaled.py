@@ -50,8 +50,6 @@ class BoardJournal:
         self.steps = steps
         self.snapshots = snapshots
         self.snapshot_every = snapshot_every
-        self.applied = 0
-        """The ``board_seq`` of the last event this board applied (or found applied)."""
         self._since_snapshot = 0
         self._answers: OrderedDict[str, Any] = OrderedDict()
         self._appender = Appender(store)
@@ -87,7 +85,6 @@ class BoardJournal:
             if isinstance(result, Gap):  # earlier events are missing: apply them first
                 self.catch_up(result.applied, before=records[0].board_seq)
                 continue
-            self.applied = max(self.applied, records[-1].board_seq)
             self._since_snapshot += len(records)
             if (
                 self.snapshots is not None
@@ -145,7 +142,6 @@ class BoardJournal:
                 return count + self.catch_up(done.applied, before)
             if done is not APPLIED:
                 count += 1
-            self.applied = event.board_seq
         if count:
             _log.info("board %r: %d journal events applied", self.journaling.board, count)
         return count
