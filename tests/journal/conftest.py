@@ -3,6 +3,7 @@ tmp_path) and PostgreSQL (a fresh database on the session's server)."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -62,32 +63,51 @@ class FailingConnection:
     driver's own error (a full disk, an I/O error, a lost server); its INSERTs take
     ``insert_delay`` seconds more."""
 
-    def __init__(self, conn: Any, prefix: str, insert_delay: float) -> None:
+    def __init__(self, conn: Any, prefix: str, insert_delay: float, times: int) -> None:
         self.conn = conn
         self.prefix = prefix
+        self.times = times
         self.insert_delay = insert_delay
         self.error: type[Exception] = (
             sqlite3.OperationalError if isinstance(conn, sqlite3.Connection) else psycopg.Error
         )
 
-    def execute(self, sql: str, args: Any = ()) -> Any:
+    def _before(self, sql: str) -> None:
         if self.insert_delay and sql.startswith("INSERT"):
             time.sleep(self.insert_delay)
         if self.prefix and sql.startswith(self.prefix):
-            self.prefix = ""
+            self.times -= 1
+            if not self.times:
+                self.prefix = ""
             raise self.error("disk I/O error")
+
+    def execute(self, sql: str, args: Any = ()) -> Any:
+        self._before(sql)
         return self.conn.execute(sql, args)
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        self._before(sql)
+        if isinstance(self.conn, sqlite3.Connection):
+            return self.conn.executemany(sql, rows)
+        with self.conn.cursor() as cursor:
+            return cursor.executemany(sql, rows)
+
+    @contextlib.contextmanager
+    def cursor(self) -> Iterator[FailingConnection]:  # psycopg's: only executemany is used
+        yield self
 
     def close(self) -> None:
         self.conn.close()
 
 
-def fail_next(store: JournalStore, prefix: str, insert_delay: float = 0.0) -> FailingConnection:
-    """Make the next statement of ``store``'s committer that starts with ``prefix``
-    (``INSERT``, ``COMMIT``) fail (``prefix`` is then emptied)."""
+def fail_next(
+    store: JournalStore, prefix: str, insert_delay: float = 0.0, times: int = 1
+) -> FailingConnection:
+    """Make the next ``times`` statements of ``store``'s committer that start with
+    ``prefix`` (``INSERT``, ``COMMIT``) fail (``prefix`` is then emptied)."""
     assert isinstance(store, JournalBase)
     writer = store._writer
-    writer.conn = FailingConnection(writer.conn, prefix, insert_delay)
+    writer.conn = FailingConnection(writer.conn, prefix, insert_delay, times)
     return writer.conn  # type: ignore[no-any-return]
 
 

@@ -145,7 +145,9 @@ def test_then_async_exceptions_and_failures_go_to_their_task(store: JournalBase)
         return records[0].at_us
 
     async def failing() -> list[object]:
-        fail_next(store, "INSERT")
+        # the round's INSERT fails, then the first append's own: the others are written
+        # again on their own and succeed
+        fail_next(store, "INSERT", times=2)
         return await asyncio.gather(
             *(appender.append([_event(100 + n)], recording) for n in range(4)),
             return_exceptions=True,
@@ -175,6 +177,28 @@ def test_duplicates_bad_events_and_a_closed_journal(store: JournalBase) -> None:
             await appender.append([_event(5)])
 
     asyncio.run(main())
+
+
+def test_one_round_written_together(store: JournalBase) -> None:
+    """The appends of one hand-off are written in one insert: numbered in order, a key
+    taken earlier in the same round gives the earlier record; should the round's insert
+    fail, each append is written again on its own and none fails."""
+    appender = AsyncAppender(store)
+
+    async def round_of(*batches: list[NewEvent]) -> list[object]:
+        return await asyncio.gather(
+            *(appender.append(batch, _pair) for batch in batches), return_exceptions=True
+        )
+
+    got = asyncio.run(
+        round_of([_event(1, key="a")], [_event(2), _event(3, key="b")], [_event(4, key="a")])
+    )
+    assert got == [([1], [True]), ([2, 3], [True, True]), ([1], [False])]
+    fail_next(store, "INSERT")
+    got = asyncio.run(round_of([_event(5)], [_event(6), _event(7)], [_event(8, key="b")]))
+    assert got == [([4], [True]), ([5, 6], [True, True]), ([3], [False])]
+    store.flush()
+    assert [event.board_seq for event in store.board_events("b")] == list(range(1, 7))
 
 
 async def _pair(records: list[Event], fresh: list[bool]) -> tuple[list[int], list[bool]]:

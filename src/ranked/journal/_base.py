@@ -4,7 +4,7 @@ thread), reads are checked and paged, and closing stops the committer before the
 connections.
 
 A store subclasses :class:`JournalBase` and supplies its SQL: its writing connection (a
-:class:`SQLWriter` giving its BEGIN and INSERT), the two page queries, how to run a read
+:class:`SQLWriter` giving its BEGIN), the page queries, how to run a read
 and which driver errors a read may raise, and how to close its connections.
 """
 
@@ -73,36 +73,83 @@ C = TypeVar("C", bound=Connection)
 
 
 class SQLWriter(ABC, Generic[C]):
-    """A :class:`~ranked.journal._group_commit.Writer` on the connection ``conn``: the
-    statements and the keyed lookup (``find_sql``, in the driver's placeholders, arguments
-    ``(board, key)``) are run the same way on every store; a store gives its BEGIN and its
-    INSERT."""
+    """A :class:`~ranked.journal._group_commit.Writer` on the connection ``conn``, the same
+    on every store: a store gives its BEGIN (which must exclude every other writer until
+    the transaction ends), its driver's errors and its placeholder ``param``.
 
-    def __init__(
-        self, conn: C, errors: tuple[type[Exception], ...], find_sql: str, insert_sql: str
-    ) -> None:
+    It numbers events itself: the last seq and each board's last board_seq are read once
+    per transaction and stay true while it inserts (no other writer runs), so a batch of
+    events goes to the driver in one ``executemany``. A ROLLBACK forgets them (numbers
+    given out may be free again)."""
+
+    def __init__(self, conn: C, errors: tuple[type[Exception], ...], param: str) -> None:
         self.conn = conn
         self.errors = errors
-        self._find_sql = find_sql
-        self._insert_sql = insert_sql
+        self._find_sql = f"SELECT {COLUMNS} FROM events WHERE board = {param} AND key = {param}"
+        self._last_board_seq_sql = (
+            f"SELECT coalesce(max(board_seq), 0) FROM events WHERE board = {param}"
+        )
+        self._insert_sql = (
+            f"INSERT INTO events ({COLUMNS}) {self._OVERRIDING}VALUES ({', '.join([param] * 11)})"
+        )
+        self._last_seq: int | None = None
+        self._last_board_seq: dict[str, int] = {}
+
+    _OVERRIDING: ClassVar[str] = ""
+    """What an INSERT that gives the seq itself must say (PostgreSQL's identity column)."""
 
     @abstractmethod
     def begin(self) -> None:
-        """Open a write transaction."""
+        """Open a write transaction that excludes every other writer; call :meth:`_forget`
+        first."""
+
+    @abstractmethod
+    def _executemany(self, sql: str, rows: list[tuple[object, ...]]) -> None:
+        """Run ``sql`` once per row of ``rows`` (one trip to the driver where it can)."""
 
     def execute(self, sql: str) -> None:
+        if sql.startswith("ROLLBACK"):
+            self._forget()
         self.conn.execute(sql)
+
+    def _forget(self) -> None:
+        self._last_seq = None
+        self._last_board_seq.clear()
 
     def find(self, board: str, key: str) -> Event | None:
         row = self.conn.execute(self._find_sql, (board, key)).fetchone()
         return None if row is None else event_from_row(row)
 
     def insert(self, event: NewEvent) -> tuple[int, int]:
-        """Insert ``event``: its seq and its board_seq (the board's last one plus one; the
-        write transaction excludes other writers, so the number is free)."""
-        row = self.conn.execute(self._insert_sql, (*stored_fields(event), event.board)).fetchone()
-        assert row is not None
-        return row[0], row[1]
+        """Insert ``event``: its seq and its board_seq (the last ones plus one)."""
+        return self.insert_many([event])[0]
+
+    def insert_many(self, events: list[NewEvent]) -> list[tuple[int, int]]:
+        """Insert ``events`` in order: their seqs and board_seqs."""
+        conn = self.conn
+        seq = self._last_seq
+        if seq is None:
+            seq = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0]
+        last = self._last_board_seq
+        numbers: list[tuple[int, int]] = []
+        rows: list[tuple[object, ...]] = []
+        for event in events:
+            board = event.board
+            board_seq = last.get(board)
+            if board_seq is None:
+                board_seq = conn.execute(self._last_board_seq_sql, (board,)).fetchone()[0]
+            seq += 1
+            board_seq += 1
+            last[board] = board_seq
+            numbers.append((seq, board_seq))
+            rows.append((seq, board_seq, *stored_fields(event)))
+        try:
+            self._executemany(self._insert_sql, rows)
+        except BaseException:
+            self._forget()
+            raise
+        self._last_seq = seq
+        return numbers
 
 
 class JournalBase(ABC):

@@ -1,11 +1,12 @@
 """Group commit: the committer thread every journal store writes through.
 
 A store owns one writing connection and hands it to a :class:`GroupCommit` as a
-:class:`Writer` (its BEGIN, a statement, finding a keyed record, inserting one event, and
-its driver's error classes). Appenders queue :class:`Ticket` s; the committer takes
-everything queued, writes it in one transaction, each append in its own savepoint (an
-append that fails is undone alone), and commits as the durability mode says. Concurrent
-appends share one commit (one fsync).
+:class:`Writer` (its BEGIN, a statement, finding a keyed record, inserting events, and its
+driver's error classes). Appenders queue :class:`Ticket` s; the committer takes everything
+queued, writes it in one transaction and commits as the durability mode says: concurrent
+appends share one commit (one fsync). A round's new events go to the store in one
+:meth:`Writer.insert_many`; should that fail, the round is undone and each append written
+again in its own savepoint, so that an append that fails is undone alone.
 
 An append is *settled* (as durable as the mode promises, or failed):
 
@@ -77,6 +78,11 @@ class Writer(Protocol):
 
     def insert(self, event: NewEvent) -> tuple[int, int]:
         """Insert ``event`` and return the seq and the board_seq the store gave it."""
+        ...
+
+    def insert_many(self, events: list[NewEvent]) -> list[tuple[int, int]]:
+        """Insert ``events`` in order (what :meth:`insert` does for each, in fewer trips to
+        the driver) and return their numbers."""
         ...
 
 
@@ -277,13 +283,12 @@ class GroupCommit:
                 in_txn = True
                 self._deadline = time.monotonic() + self._delay_s
             flushing = False
+            self._write_all([ticket for ticket in batch if ticket.events])
             for ticket in batch:
                 if ticket.events is None:
                     flushing = True
                     written.append(ticket)
                     continue
-                if ticket.events:  # an empty append writes nothing
-                    self._write(ticket, ticket.events)
                 if self._ack_at_savepoint and in_txn:
                     self._settle(ticket, settled)  # acknowledged now, before the commit
                     self._acknowledged_open = True
@@ -318,53 +323,71 @@ class GroupCommit:
             return False
         return in_txn
 
-    def _write(self, ticket: Ticket, events: list[NewEvent]) -> None:
-        """Write one append in its own savepoint: on an error only this append is undone.
-        An append of one event on a store whose failed statement undoes only itself
-        (SQLite) needs no savepoint: its one INSERT is the whole append."""
-        writer = self._writer
-        if len(events) == 1 and writer.statement_atomic:
-            self._write_one(ticket, events[0])
+    def _write_all(self, tickets: list[Ticket]) -> None:
+        """Write the appends of ``tickets`` (each with events): all of their new events in
+        one :meth:`Writer.insert_many`. Should that fail, the round is undone and each
+        append is written again on its own, so that only an append that fails fails (its
+        ticket gets the error). A round of one event on a store whose failed statement
+        undoes only itself (SQLite) needs no savepoint: its INSERT is the whole round."""
+        if not tickets:
             return
-        writer.execute("SAVEPOINT append")
-        records: list[Event] = []
-        fresh: list[bool] = []
-        try:
-            for event in events:
-                earlier = None if event.key is None else writer.find(event.board, event.key)
-                if earlier is None:
-                    records.append(recorded(event, *writer.insert(event)))
-                else:
-                    records.append(earlier)
-                fresh.append(earlier is None)
-        except self._failures as error:
-            writer.execute("ROLLBACK TO SAVEPOINT append")
-            writer.execute("RELEASE SAVEPOINT append")
-            ticket.error = (
+        alone = len(tickets) == 1 and len(tickets[0].events or ()) == 1
+        if alone and self._writer.statement_atomic:
+            error = self._write_events(tickets)
+        else:
+            error = self._write_saved(tickets)
+            if error is not None and len(tickets) > 1:
+                for ticket in tickets:
+                    self._write_all([ticket])
+                return
+        if error is not None:
+            tickets[0].error = (
                 error
                 if isinstance(error, JournalError)
                 else JournalError(f"{self._name} append failed: {error}")
             )
-            return
-        writer.execute("RELEASE SAVEPOINT append")
-        ticket.records = records
-        ticket.fresh = fresh
 
-    def _write_one(self, ticket: Ticket, event: NewEvent) -> None:
-        """:meth:`_write` of an append of one event, without a savepoint."""
+    def _write_saved(self, tickets: list[Ticket]) -> Exception | None:
+        """:meth:`_write_events` inside a savepoint, undone if it fails: its error."""
         writer = self._writer
+        writer.execute("SAVEPOINT append")
+        error = self._write_events(tickets)
+        if error is not None:
+            writer.execute("ROLLBACK TO SAVEPOINT append")
+        writer.execute("RELEASE SAVEPOINT append")
+        return error
+
+    def _write_events(self, tickets: list[Ticket]) -> Exception | None:
+        """Insert the new events of ``tickets`` and fill in their records and ``fresh``
+        flags (a keyed event whose key is taken, in the journal or earlier in this round,
+        gets the earlier record); return the driver's or the journal's error instead."""
+        writer = self._writer
+        keyed: dict[tuple[str, str], Event | int] = {}
+        new: list[NewEvent] = []
+        slots: list[list[tuple[Event | int, bool]]] = []
         try:
-            earlier = None if event.key is None else writer.find(event.board, event.key)
-            record = recorded(event, *writer.insert(event)) if earlier is None else earlier
+            for ticket in tickets:
+                slot: list[tuple[Event | int, bool]] = []
+                for event in ticket.events or ():
+                    if event.key is not None:
+                        taken = keyed.get((event.board, event.key))
+                        if taken is None:
+                            taken = writer.find(event.board, event.key)
+                        if taken is not None:
+                            slot.append((taken, False))
+                            continue
+                        keyed[event.board, event.key] = len(new)
+                    slot.append((len(new), True))
+                    new.append(event)
+                slots.append(slot)
+            numbers = writer.insert_many(new)
         except self._failures as error:
-            ticket.error = (
-                error
-                if isinstance(error, JournalError)
-                else JournalError(f"{self._name} append failed: {error}")
-            )
-            return
-        ticket.records = [record]
-        ticket.fresh = [earlier is None]
+            return error
+        records = [recorded(event, *number) for event, number in zip(new, numbers, strict=True)]
+        for ticket, slot in zip(tickets, slots, strict=True):
+            ticket.records = [records[ref] if isinstance(ref, int) else ref for ref, _ in slot]
+            ticket.fresh = [fresh for _, fresh in slot]
+        return None
 
     def _settle(self, ticket: Ticket, settled: list[Ticket]) -> None:
         """Call the ticket's ``then`` (if it succeeded) and add it to ``settled`` (to be

@@ -69,13 +69,6 @@ _SCHEMA: Final = (
     f"INSERT INTO schema_version (version) VALUES ({SCHEMA_VERSION})",
 )
 
-_FIND: Final = f"SELECT {COLUMNS} FROM events WHERE board = ? AND key = ?"
-_INSERT: Final = (
-    "INSERT INTO events (board_seq, board, member, operation, score, value, at_us, key, actor,"
-    " reason) SELECT coalesce(max(board_seq), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?"
-    " FROM events WHERE board = ? RETURNING seq, board_seq"
-)
-
 
 class _Writer(SQLWriter[sqlite3.Connection]):
     """The committer's connection."""
@@ -83,7 +76,11 @@ class _Writer(SQLWriter[sqlite3.Connection]):
     statement_atomic = True
 
     def begin(self) -> None:
+        self._forget()
         self.conn.execute("BEGIN IMMEDIATE")
+
+    def _executemany(self, sql: str, rows: list[tuple[object, ...]]) -> None:
+        self.conn.executemany(sql, rows)
 
 
 class SQLiteJournal(JournalBase):
@@ -126,7 +123,7 @@ class SQLiteJournal(JournalBase):
         except BaseException:
             writer.close()
             raise
-        self._writer = _Writer(writer, (sqlite3.Error,), _FIND, _INSERT)
+        self._writer = _Writer(writer, (sqlite3.Error,), "?")
         super().__init__(
             self._writer,
             name=f"journal {path!r}",
