@@ -617,3 +617,21 @@ def test_rebuild_and_rebuild_all(index: Index, tmp_path: Path) -> None:
     assert [[(e.member, e.score, e.rank) for e in b.top(20)] for b in again] == before
     assert again[0].member_data(["m1"])["m1"].display_name == "One"
     fresh.close()
+
+
+def test_a_configured_board_is_recorded_before_its_first_write(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/j.db"
+    with open_journal(url) as store:
+        board = Leaderboard("memory://", "arena", operator="incr", keep=10, journal=store)
+        assert Leaderboard.recorded_configs(store) == {}
+        board.record_config()
+        last = store.last_seq()
+        board.record_config()  # the same configuration: nothing more is written
+        assert store.last_seq() == last
+        found = Leaderboard.recorded_configs(store)
+        assert found["arena"] is not None
+        assert (found["arena"]["operator"], found["arena"]["keep"]) == ("incr", 10)
+        again = Leaderboard("memory://", "arena", journal=store, **found["arena"])
+        assert again.config == board.config
+        with pytest.raises(BoardConfigError, match="no journal"):
+            Leaderboard("memory://", "plain").record_config()

@@ -669,6 +669,28 @@ class AsyncLeaderboard:
         self._restored = True
         return await journal.restore()
 
+    @staticmethod
+    def recorded_configs(journal: JournalStore) -> dict[str, dict[str, Any] | None]:
+        """Every board of ``journal`` -> the keyword arguments its last recorded
+        configuration opens it with (``Leaderboard(backend, name, journal=..., **them)``),
+        or None for a board with none recorded or one that must be opened with its
+        configuration given (a layout tie-break, a time zone other than UTC). Reads the
+        journal only: O(boards)."""
+        found: dict[str, dict[str, Any] | None] = {}
+        for name in journal.boards():
+            last = journal.last_board_event(name, "config")
+            found[name] = None if last is None else board_options(json.loads(last.value))
+        return found
+
+    async def record_config(self) -> None:
+        """Journal the board's configuration now, when the journal's last record of it
+        differs (the first write does it otherwise): a board configured but not written
+        to yet is then known to the journal (:meth:`recorded_configs`). Restores the board
+        first if it has not been."""
+        if self._journal is None:
+            raise BoardConfigError(f"board {self.name!r} has no journal to record it in")
+        await self._ready()
+
     @classmethod
     async def rebuild_all(
         cls, backend: AsyncBackend | str, journal: str | JournalStore
@@ -681,9 +703,7 @@ class AsyncLeaderboard:
         store = open_journal(journal) if isinstance(journal, str) else journal
         found: dict[str, int | None] = {}
         try:
-            for name in store.boards():
-                last = store.last_board_event(name, "config")
-                given = None if last is None else board_options(json.loads(last.value))
+            for name, given in cls.recorded_configs(store).items():
                 if given is None:
                     found[name] = None
                     continue
