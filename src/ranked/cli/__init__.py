@@ -18,3 +18,13 @@ __all__ = ["main"]
 @click.version_option(__version__, prog_name="ranked")
 def main() -> None:
     """ranked: leaderboards as a service, embedded by default, on Redis by configuration."""
+
+
+def _register() -> None:
+    from .serve import demo, serve
+
+    for command in (serve, demo):
+        main.add_command(command)
+
+
+_register()

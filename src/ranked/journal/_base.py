@@ -24,6 +24,7 @@ from ..errors import (
 )
 from ._group_commit import GroupCommit, Then, Ticket, Writer
 from .events import Event, NewEvent, check_event, event_from_row, stored_fields
+from .stats import CommitStats
 from .store import Durability
 
 __all__ = [
@@ -434,6 +435,11 @@ class JournalBase(ABC):
         return rows
 
     # -- closing -------------------------------------------------------------------------
+
+    @property
+    def stats(self) -> CommitStats:
+        """The committer's counters: commits, events, commit latency, round sizes."""
+        return self._committer.stats
 
     def close(self) -> None:
         """Commit what is pending, stop the committer and close the connections. Idempotent.

@@ -43,6 +43,7 @@ from typing import Any, Final, Protocol
 
 from ..errors import JournalConfigError, JournalError
 from .events import Event, NewEvent, recorded
+from .stats import CommitStats
 from .store import Durability
 
 __all__ = ["MAX_DELAY_MS", "GroupCommit", "Then", "Ticket", "Writer", "check_options"]
@@ -159,6 +160,8 @@ class GroupCommit:
         self._acknowledged_open = False
         """batch mode: appends of the open transaction were acknowledged (a failed commit
         would lose them: the journal then refuses every later append)."""
+        self.stats = CommitStats()
+        """What this committer has done (read from any thread; see CommitStats)."""
         self._thread = threading.Thread(target=self._run, name="ranked-journal", daemon=True)
         self._thread.start()
 
@@ -283,7 +286,10 @@ class GroupCommit:
                 in_txn = True
                 self._deadline = time.monotonic() + self._delay_s
             flushing = False
-            self._write_all([ticket for ticket in batch if ticket.events])
+            appends = [ticket for ticket in batch if ticket.events]
+            self._write_all(appends)
+            if appends:
+                self.stats.written(sum([len(t.events or ()) for t in appends if t.error is None]))
             for ticket in batch:
                 if ticket.events is None:
                     flushing = True
@@ -302,7 +308,9 @@ class GroupCommit:
                 or time.monotonic() >= self._deadline
             )
             if in_txn and must_commit:
+                started = time.perf_counter()
                 writer.execute("COMMIT")
+                self.stats.committed(time.perf_counter() - started)
                 in_txn = False
                 self._acknowledged_open = False
         except writer.errors as error:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, Protocol, TypeVar, overload
 
 from .events import Event, NewEvent
+from .stats import CommitStats
 
 __all__ = ["Durability", "JournalStore"]
 
@@ -116,6 +117,11 @@ class JournalStore(Protocol):
 
     def flush(self) -> None:
         """Commit (and, unless durability is ``none``, fsync) everything appended so far."""
+        ...
+
+    @property
+    def stats(self) -> CommitStats:
+        """The committer's counters (commits, events, commit latency, round sizes)."""
         ...
 
     def close(self) -> None:

@@ -1,0 +1,101 @@
+"""``ranked serve`` and ``ranked demo``: the service under uvicorn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._options import data_dir_option
+
+__all__ = ["demo", "serve"]
+
+
+def _service_options(function: Any) -> Any:
+    for option in reversed(
+        [
+            click.option("--host", default=None, help="Address to listen on [default: 127.0.0.1]."),
+            click.option("--port", type=int, default=None, help="TCP port [default: 8080]."),
+            click.option(
+                "--backend",
+                default=None,
+                help="memory:// (default), redis://... or redis+cluster://...",
+            ),
+            click.option(
+                "--journal",
+                default=None,
+                help="sqlite:///path or postgresql://... [default: <data dir>/journal.db].",
+            ),
+            click.option(
+                "--durability",
+                type=click.Choice(["always", "batch", "none"]),
+                default=None,
+                help="When a write is answered [default: always: once fsynced].",
+            ),
+            click.option(
+                "--config",
+                "config_file",
+                type=click.Path(dir_okay=False, path_type=Path),
+                default=None,
+                help="A TOML file of settings [default: <data dir>/ranked.toml if it exists].",
+            ),
+        ]
+    ):
+        function = option(function)
+    return function
+
+
+def _run(flags: dict[str, Any], data_dir: Path, demo_mode: bool) -> None:
+    import logging
+
+    import uvicorn
+
+    from ..service.app import Service
+    from ..service.config import ConfigError, load
+
+    flags = {**flags, "config": flags.pop("config_file"), "data_dir": data_dir}
+    try:
+        config = load(flags)
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from None
+    logging.basicConfig(
+        level=config.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
+    service = Service(config)
+    if demo_mode:
+        from ..service.demo import Demo
+
+        Demo(service).install()
+    uvicorn.run(
+        service,
+        host=config.host,
+        port=config.port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        access_log=False,
+        log_level=config.log_level,
+        timeout_graceful_shutdown=10,
+    )
+
+
+@click.command()
+@data_dir_option
+@_service_options
+def serve(data_dir: Path, **flags: Any) -> None:
+    """Run the leaderboard service (HTTP API, /docs, /metrics) until stopped.
+
+    With no settings: boards in memory, journaled to <data dir>/journal.db (every answered
+    write survives a crash), restored at start. Ctrl-C or SIGTERM stops it gracefully:
+    in-flight requests finish, boards are snapshotted."""
+    _run(flags, data_dir, demo_mode=False)
+
+
+@click.command()
+@data_dir_option
+@_service_options
+def demo(data_dir: Path, **flags: Any) -> None:
+    """Run the service with simulated players submitting to a few boards, and print where
+    to look and a curl to try. Stays up until Ctrl-C."""
+    _run(flags, data_dir, demo_mode=True)

@@ -1,0 +1,603 @@
+"""The API's operations: each one a handler over the service's boards, and its route.
+
+A handler reads its board from the registry, decodes its body or query with the msgspec
+type its route declares, calls the board (the library does the work), and answers with
+the route's response type. Refusals raise :class:`~.http.HTTPProblem`; the library's own
+typed errors are turned into problems by the application (:mod:`.app`).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Final
+
+import msgspec
+
+from ..leaderboard import asubmit_to_boards_nonatomic
+from .convert import entries, field_of, member, query, submitted
+from .http import HTTPProblem, Request, Response, Route, json_response
+from .keys import Scope
+from .registry import Boards
+from .schemas import (
+    BatchBody,
+    BatchResult,
+    BoardInfo,
+    BoardList,
+    BoardSettings,
+    ClearBody,
+    ClearResult,
+    CountOut,
+    DataBody,
+    FriendsBody,
+    FriendsOut,
+    HistoryItem,
+    HistoryOut,
+    ManyBoardsBody,
+    ManyBoardsResult,
+    MemberOut,
+    PageOut,
+    RankOut,
+    RanksBody,
+    RanksOut,
+    RebuildResult,
+    RemoveResult,
+    ScoreBody,
+    SnapshotResult,
+    SubmitResult,
+    TopOut,
+    WindowsOut,
+)
+
+__all__ = ["api_routes"]
+
+Limit = Annotated[int, msgspec.Meta(ge=1, le=10_000)]
+Window = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+Style = Annotated[str, msgspec.Meta(pattern="^(competition|dense|unique)$")]
+
+
+class ReadQuery(msgspec.Struct, forbid_unknown_fields=True):
+    window: Window | None = None
+    """A window id (default: the current primary window); a closed window is read from
+    its archive."""
+    style: Style | None = None
+    """The rank style (default: the board's)."""
+
+
+class TopQuery(ReadQuery, forbid_unknown_fields=True):
+    limit: Limit = 10
+
+
+class PageQuery(ReadQuery, forbid_unknown_fields=True):
+    cursor: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)] | None = None
+    """The ``next`` of the previous page (none: the first page)."""
+    limit: Limit | None = None
+
+
+class AroundQuery(ReadQuery, forbid_unknown_fields=True):
+    before: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 5
+    after: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 5
+
+
+class RangeQuery(ReadQuery, forbid_unknown_fields=True):
+    min: float
+    max: float
+    offset: Annotated[int, msgspec.Meta(ge=0)] = 0
+    limit: Limit = 100
+
+
+class CountQuery(msgspec.Struct, forbid_unknown_fields=True):
+    window: Window | None = None
+    min: float | None = None
+    max: float | None = None
+
+
+class HistoryQuery(msgspec.Struct, forbid_unknown_fields=True):
+    limit: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 100
+
+
+class AsOfQuery(msgspec.Struct, forbid_unknown_fields=True):
+    at: datetime
+    """The instant (ISO 8601 with a time zone)."""
+    window: Window | None = None
+    limit: Limit = 10
+
+
+class RemoveQuery(msgspec.Struct, forbid_unknown_fields=True):
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+
+
+_DECODERS: dict[type, msgspec.json.Decoder[Any]] = {}
+
+
+async def _body(request: Request, kind: type[Any]) -> Any:
+    """The request's JSON body as ``kind``: 400 when it is not JSON, 422 naming the field
+    when it does not fit."""
+    decoder = _DECODERS.get(kind)
+    if decoder is None:
+        decoder = _DECODERS[kind] = msgspec.json.Decoder(kind)
+    raw = await request.body()
+    try:
+        return decoder.decode(raw)
+    except msgspec.ValidationError as error:
+        raise HTTPProblem(422, "invalid-body", str(error), field_of(error)) from None
+    except msgspec.DecodeError as error:
+        raise HTTPProblem(400, "malformed-json", f"the body is not JSON: {error}") from None
+
+
+def _actor(request: Request) -> str:
+    return f"key:{request.key.id}" if request.key is not None else "anonymous"
+
+
+class Handlers:
+    """The handlers, bound to one service's boards."""
+
+    def __init__(self, boards: Boards) -> None:
+        self.boards = boards
+
+    # -- boards -------------------------------------------------------------------------
+
+    async def _info(self, name: str) -> BoardInfo:
+        board = self.boards.get(name)
+        return BoardInfo(name, self.boards.settings(name), await board.count(), board.window_id())
+
+    async def put_board(self, request: Request) -> Response:
+        name = request.params["board"]
+        settings: BoardSettings = await _body(request, BoardSettings)
+        created = await self.boards.put(name, settings)
+        return json_response(await self._info(name), 201 if created else 200)
+
+    async def list_boards(self, request: Request) -> Response:
+        return json_response(BoardList([await self._info(n) for n in self.boards.names()]))
+
+    async def get_board(self, request: Request) -> Response:
+        return json_response(await self._info(request.params["board"]))
+
+    # -- writes -------------------------------------------------------------------------
+
+    async def submit(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        body: ScoreBody = await _body(request, ScoreBody)
+        result = await board.submit(body.member, body.score, operator=body.operator, key=body.key)
+        return json_response(submitted(result))
+
+    async def submit_batch(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        body: BatchBody = await _body(request, BatchBody)
+        results = await board.submit_many(
+            [(item.member, item.score) for item in body.scores],
+            operator=body.operator,
+            key=body.key,
+        )
+        return json_response(BatchResult([submitted(r) for r in results]))
+
+    async def submit_boards(self, request: Request) -> Response:
+        body: ManyBoardsBody = await _body(request, ManyBoardsBody)
+        boards = [self.boards.get(name) for name in dict.fromkeys(body.boards)]
+        results = await asubmit_to_boards_nonatomic(
+            boards, body.member, body.score, operator=body.operator
+        )
+        return json_response(
+            ManyBoardsResult({b.name: submitted(r) for b, r in zip(boards, results, strict=True)})
+        )
+
+    async def remove_member(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        name = member(request.params["member"])
+        reason = query(request.query, RemoveQuery).reason
+        removed = await board.remove(name, actor=_actor(request), reason=reason)
+        return json_response(RemoveResult(removed))
+
+    async def clear(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        body: ClearBody = await _body(request, ClearBody)
+        return json_response(
+            ClearResult(await board.clear(actor=_actor(request), reason=body.reason))
+        )
+
+    async def set_friends(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        name = member(request.params["member"])
+        body: FriendsBody = await _body(request, FriendsBody)
+        wanted = set(body.friends)
+        have = {str(f) for f in await board.friends(name)}
+        if have - wanted:
+            await board.remove_friends(name, sorted(have - wanted))
+        if wanted - have:
+            await board.add_friends(name, sorted(wanted - have))
+        return json_response(FriendsOut(name, sorted(wanted)))
+
+    async def set_data(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        name = member(request.params["member"])
+        body: DataBody = await _body(request, DataBody)
+        await board.set_member_data(name, body.data)
+        return json_response(body)
+
+    # -- reads --------------------------------------------------------------------------
+
+    async def get_member(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        name = member(request.params["member"])
+        args = query(request.query, ReadQuery) if request.query else _NO_READ_ARGS
+        found = await board.entry(name, style=args.style, window=args.window)
+        if found is None:
+            raise HTTPProblem(404, "unknown-member", f"{name!r} is not on the board", "member")
+        percentile = await board.percentile(name, window=args.window)
+        return json_response(
+            MemberOut(name, found.score, found.rank, percentile, board.window_id(args.window))
+        )
+
+    async def top(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        args = query(request.query, TopQuery)
+        _check_page(args.limit, board.config.max_page_size)
+        found = await board.top(args.limit, style=args.style, window=args.window)
+        return json_response(TopOut(entries(found), board.window_id(args.window)))
+
+    async def page(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        args = query(request.query, PageQuery)
+        if args.limit is not None:
+            _check_page(args.limit, board.config.max_page_size)
+        found = await board.page(args.cursor, size=args.limit, style=args.style, window=args.window)
+        return json_response(
+            PageOut(entries(found.entries), found.next_cursor, board.window_id(args.window))
+        )
+
+    async def around(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        name = member(request.params["member"])
+        args = query(request.query, AroundQuery)
+        found = await board.around(
+            name, args.before, args.after, style=args.style, window=args.window
+        )
+        if found is None:
+            raise HTTPProblem(404, "unknown-member", f"{name!r} is not on the board", "member")
+        return json_response(TopOut(entries(found.entries), board.window_id(args.window)))
+
+    async def ranks(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        args = query(request.query, ReadQuery)
+        body: RanksBody = await _body(request, RanksBody)
+        _check_page(len(body.members), board.config.max_page_size)
+        found = await board.ranks_of(body.members, style=args.style, window=args.window)
+        return json_response(
+            RanksOut(
+                [RankOut(str(r.member), r.score, r.rank) for r in found],
+                board.window_id(args.window),
+            )
+        )
+
+    async def between(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        args = query(request.query, RangeQuery)
+        _check_page(args.limit, board.config.max_page_size)
+        found = await board.between(
+            args.min,
+            args.max,
+            offset=args.offset,
+            count=args.limit,
+            style=args.style,
+            window=args.window,
+        )
+        return json_response(TopOut(entries(found), board.window_id(args.window)))
+
+    async def count(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        args = query(request.query, CountQuery)
+        if args.min is None and args.max is None:
+            total = await board.count(window=args.window)
+        else:
+            low = -float("inf") if args.min is None else args.min
+            high = float("inf") if args.max is None else args.max
+            total = await board.count_between(low, high, window=args.window)
+        return json_response(CountOut(total, board.window_id(args.window)))
+
+    async def windows(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        return json_response(WindowsOut(board.window_id(), []))
+
+    async def friends(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        name = member(request.params["member"])
+        return json_response(FriendsOut(name, sorted(str(f) for f in await board.friends(name))))
+
+    async def friends_board(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        name = member(request.params["member"])
+        args = query(request.query, ReadQuery)
+        found = await board.friends_board(name, style=args.style, window=args.window)
+        return json_response(TopOut(entries(found.entries), board.window_id(args.window)))
+
+    async def history(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        name = member(request.params["member"])
+        args = query(request.query, HistoryQuery)
+        found = board.history(name, limit=args.limit)
+        return json_response(
+            HistoryOut(
+                name,
+                [
+                    HistoryItem(h.seq, h.at, h.operation, h.score, h.key, h.actor, h.reason)
+                    for h in found
+                ],
+            )
+        )
+
+    async def as_of(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        args = query(request.query, AsOfQuery)
+        if args.at.tzinfo is None:
+            raise HTTPProblem(422, "invalid-parameter", "at needs a time zone (Z or +hh:mm)", "at")
+        _check_page(args.limit, board.config.max_page_size)
+        view = board.as_of(args.at.astimezone(UTC))
+        try:
+            found = await view.top(args.limit, window=args.window)
+            window = view.window_id(args.window)
+        finally:
+            await view.close()
+        return json_response(TopOut(entries(found), window))
+
+    # -- operations ---------------------------------------------------------------------
+
+    async def rebuild(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        return json_response(RebuildResult(await board.rebuild()))
+
+    async def snapshot(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        return json_response(SnapshotResult(await board.snapshot()))
+
+
+_NO_READ_ARGS: Final = ReadQuery()
+
+
+def _check_page(size: int, most: int) -> None:
+    if size > most:
+        raise HTTPProblem(
+            422, "page-too-large", f"at most {most} entries a read on this board", "limit"
+        )
+
+
+def api_routes(boards: Boards) -> list[Route]:
+    """Every route of the API (``/v1``)."""
+    h = Handlers(boards)
+    b = "/v1/boards/{board}"
+    m = b + "/members/{member}"
+    R, W, A = Scope.READ, Scope.WRITE, Scope.ADMIN
+    read = {"board_reads": True}
+    return [
+        Route("GET", "/v1/boards", h.list_boards, R, "List the boards", response=BoardList),
+        Route(
+            "PUT",
+            b,
+            h.put_board,
+            A,
+            "Create or reconfigure a board",
+            body=BoardSettings,
+            response=BoardInfo,
+            problems=(409,),
+        ),
+        Route("GET", b, h.get_board, R, "A board's settings and size", response=BoardInfo, **read),
+        Route(
+            "POST",
+            b + "/scores",
+            h.submit,
+            W,
+            "Submit a score",
+            body=ScoreBody,
+            response=SubmitResult,
+            tag="scores",
+        ),
+        Route(
+            "POST",
+            b + "/scores/batch",
+            h.submit_batch,
+            W,
+            "Submit many scores, atomically",
+            body=BatchBody,
+            response=BatchResult,
+            tag="scores",
+        ),
+        Route(
+            "POST",
+            "/v1/scores",
+            h.submit_boards,
+            W,
+            "Submit one member's score to many boards",
+            body=ManyBoardsBody,
+            response=ManyBoardsResult,
+            tag="scores",
+        ),
+        Route(
+            "GET",
+            b + "/top",
+            h.top,
+            R,
+            "The top of a board",
+            response=TopOut,
+            query=TopQuery,
+            tag="reads",
+            **read,
+        ),
+        Route(
+            "GET",
+            b + "/entries",
+            h.page,
+            R,
+            "A page of a board (opaque cursors)",
+            response=PageOut,
+            query=PageQuery,
+            tag="reads",
+            **read,
+        ),
+        Route(
+            "POST",
+            b + "/ranks",
+            h.ranks,
+            R,
+            "The ranks of a list of members",
+            body=RanksBody,
+            response=RanksOut,
+            query=ReadQuery,
+            tag="reads",
+            **read,
+        ),
+        Route(
+            "GET",
+            b + "/range",
+            h.between,
+            R,
+            "Members in a score range",
+            response=TopOut,
+            query=RangeQuery,
+            tag="reads",
+            **read,
+        ),
+        Route(
+            "GET",
+            b + "/count",
+            h.count,
+            R,
+            "How many members (in a score range)",
+            response=CountOut,
+            query=CountQuery,
+            tag="reads",
+            **read,
+        ),
+        Route(
+            "GET",
+            b + "/windows",
+            h.windows,
+            R,
+            "The board's current window",
+            response=WindowsOut,
+            tag="reads",
+            **read,
+        ),
+        Route(
+            "GET",
+            b + "/as-of",
+            h.as_of,
+            R,
+            "The top of a board as it stood at an instant",
+            response=TopOut,
+            query=AsOfQuery,
+            tag="history",
+            **read,
+        ),
+        Route(
+            "GET",
+            m,
+            h.get_member,
+            R,
+            "A member's score, rank and percentile",
+            response=MemberOut,
+            query=ReadQuery,
+            tag="reads",
+            problems=(404,),
+            **read,
+        ),
+        Route(
+            "GET",
+            m + "/around",
+            h.around,
+            R,
+            "The members around a member",
+            response=TopOut,
+            query=AroundQuery,
+            tag="reads",
+            problems=(404,),
+            **read,
+        ),
+        Route(
+            "GET",
+            m + "/history",
+            h.history,
+            R,
+            "A member's journaled writes",
+            response=HistoryOut,
+            query=HistoryQuery,
+            tag="history",
+            **read,
+        ),
+        Route(
+            "GET",
+            m + "/friends",
+            h.friends,
+            R,
+            "A member's friends",
+            response=FriendsOut,
+            tag="social",
+            **read,
+        ),
+        Route(
+            "PUT",
+            m + "/friends",
+            h.set_friends,
+            W,
+            "Set a member's friends",
+            body=FriendsBody,
+            response=FriendsOut,
+            tag="social",
+        ),
+        Route(
+            "GET",
+            m + "/friends/board",
+            h.friends_board,
+            R,
+            "A member and its friends ranked among themselves",
+            response=TopOut,
+            query=ReadQuery,
+            tag="social",
+            **read,
+        ),
+        Route(
+            "PUT",
+            m + "/data",
+            h.set_data,
+            W,
+            "Set a member's data",
+            body=DataBody,
+            response=DataBody,
+            tag="social",
+        ),
+        Route(
+            "DELETE",
+            m,
+            h.remove_member,
+            A,
+            "Remove a member (audited: who and why)",
+            response=RemoveResult,
+            query=RemoveQuery,
+            tag="admin",
+        ),
+        Route(
+            "POST",
+            b + "/clear",
+            h.clear,
+            A,
+            "Clear a board (audited: who and why)",
+            body=ClearBody,
+            response=ClearResult,
+            tag="admin",
+        ),
+        Route(
+            "POST",
+            b + "/rebuild",
+            h.rebuild,
+            A,
+            "Rebuild a board from the journal",
+            response=RebuildResult,
+            tag="admin",
+        ),
+        Route(
+            "POST",
+            b + "/snapshot",
+            h.snapshot,
+            A,
+            "Snapshot a board now",
+            response=SnapshotResult,
+            tag="admin",
+        ),
+    ]

@@ -1,0 +1,306 @@
+"""The service's request and response bodies, as msgspec types: the one description that
+decodes and checks requests, encodes responses and generates the OpenAPI document.
+
+Limits a request must keep (checked at decoding; a refused request changes nothing):
+members are 1 to 200 characters with no control characters; scores are JSON numbers
+(the board refuses what it cannot hold: NaN, infinities, a time tie-break's budget);
+a batch holds at most :data:`MAX_BATCH` scores.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Final, Literal
+
+import msgspec
+
+__all__ = [
+    "MAX_BATCH",
+    "MEMBER_PATTERN",
+    "BatchBody",
+    "BatchResult",
+    "BoardInfo",
+    "BoardList",
+    "BoardSettings",
+    "ClearBody",
+    "ClearResult",
+    "EntryOut",
+    "Health",
+    "HistoryItem",
+    "HistoryOut",
+    "ManyBoardsBody",
+    "ManyBoardsResult",
+    "Member",
+    "MemberOut",
+    "PageOut",
+    "Problem",
+    "RanksBody",
+    "RanksOut",
+    "RebuildResult",
+    "RemoveResult",
+    "ScoreBody",
+    "SeasonSpec",
+    "SnapshotResult",
+    "SubmitResult",
+    "TopOut",
+    "WindowsOut",
+]
+
+MAX_BATCH: Final = 1000
+"""The most scores one batch request carries."""
+
+MEMBER_PATTERN: Final = r"^[^\x00-\x1f\x7f-\x9f]+$"
+MAX_MEMBER_LENGTH: Final = 200
+
+Member = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=MAX_MEMBER_LENGTH,
+        pattern=MEMBER_PATTERN,
+        description="A member: 1 to 200 characters, no control characters.",
+        examples=["alice"],
+    ),
+]
+Score = Annotated[float, msgspec.Meta(description="A finite number.", examples=[1500])]
+Operator = Literal["best", "set", "incr", "decr"]
+IdempotencyKey = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=128,
+        pattern=MEMBER_PATTERN,
+        description="A retried write with the same key is applied once and answered as the first.",
+    ),
+]
+Reason = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
+
+
+class SeasonSpec(msgspec.Struct, forbid_unknown_fields=True):
+    """A named competition period ``[start, end)`` (aware ISO 8601 instants)."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    start: datetime
+    end: datetime
+
+
+class BoardSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=False):
+    """A board's configuration. ``order``, ``tie_break``, ``windows`` and ``seasons`` are
+    fixed once the board exists; the rest can be changed by a later PUT."""
+
+    order: Literal["desc", "asc"] = "desc"
+    """``desc``: higher scores rank first; ``asc``: lower scores rank first."""
+    operator: Operator = "best"
+    """What a submission does by default: keep the ``best``, ``set`` it, ``incr`` or
+    ``decr`` by it."""
+    tie_break: Literal["member", "time"] = "member"
+    """Equal scores: ``member`` order, or ``time`` (the earlier achiever first)."""
+    windows: Annotated[
+        list[Literal["all", "daily", "weekly", "monthly", "season"]],
+        msgspec.Meta(min_length=1, max_length=5),
+    ] = msgspec.field(default_factory=lambda: ["all"])
+    """The windows every submission goes to; the first is the one reads use by default."""
+    seasons: Annotated[list[SeasonSpec], msgspec.Meta(max_length=64)] = msgspec.field(
+        default_factory=list
+    )
+    rank_style: Literal["competition", "dense", "unique"] = "competition"
+    """How equal scores rank: 1,2,2,4 (competition), 1,2,2,3 (dense), 1,2,3,4 (unique)."""
+    keep: Annotated[int, msgspec.Meta(ge=1, le=10_000_000)] | None = None
+    """Keep only the best ``keep`` members (None: keep all)."""
+    keep_buffer: Annotated[int, msgspec.Meta(ge=0, le=10_000_000)] = 0
+    max_page_size: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 1000
+    """The most entries one read returns."""
+    public_reads: bool = False
+    """Whether clients without a key may read the board."""
+
+
+class BoardInfo(msgspec.Struct):
+    board: str
+    settings: BoardSettings
+    members: int
+    """Members in the board's current primary window."""
+    window: str
+    """The current primary window's id."""
+
+
+class BoardList(msgspec.Struct):
+    boards: list[BoardInfo]
+
+
+class ScoreBody(msgspec.Struct, forbid_unknown_fields=True):
+    """One submission."""
+
+    member: Member
+    score: Score
+    operator: Operator | None = None
+    """Overrides the board's operator for this submission."""
+    key: IdempotencyKey | None = None
+
+
+class WindowOut(msgspec.Struct):
+    window: str
+    score: float
+    rank: int | None
+    previous_score: float | None
+    previous_rank: int | None
+    changed: bool
+
+
+class SubmitResult(msgspec.Struct):
+    """What a submission did in the board's primary window (``windows``: every window)."""
+
+    member: str
+    score: float
+    rank: int | None
+    """``null`` when ``keep`` trimmed the member at once."""
+    previous_score: float | None
+    previous_rank: int | None
+    changed: bool
+    window: str
+    windows: list[WindowOut]
+
+
+class BatchItem(msgspec.Struct, forbid_unknown_fields=True):
+    member: Member
+    score: Score
+
+
+class BatchBody(msgspec.Struct, forbid_unknown_fields=True):
+    """Many submissions to one board, atomic as a whole."""
+
+    scores: Annotated[list[BatchItem], msgspec.Meta(min_length=1, max_length=MAX_BATCH)]
+    operator: Operator | None = None
+    key: IdempotencyKey | None = None
+
+
+class BatchResult(msgspec.Struct):
+    results: list[SubmitResult]
+
+
+class ManyBoardsBody(msgspec.Struct, forbid_unknown_fields=True):
+    """One member's score to several boards (each board atomic on its own)."""
+
+    member: Member
+    score: Score
+    boards: Annotated[list[str], msgspec.Meta(min_length=1, max_length=64)]
+    operator: Operator | None = None
+
+
+class ManyBoardsResult(msgspec.Struct):
+    results: dict[str, SubmitResult]
+
+
+class EntryOut(msgspec.Struct):
+    member: str
+    score: float
+    rank: int
+
+
+class MemberOut(msgspec.Struct):
+    member: str
+    score: float
+    rank: int
+    percentile: float | None
+    window: str
+
+
+class TopOut(msgspec.Struct):
+    entries: list[EntryOut]
+    window: str
+
+
+class PageOut(msgspec.Struct):
+    entries: list[EntryOut]
+    next: str | None
+    """The cursor of the next page (``null``: no more)."""
+    window: str
+
+
+class RanksBody(msgspec.Struct, forbid_unknown_fields=True):
+    members: Annotated[list[Member], msgspec.Meta(min_length=1, max_length=1000)]
+
+
+class RankOut(msgspec.Struct):
+    member: str
+    score: float | None
+    rank: int | None
+
+
+class RanksOut(msgspec.Struct):
+    ranks: list[RankOut]
+    window: str
+
+
+class CountOut(msgspec.Struct):
+    count: int
+    window: str
+
+
+class WindowsOut(msgspec.Struct):
+    current: str
+    """The current primary window's id."""
+    archived: list[str]
+    """Closed windows whose final standings the journal keeps."""
+
+
+class HistoryItem(msgspec.Struct):
+    seq: int
+    at: datetime
+    operation: str
+    score: float | None
+    key: str | None
+    actor: str | None
+    reason: str | None
+
+
+class HistoryOut(msgspec.Struct):
+    member: str
+    history: list[HistoryItem]
+
+
+class RemoveResult(msgspec.Struct):
+    removed: bool
+
+
+class ClearBody(msgspec.Struct, forbid_unknown_fields=True):
+    reason: Reason
+
+
+class ClearResult(msgspec.Struct):
+    removed_keys: int
+
+
+class RebuildResult(msgspec.Struct):
+    replayed: int
+
+
+class SnapshotResult(msgspec.Struct):
+    covers_seq: int | None
+
+
+class FriendsBody(msgspec.Struct, forbid_unknown_fields=True):
+    friends: Annotated[list[Member], msgspec.Meta(max_length=1000)]
+
+
+class FriendsOut(msgspec.Struct):
+    member: str
+    friends: list[str]
+
+
+class DataBody(msgspec.Struct, forbid_unknown_fields=True):
+    data: dict[str, Any]
+
+
+class Health(msgspec.Struct):
+    status: str
+
+
+class Problem(msgspec.Struct, omit_defaults=True):
+    """An error (RFC 9457, ``application/problem+json``)."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    field: str | None = None
+    """The request field the problem is about (``$.score``, ``member``, ``limit``)."""
