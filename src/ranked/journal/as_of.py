@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import JournalError
 from .events import Event, NewEvent
+from .stats import CommitStats
 from .store import JournalStore
 
 __all__ = ["AsOf"]
@@ -28,6 +29,11 @@ class AsOf:
         self.board = board
         self.at_us = at_us
         self.durability = "always"
+
+    @property
+    def stats(self) -> CommitStats:
+        """The underlying store's counters (a view commits nothing)."""
+        return self.store.stats
 
     def _events(self) -> Iterator[Event]:
         number = 0

@@ -27,7 +27,10 @@ def submitted(result: Submission) -> SubmitResult:
         previous_rank=primary.previous_rank,
         changed=primary.changed,
         window=primary.window,
-        windows=[WindowOut(*window) for window in result.windows.values()],
+        windows=[
+            WindowOut(w.window, w.score, w.rank, w.previous_score, w.previous_rank, w.changed)
+            for w in result.windows.values()
+        ],
     )
 
 

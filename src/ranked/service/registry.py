@@ -16,7 +16,7 @@ import logging
 from datetime import UTC
 from typing import Any, Final
 
-from ..core.windows import Season, WindowPlan
+from ..core.windows import Season, WindowKind, WindowPlan
 from ..errors import RankedError
 from ..journal import open_journal
 from ..journal.store import JournalStore
@@ -144,7 +144,9 @@ def _options(settings: BoardSettings) -> dict[str, Any]:
         "higher_is_better": settings.order == "desc",
         "operator": settings.operator,
         "tie_break": settings.tie_break,
-        "windows": WindowPlan(kinds=tuple(settings.windows), seasons=seasons, timezone=UTC),
+        "windows": WindowPlan(
+            kinds=tuple(WindowKind(k) for k in settings.windows), seasons=seasons, timezone=UTC
+        ),
         "rank_style": settings.rank_style,
         "keep": settings.keep,
         "keep_buffer": settings.keep_buffer,

@@ -78,7 +78,7 @@ class AroundQuery(ReadQuery, forbid_unknown_fields=True):
     after: Annotated[int, msgspec.Meta(ge=0, le=1000)] = 5
 
 
-class RangeQuery(ReadQuery, forbid_unknown_fields=True):
+class RangeQuery(ReadQuery, forbid_unknown_fields=True, kw_only=True):
     min: float
     max: float
     offset: Annotated[int, msgspec.Meta(ge=0)] = 0
@@ -210,7 +210,7 @@ class Handlers:
         board = self.boards.get(request.params["board"])
         name = member(request.params["member"])
         body: DataBody = await _body(request, DataBody)
-        await board.set_member_data(name, body.data)
+        await board.set_member_data(name, body.name, body.metadata)
         return json_response(body)
 
     # -- reads --------------------------------------------------------------------------
@@ -365,7 +365,6 @@ def api_routes(boards: Boards) -> list[Route]:
     b = "/v1/boards/{board}"
     m = b + "/members/{member}"
     R, W, A = Scope.READ, Scope.WRITE, Scope.ADMIN
-    read = {"board_reads": True}
     return [
         Route("GET", "/v1/boards", h.list_boards, R, "List the boards", response=BoardList),
         Route(
@@ -378,7 +377,15 @@ def api_routes(boards: Boards) -> list[Route]:
             response=BoardInfo,
             problems=(409,),
         ),
-        Route("GET", b, h.get_board, R, "A board's settings and size", response=BoardInfo, **read),
+        Route(
+            "GET",
+            b,
+            h.get_board,
+            R,
+            "A board's settings and size",
+            response=BoardInfo,
+            board_reads=True,
+        ),
         Route(
             "POST",
             b + "/scores",
@@ -418,7 +425,7 @@ def api_routes(boards: Boards) -> list[Route]:
             response=TopOut,
             query=TopQuery,
             tag="reads",
-            **read,
+            board_reads=True,
         ),
         Route(
             "GET",
@@ -429,7 +436,7 @@ def api_routes(boards: Boards) -> list[Route]:
             response=PageOut,
             query=PageQuery,
             tag="reads",
-            **read,
+            board_reads=True,
         ),
         Route(
             "POST",
@@ -441,7 +448,7 @@ def api_routes(boards: Boards) -> list[Route]:
             response=RanksOut,
             query=ReadQuery,
             tag="reads",
-            **read,
+            board_reads=True,
         ),
         Route(
             "GET",
@@ -452,7 +459,7 @@ def api_routes(boards: Boards) -> list[Route]:
             response=TopOut,
             query=RangeQuery,
             tag="reads",
-            **read,
+            board_reads=True,
         ),
         Route(
             "GET",
@@ -463,7 +470,7 @@ def api_routes(boards: Boards) -> list[Route]:
             response=CountOut,
             query=CountQuery,
             tag="reads",
-            **read,
+            board_reads=True,
         ),
         Route(
             "GET",
@@ -473,7 +480,7 @@ def api_routes(boards: Boards) -> list[Route]:
             "The board's current window",
             response=WindowsOut,
             tag="reads",
-            **read,
+            board_reads=True,
         ),
         Route(
             "GET",
@@ -484,7 +491,7 @@ def api_routes(boards: Boards) -> list[Route]:
             response=TopOut,
             query=AsOfQuery,
             tag="history",
-            **read,
+            board_reads=True,
         ),
         Route(
             "GET",
@@ -496,7 +503,7 @@ def api_routes(boards: Boards) -> list[Route]:
             query=ReadQuery,
             tag="reads",
             problems=(404,),
-            **read,
+            board_reads=True,
         ),
         Route(
             "GET",
@@ -508,7 +515,7 @@ def api_routes(boards: Boards) -> list[Route]:
             query=AroundQuery,
             tag="reads",
             problems=(404,),
-            **read,
+            board_reads=True,
         ),
         Route(
             "GET",
@@ -519,7 +526,7 @@ def api_routes(boards: Boards) -> list[Route]:
             response=HistoryOut,
             query=HistoryQuery,
             tag="history",
-            **read,
+            board_reads=True,
         ),
         Route(
             "GET",
@@ -529,7 +536,7 @@ def api_routes(boards: Boards) -> list[Route]:
             "A member's friends",
             response=FriendsOut,
             tag="social",
-            **read,
+            board_reads=True,
         ),
         Route(
             "PUT",
@@ -550,7 +557,7 @@ def api_routes(boards: Boards) -> list[Route]:
             response=TopOut,
             query=ReadQuery,
             tag="social",
-            **read,
+            board_reads=True,
         ),
         Route(
             "PUT",

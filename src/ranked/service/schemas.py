@@ -288,7 +288,10 @@ class FriendsOut(msgspec.Struct):
 
 
 class DataBody(msgspec.Struct, forbid_unknown_fields=True):
-    data: dict[str, Any]
+    """A member's display name and JSON metadata (both replaced)."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
+    metadata: dict[str, Any] | None = None
 
 
 class Health(msgspec.Struct):
