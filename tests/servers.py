@@ -562,3 +562,70 @@ class PostgresServer:
         """Stop the server and remove its directory."""
         self.stop()
         self._tmp.cleanup()
+
+
+class RankedService:
+    """``ranked serve`` in a subprocess on a free loopback port, over ``data_dir``; extra
+    command-line arguments in ``args``. :meth:`start` waits until ``/readyz`` answers 200;
+    :meth:`stop` is a graceful SIGTERM, :meth:`kill` a SIGKILL."""
+
+    def __init__(self, data_dir: Path, args: Sequence[str] = ()) -> None:
+        self.data_dir = data_dir
+        self.args = list(args)
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = data_dir / "serve.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> None:
+        import sys
+        import urllib.error
+        import urllib.request
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.port = self.port or free_port()
+        command = [sys.executable, "-m", "ranked", "serve", "--data-dir", str(self.data_dir)]
+        self.process = _spawn([*command, "--port", str(self.port), *self.args], self.log)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise ServerError(f"ranked serve exited; log:\n{self.tail_log()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/readyz", timeout=1) as answer:
+                    if answer.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.05)
+        raise ServerError(f"ranked serve not ready after {timeout} s; log:\n{self.tail_log()}")
+
+    def stop(self) -> int | None:
+        """SIGTERM, then wait: the exit code."""
+        if self.process is None:
+            return None
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=30)
+        _live.discard(self.process)
+        self.process = None
+        return code
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+            _live.discard(self.process)
+            self.process = None
+
+    def close(self) -> None:
+        if self.process is not None:
+            _terminate(self.process)
+            self.process = None
+
+    def tail_log(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"

@@ -181,7 +181,11 @@ class Router:
             if params is not None:
                 return route, params
         allowed = sorted(
-            {r.method for r in self._paths.get(len(parts), ()) if _match(r.segments, parts)}
+            {
+                r.method
+                for r in self._paths.get(len(parts), ())
+                if _match(r.segments, parts) is not None
+            }
         )
         if allowed:
             raise HTTPProblem(

@@ -82,7 +82,8 @@ class RangeQuery(ReadQuery, forbid_unknown_fields=True, kw_only=True):
     min: float
     max: float
     offset: Annotated[int, msgspec.Meta(ge=0)] = 0
-    limit: Limit = 100
+    limit: Limit | None = None
+    """Default: 100, or the board's max_page_size when that is smaller."""
 
 
 class CountQuery(msgspec.Struct, forbid_unknown_fields=True):
@@ -271,12 +272,13 @@ class Handlers:
     async def between(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
         args = query(request.query, RangeQuery)
-        _check_page(args.limit, board.config.max_page_size)
+        limit = min(100, board.config.max_page_size) if args.limit is None else args.limit
+        _check_page(limit, board.config.max_page_size)
         found = await board.between(
             args.min,
             args.max,
             offset=args.offset,
-            count=args.limit,
+            count=limit,
             style=args.style,
             window=args.window,
         )
@@ -330,12 +332,9 @@ class Handlers:
         if args.at.tzinfo is None:
             raise HTTPProblem(422, "invalid-parameter", "at needs a time zone (Z or +hh:mm)", "at")
         _check_page(args.limit, board.config.max_page_size)
-        view = board.as_of(args.at.astimezone(UTC))
-        try:
+        async with board.as_of(args.at.astimezone(UTC)) as view:
             found = await view.top(args.limit, window=args.window)
             window = view.window_id(args.window)
-        finally:
-            await view.close()
         return json_response(TopOut(entries(found), window))
 
     # -- operations ---------------------------------------------------------------------

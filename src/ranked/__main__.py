@@ -1,0 +1,5 @@
+"""``python -m ranked``: the ``ranked`` command."""
+
+from ranked.cli import main
+
+main()
