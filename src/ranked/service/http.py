@@ -86,7 +86,9 @@ class Request:
         """The query string's parameters (the last value of a repeated one)."""
         if self._query is None:
             raw = self.scope.get("query_string", b"")
-            self._query = dict(parse_qsl(raw.decode("latin-1"))) if raw else {}
+            self._query = (
+                dict(parse_qsl(raw.decode("latin-1"), keep_blank_values=True)) if raw else {}
+            )
         return self._query
 
     async def body(self) -> bytes:

@@ -120,7 +120,7 @@ def _path_schema(segment: str) -> dict[str, Any]:
             "maxLength": 200,
             "pattern": r"^[^\x00-\x1f\x7f]+$",
         }
-    return {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"^[A-Za-z0-9_.:-]+$"}
+    return {"type": "string", "pattern": r"^[A-Za-z0-9_.:-]{1,64}$"}
 
 
 def _operation_id(route: Route) -> str:

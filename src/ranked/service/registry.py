@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from datetime import UTC
 from typing import Any, Final
 
@@ -32,6 +33,9 @@ FIXED: Final = ("order", "tie_break", "windows", "seasons")
 """Settings a board keeps for life: they decide how its scores are stored."""
 
 _SERVICE_KEY: Final = "service"
+
+BOARD_NAME: Final = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+"""What a board created through the API may be called."""
 
 
 class Boards:
@@ -102,6 +106,13 @@ class Boards:
         """Create board ``name`` or change its settings; True if it was created. A
         change of a setting a board keeps for life is refused (409), and so is a
         configuration the board refuses (422): nothing changes then."""
+        if not BOARD_NAME.fullmatch(name):
+            raise HTTPProblem(
+                422,
+                "invalid-name",
+                "a board name is 1 to 64 characters: letters, digits, _ . : -",
+                "board",
+            )
         async with self._lock:
             old = self._settings.get(name)
             if old is not None:

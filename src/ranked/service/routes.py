@@ -13,6 +13,7 @@ from typing import Annotated, Any, Final
 
 import msgspec
 
+from ..errors import BoardConfigError, WindowError
 from ..leaderboard import asubmit_to_boards_nonatomic
 from .convert import entries, field_of, member, query, submitted
 from .http import HTTPProblem, Request, Response, Route, json_response
@@ -51,7 +52,16 @@ from .schemas import (
 __all__ = ["api_routes"]
 
 Limit = Annotated[int, msgspec.Meta(ge=1, le=10_000)]
-Window = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+Window = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^(all|d[0-9]{4}-[0-9]{2}-[0-9]{2}|w[0-9]{4}-W[0-9]{2}|m[0-9]{4}-[0-9]{2}"
+        r"|s:[A-Za-z0-9_.:-]{1,64})$",
+        description="A window id: all, d2026-11-26 (day), w2026-W48 (ISO week),"
+        " m2026-11 (month), s:<season>.",
+        examples=["all"],
+    ),
+]
 Style = Annotated[str, msgspec.Meta(pattern="^(competition|dense|unique)$")]
 
 
@@ -144,7 +154,10 @@ class Handlers:
     async def put_board(self, request: Request) -> Response:
         name = request.params["board"]
         settings: BoardSettings = await _body(request, BoardSettings)
-        created = await self.boards.put(name, settings)
+        try:
+            created = await self.boards.put(name, settings)
+        except (WindowError, BoardConfigError) as error:
+            raise HTTPProblem(422, "invalid-settings", str(error)) from None
         return json_response(await self._info(name), 201 if created else 200)
 
     async def list_boards(self, request: Request) -> Response:
@@ -413,6 +426,7 @@ def api_routes(boards: Boards) -> list[Route]:
             "Submit one member's score to many boards",
             body=ManyBoardsBody,
             response=ManyBoardsResult,
+            problems=(404,),
             tag="scores",
         ),
         Route(

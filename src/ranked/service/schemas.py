@@ -79,7 +79,7 @@ Reason = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 class SeasonSpec(msgspec.Struct, forbid_unknown_fields=True):
     """A named competition period ``[start, end)`` (aware ISO 8601 instants)."""
 
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]
     start: datetime
     end: datetime
 
