@@ -5,5 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
+source .venv/bin/activate
 make -s build/c/bench_skiplist  # the plain-C baseline printed beside the Python figures
 python3 benchmarks/engine.py "$@"

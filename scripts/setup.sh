@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything ranked needs on a fresh Debian machine: redis-server/redis-cli (for the
-# tests and the Redis peers), PostgreSQL's server (the postgresql:// journal's tests start one), build tools, valgrind (the C self-test runs under memcheck),
-# Python's headers, and the package itself (editable, with the C engine).
-# Safe to run again: it installs only what is missing.
+# tests and the Redis peers), PostgreSQL's server (the postgresql:// journal's tests start
+# one), build tools, valgrind (the C self-test runs under memcheck), wrk (the service
+# benchmark's load generator), Python's headers and venv module, then the package itself
+# (editable, with the C engine, the service and every test tool) into the project's virtual
+# environment .venv (never the system Python). Safe to run again: it installs only what is
+# missing. Then `source .venv/bin/activate` (the other scripts do it themselves).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +19,9 @@ fi
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 command -v make >/dev/null 2>&1 || missing+=(make)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+# Debian's python3 creates virtual environments only with its venv package installed.
+python3 -c "import ensurepip, venv" >/dev/null 2>&1 || missing+=(python3-venv)
 # The C engine builds against Python's headers (Debian ships them in python3-dev).
 headers=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")
 [ -f "$headers/Python.h" ] || missing+=(python3-dev)
@@ -27,5 +33,6 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e ".[test,bench]"
-python3 -c "import ranked; print('setup: ranked', ranked.__version__, 'engine:', ranked.IMPLEMENTATION)"
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,bench,service]"
+.venv/bin/python -c "import ranked; print('setup: ranked', ranked.__version__, 'engine:', ranked.IMPLEMENTATION)"

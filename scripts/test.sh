@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
+source .venv/bin/activate
 
 echo "== ruff"
 ruff check .

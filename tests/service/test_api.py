@@ -264,4 +264,5 @@ def test_metrics_count_requests_and_the_journal(api: Api) -> None:
     )
     assert "ranked_http_request_seconds_bucket" in text
     assert "ranked_journal_commit_seconds_bucket" in text
+    assert f'ranked_submissions_total{{board="{board}"}} 1.0' in text
     assert f'ranked_board_members{{board="{board}"}} 1.0' in text

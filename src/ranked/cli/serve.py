@@ -34,6 +34,24 @@ def _service_options(function: Any) -> Any:
                 help="When a write is answered [default: always: once fsynced].",
             ),
             click.option(
+                "--max-delay-ms",
+                type=int,
+                default=None,
+                help="batch: the longest a write waits to be committed [default: 10].",
+            ),
+            click.option(
+                "--snapshot-every",
+                type=int,
+                default=None,
+                help="Snapshot a memory:// board every this many events [default: 100000].",
+            ),
+            click.option(
+                "--log-level",
+                type=click.Choice(["debug", "info", "warning", "error"]),
+                default=None,
+                help="[default: info].",
+            ),
+            click.option(
                 "--config",
                 "config_file",
                 type=click.Path(dir_okay=False, path_type=Path),

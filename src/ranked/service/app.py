@@ -50,7 +50,7 @@ class Service:
         self.metrics = Metrics(
             lambda: None if self.boards.store is None else self.boards.store.stats
         )
-        routes = api_routes(self.boards)
+        routes = api_routes(self.boards, self.metrics)
         routes += self._own_routes()
         self.router = Router(routes)
         self.on_started: list[Callable[[], Awaitable[None]]] = []

@@ -75,6 +75,14 @@ class Metrics:
         if journal_stats is not None:
             self.registry.register(_JournalCollector(journal_stats))
         self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+        self._boards: dict[str, Any] = {}
+
+    def submitted(self, board: str, count: int) -> None:
+        """Count ``count`` scores submitted to ``board``."""
+        child = self._boards.get(board)
+        if child is None:
+            child = self._boards[board] = self.submissions.labels(board)
+        child.inc(count)
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
         """Count one answered request and its latency."""

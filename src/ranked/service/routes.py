@@ -18,6 +18,7 @@ from ..leaderboard import asubmit_to_boards_nonatomic
 from .convert import entries, field_of, member, query, submitted
 from .http import HTTPProblem, Request, Response, Route, json_response
 from .keys import Scope
+from .metrics import Metrics
 from .registry import Boards
 from .schemas import (
     BatchBody,
@@ -142,8 +143,9 @@ def _actor(request: Request) -> str:
 class Handlers:
     """The handlers, bound to one service's boards."""
 
-    def __init__(self, boards: Boards) -> None:
+    def __init__(self, boards: Boards, metrics: Metrics) -> None:
         self.boards = boards
+        self._submitted = metrics.submitted
 
     # -- boards -------------------------------------------------------------------------
 
@@ -172,6 +174,7 @@ class Handlers:
         board = self.boards.get(request.params["board"])
         body: ScoreBody = await _body(request, ScoreBody)
         result = await board.submit(body.member, body.score, operator=body.operator, key=body.key)
+        self._submitted(board.name, 1)
         return json_response(submitted(result))
 
     async def submit_batch(self, request: Request) -> Response:
@@ -182,6 +185,7 @@ class Handlers:
             operator=body.operator,
             key=body.key,
         )
+        self._submitted(board.name, len(results))
         return json_response(BatchResult([submitted(r) for r in results]))
 
     async def submit_boards(self, request: Request) -> Response:
@@ -190,6 +194,8 @@ class Handlers:
         results = await asubmit_to_boards_nonatomic(
             boards, body.member, body.score, operator=body.operator
         )
+        for each in boards:
+            self._submitted(each.name, 1)
         return json_response(
             ManyBoardsResult({b.name: submitted(r) for b, r in zip(boards, results, strict=True)})
         )
@@ -371,9 +377,9 @@ def _check_page(size: int, most: int) -> None:
         )
 
 
-def api_routes(boards: Boards) -> list[Route]:
+def api_routes(boards: Boards, metrics: Metrics) -> list[Route]:
     """Every route of the API (``/v1``)."""
-    h = Handlers(boards)
+    h = Handlers(boards, metrics)
     b = "/v1/boards/{board}"
     m = b + "/members/{member}"
     R, W, A = Scope.READ, Scope.WRITE, Scope.ADMIN
