@@ -21,6 +21,9 @@ __all__ = [
     "JournalConfigError",
     "JournalError",
     "JournalVersionError",
+    "KeyArgumentError",
+    "KeyNotFoundError",
+    "KeyStoreError",
     "LayoutError",
     "MemberDataError",
     "OutOfRangeError",
@@ -196,3 +199,23 @@ class SnapshotFileError(JournalError):
 class JournalConfigError(RankedError, ValueError):
     """A journal is opened with options that cannot work: an unknown durability mode, a
     batch delay that is not a positive whole number of milliseconds, a URL without a path."""
+
+
+# -- the service's API keys -----------------------------------------------------------------
+
+
+class KeyArgumentError(RankedError, ValueError):
+    """An API key's scope is not ``admin``, ``write`` or ``read``, its name is not a
+    non-empty str of printable characters (at most 200), a key id is not 12 lowercase hex
+    digits, or a key store's refresh interval is negative. Raised before anything is
+    written."""
+
+
+class KeyNotFoundError(RankedError, LookupError):
+    """No API key has this id (revoking an unknown key)."""
+
+
+class KeyStoreError(RankedError):
+    """The API key file cannot be used: its directory cannot be created, it is not a SQLite
+    database or not a ranked key store, it has a schema version this ranked does not know,
+    a row in it does not parse, or the store is closed. Nothing is repaired silently."""
