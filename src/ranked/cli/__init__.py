@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
+from .keys import keys
 
 __all__ = ["main"]
 
@@ -18,3 +19,6 @@ __all__ = ["main"]
 @click.version_option(__version__, prog_name="ranked")
 def main() -> None:
     """ranked: leaderboards as a service, embedded by default, on Redis by configuration."""
+
+
+main.add_command(keys)
