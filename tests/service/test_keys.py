@@ -150,10 +150,12 @@ def test_revoking_a_malformed_id_raises(store: KeyStore, key_id: object) -> None
 
 
 def test_revoking_a_whole_key_is_refused(store: KeyStore) -> None:
-    """The id is the public part; a whole key is not an id (and is not echoed back)."""
+    """The id is the public part; a whole key is not an id, and the error names the id
+    without repeating the secret."""
     info, key = store.create(Scope.WRITE)
-    with pytest.raises(KeyArgumentError):
+    with pytest.raises(KeyArgumentError, match=f"its id is {info.id}") as raised:
         store.revoke(key)
+    assert key.split("_", 2)[2] not in str(raised.value)
     assert store.authenticate(key) == info
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
+from .keys import keys
 
 __all__ = ["main"]
 
@@ -23,7 +24,7 @@ def main() -> None:
 def _register() -> None:
     from .serve import demo, serve
 
-    for command in (serve, demo):
+    for command in (serve, demo, keys):
         main.add_command(command)
 
 

@@ -64,6 +64,7 @@ __all__ = [
     "KeyInfo",
     "KeyStore",
     "Scope",
+    "check_key_id",
 ]
 
 KEY_PATTERN: Final = re.compile(r"rk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
@@ -174,7 +175,13 @@ def _check_name(name: object) -> str | None:
     return name
 
 
-def _check_id(key_id: object) -> str:
+def check_key_id(key_id: object) -> str:
+    """``key_id`` if it is a well-formed key id (12 lowercase hex digits), else
+    :class:`~ranked.errors.KeyArgumentError` (which, given a whole key, names its id and
+    not its secret). O(1)."""
+    whole = KEY_PATTERN.fullmatch(key_id) if isinstance(key_id, str) else None
+    if whole is not None:  # say so without repeating the secret
+        raise KeyArgumentError(f"that is a whole key: its id is {whole.group(1)}")
     if not isinstance(key_id, str) or not _ID_PATTERN.fullmatch(key_id):
         raise KeyArgumentError(f"a key id is 12 lowercase hex digits, not {key_id!r}")
     return key_id
@@ -321,7 +328,7 @@ class KeyStore:
         """Revoke the key ``key_id``: it no longer authenticates. Revoking a revoked key
         changes nothing (its ``revoked_at`` stays the first revocation's). Raises
         :class:`~ranked.errors.KeyNotFoundError` for an unknown id. O(log n); atomic."""
-        checked = _check_id(key_id)
+        checked = check_key_id(key_id)
         revoked_us = _micros(datetime.now(UTC))
         with self._lock:
             conn = self._connection()
