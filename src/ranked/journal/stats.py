@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 from typing import Final
 
-__all__ = ["CommitStats"]
+__all__ = ["CommitStats", "cumulative"]
 
 SECONDS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5)
 """Upper bounds of the commit latency buckets (seconds)."""
@@ -38,14 +38,16 @@ class CommitStats:
 
     def buckets(self) -> list[tuple[str, float]]:
         """The commit latency histogram: (upper bound, cumulative count), ``+Inf`` last."""
-        return _cumulative(SECONDS, self._latency)
+        return cumulative(SECONDS, self._latency)
 
     def batch_buckets(self) -> list[tuple[str, float]]:
         """The round size histogram, the same way."""
-        return _cumulative(EVENTS, self._rounds)
+        return cumulative(EVENTS, self._rounds)
 
 
-def _cumulative(bounds: tuple[float, ...], counts: list[int]) -> list[tuple[str, float]]:
+def cumulative(bounds: tuple[float, ...], counts: list[int]) -> list[tuple[str, float]]:
+    """Bucket counts (``counts[i]``: observations in ``(bounds[i-1], bounds[i]]``, the
+    last past every bound) as Prometheus wants them: (upper bound, cumulative count)."""
     out: list[tuple[str, float]] = []
     total = 0
     for bound, count in zip((*bounds, float("inf")), counts, strict=True):

@@ -3,7 +3,8 @@ the library's arguments."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+import re
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -14,6 +15,9 @@ from .schemas import MAX_MEMBER_LENGTH, EntryOut, SubmitResult, WindowOut
 __all__ = ["entries", "field_of", "member", "query", "submitted"]
 
 T = TypeVar("T")
+
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""What a member may not contain (the bodies' pattern refuses the same)."""
 
 
 def submitted(result: Submission) -> SubmitResult:
@@ -45,11 +49,7 @@ def _text(value: str | bytes) -> str:
 
 def member(value: str) -> str:
     """A member named in a path: refused (422) when the API would refuse it in a body."""
-    if (
-        not value
-        or len(value) > MAX_MEMBER_LENGTH
-        or any(ord(c) < 32 or ord(c) == 127 for c in value)
-    ):
+    if not value or len(value) > MAX_MEMBER_LENGTH or _CONTROL.search(value):
         raise HTTPProblem(
             422,
             "invalid-member",
