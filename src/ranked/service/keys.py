@@ -272,7 +272,8 @@ class KeyStore:
                     conn.execute("UPDATE ranked_keys_version SET version = ?", (version,))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
 
     def close(self) -> None:
@@ -321,7 +322,7 @@ class KeyStore:
                 except sqlite3.IntegrityError:
                     continue  # the id is taken (1 in 2**48 per existing key): draw again
                 break
-            self._forget()
+            # The caches stay: a key nobody could have presented yet is in neither.
         return KeyInfo(key_id, checked_scope, checked_name, created_at, None), key
 
     def revoke(self, key_id: str) -> KeyInfo:
