@@ -54,7 +54,9 @@ def test_every_error_is_exported_from_ranked() -> None:
 
 def test_every_error_class_in_the_package_lives_in_ranked_errors() -> None:
     """One hierarchy: no module other than ``ranked.errors`` defines an exception class
-    (``RateLimited`` carries its decisions and headers, so it lives with the decorator)."""
+    (``RateLimited`` carries its decisions and headers, so it lives with the decorator;
+    ``HTTPProblem`` is an HTTP answer, status and headers, so it lives with the service's
+    HTTP layer)."""
     import importlib
     import pkgutil
 
@@ -69,7 +71,10 @@ def test_every_error_class_in_the_package_lives_in_ranked_errors() -> None:
                 and info.name != "ranked.errors"
             ):
                 defined_elsewhere.add(f"{info.name}.{value.__name__}")
-    assert defined_elsewhere == {"ranked.ratelimit.decorator.RateLimited"}
+    assert defined_elsewhere == {
+        "ranked.ratelimit.decorator.RateLimited",
+        "ranked.service.http.HTTPProblem",
+    }
 
 
 def test_bad_values_and_wrong_types_derive_from_the_builtins() -> None:

@@ -33,6 +33,7 @@ __all__ = [
     "RateLimitConfigError",
     "RateLimitTypeError",
     "ResponseError",
+    "ServiceConfigError",
     "SnapshotError",
     "SnapshotFileError",
     "UnknownRankStyleError",
@@ -199,6 +200,11 @@ class SnapshotFileError(JournalError):
 class JournalConfigError(RankedError, ValueError):
     """A journal is opened with options that cannot work: an unknown durability mode, a
     batch delay that is not a positive whole number of milliseconds, a URL without a path."""
+
+
+class ServiceConfigError(RankedError, ValueError):
+    """A service setting (flag, ``RANKED_*`` variable or TOML file) has a value the service
+    cannot use; the message names it."""
 
 
 # -- the service's API keys -----------------------------------------------------------------

@@ -110,6 +110,7 @@ def test_bad_reads_are_problems(api: Api) -> None:
         (f"/v1/boards/{board}/entries?cursor=not-a-cursor", 422, "cursor"),
         (f"/v1/boards/{board}/top?style=sideways", 422, "$.style"),
         (f"/v1/boards/{board}/members/%00", 422, "member"),
+        (f"/v1/boards/{board}/members/a%C2%85b", 422, "member"),
         ("/v1/nowhere", 404, None),
     ]:
         answer = api.call("GET", path, scope="read")

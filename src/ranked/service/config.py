@@ -12,13 +12,9 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from ..errors import RankedError
+from ..errors import ServiceConfigError as ConfigError
 
 __all__ = ["SETTINGS", "ConfigError", "ServiceConfig", "Setting", "load", "settings_table"]
-
-
-class ConfigError(RankedError, ValueError):
-    """A setting has a value the service cannot use (named in the message)."""
 
 
 @dataclass(frozen=True)
