@@ -565,13 +565,14 @@ class PostgresServer:
 
 
 class RankedService:
-    """``ranked serve`` in a subprocess on a free loopback port, over ``data_dir``; extra
-    command-line arguments in ``args``. :meth:`start` waits until ``/readyz`` answers 200;
+    """``ranked serve`` (or ``ranked demo``: ``command``) in a subprocess on a free loopback
+    port, over ``data_dir``; extra command-line arguments in ``args``. :meth:`start` waits until ``/readyz`` answers 200;
     :meth:`stop` is a graceful SIGTERM, :meth:`kill` a SIGKILL."""
 
-    def __init__(self, data_dir: Path, args: Sequence[str] = ()) -> None:
+    def __init__(self, data_dir: Path, args: Sequence[str] = (), command: str = "serve") -> None:
         self.data_dir = data_dir
         self.args = list(args)
+        self.command = command
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self.log = data_dir / "serve.log"
@@ -587,7 +588,7 @@ class RankedService:
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
-        command = [sys.executable, "-m", "ranked", "serve", "--data-dir", str(self.data_dir)]
+        command = [sys.executable, "-m", "ranked", self.command, "--data-dir", str(self.data_dir)]
         self.process = _spawn([*command, "--port", str(self.port), *self.args], self.log)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

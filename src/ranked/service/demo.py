@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 import sys
 from typing import Final
 
+from ..errors import RankedError
 from .app import Service
 from .keys import Scope
 from .schemas import BoardSettings
@@ -20,9 +22,12 @@ BOARDS: Final = {
     "daily-runs": BoardSettings(operator="incr", windows=["daily", "all"], public_reads=True),
     "speedrun": BoardSettings(order="asc", operator="best", tie_break="time", public_reads=True),
 }
-"""The demo's boards: best score of all time, points summed per day, fastest time."""
+"""The demo's boards: best score of all time, points summed per day, fastest time (in
+milliseconds: a time tie-break board takes whole scores)."""
 
 PLAYERS: Final = 500
+
+_log = logging.getLogger("ranked.demo")
 
 
 class Demo:
@@ -58,9 +63,12 @@ class Demo:
         boards = self.service.boards
         while True:
             player = f"player-{rng.randrange(PLAYERS):03d}"
-            await boards.get("arena").submit(player, rng.randrange(100, 10_000))
-            await boards.get("daily-runs").submit(player, rng.randrange(1, 50))
-            await boards.get("speedrun").submit(player, round(rng.uniform(60, 600), 3))
+            try:
+                await boards.get("arena").submit(player, rng.randrange(100, 10_000))
+                await boards.get("daily-runs").submit(player, rng.randrange(1, 50))
+                await boards.get("speedrun").submit(player, rng.randrange(60_000, 600_000))
+            except RankedError as error:  # keep playing: the demo must not stop on one refusal
+                _log.warning("demo player: %s", error)
             await asyncio.sleep(1 / self.rate)
 
     def _guide(self, key: str) -> None:

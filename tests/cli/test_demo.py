@@ -1,0 +1,42 @@
+"""``ranked demo``: the service with demo boards that fill up as simulated players submit,
+a printed guide whose key writes and whose curl works, and a clean stop."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import httpx
+
+from servers import RankedService
+
+
+def test_demo_serves_live_boards_and_prints_a_working_guide(tmp_path: Path) -> None:
+    demo = RankedService(tmp_path / "data", command="demo")
+    demo.start()
+    try:
+        with httpx.Client(base_url=demo.url, timeout=10) as client:
+            counts: list[int] = []
+            for _ in range(3):
+                counts.append(client.get("/v1/boards/arena/count").json()["count"])
+                time.sleep(0.5)
+            assert counts[-1] > counts[0] > 0  # the players keep submitting
+            guide = demo.log.read_text()
+            assert f"ranked demo is running at {demo.url}" in guide
+            key = guide.split("Authorization: Bearer ")[1].split("'")[0]
+            auth = {"Authorization": f"Bearer {key}"}
+            listed = {b["board"] for b in client.get("/v1/boards", headers=auth).json()["boards"]}
+            assert listed == {"arena", "daily-runs", "speedrun"}
+            for name in listed:  # readable without a key: the demo boards have public reads
+                assert client.get(f"/v1/boards/{name}/top?limit=3").json()["entries"]
+            mine = client.post(
+                "/v1/boards/arena/scores",
+                json={"member": "you", "score": 9999},
+                headers=auth,
+            )
+            assert mine.status_code == 200 and mine.json()["rank"] >= 1
+            assert client.get("/v1/boards/arena/members/you").json()["score"] == 9999
+    finally:
+        assert demo.stop() in (0, -signal.SIGTERM)
+    assert "Application shutdown complete" in demo.tail_log()
