@@ -566,8 +566,9 @@ class PostgresServer:
 
 class RankedService:
     """``ranked serve`` (or ``ranked demo``: ``command``) in a subprocess on a free loopback
-    port, over ``data_dir``; extra command-line arguments in ``args``. :meth:`start` waits until ``/readyz`` answers 200;
-    :meth:`stop` is a graceful SIGTERM, :meth:`kill` a SIGKILL."""
+    port, over ``data_dir``; extra command-line arguments in ``args``. :meth:`start` waits
+    until ``/readyz`` answers 200; :meth:`stop` is a graceful SIGTERM, :meth:`kill` a
+    SIGKILL."""
 
     def __init__(self, data_dir: Path, args: Sequence[str] = (), command: str = "serve") -> None:
         self.data_dir = data_dir
