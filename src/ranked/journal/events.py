@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..core._names import check_name
@@ -113,9 +113,12 @@ class NewEvent:
     key: str | None = None
     actor: str | None = None
     reason: str | None = None
+    _checked: tuple[Any, ...] = field(default=(), init=False, repr=False, compare=False)
+    """The fields as they were checked at construction (see :func:`check_event`)."""
 
     def __post_init__(self) -> None:
         check_event(self)
+        object.__setattr__(self, "_checked", stored_fields(self))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -165,7 +168,16 @@ def check_event(event: object) -> None:
     event at all); return None when it may be appended."""
     if not isinstance(event, NewEvent | Event):
         raise InvalidEventError(f"expected a NewEvent, not {type(event).__name__}")
-    _check_fields(*stored_fields(event))
+    fields = stored_fields(event)
+    if isinstance(event, NewEvent) and _unchanged(fields, event._checked):
+        return  # checked at construction, and no field replaced since (the same objects)
+    _check_fields(*fields)
+
+
+def _unchanged(fields: tuple[Any, ...], checked: tuple[Any, ...]) -> bool:
+    if len(fields) != len(checked):
+        return False
+    return all([a is b for a, b in zip(fields, checked, strict=True)])
 
 
 def recorded(event: NewEvent, seq: int, board_seq: int) -> Event:
