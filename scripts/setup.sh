@@ -16,6 +16,7 @@ fi
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 command -v make >/dev/null 2>&1 || missing+=(make)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)  # benchmarks/service_stack.py
 # The C engine builds against Python's headers (Debian ships them in python3-dev).
 headers=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")
 [ -f "$headers/Python.h" ] || missing+=(python3-dev)
