@@ -32,7 +32,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -45,6 +45,7 @@ __all__ = [
     "lua_script",
     "median_sample",
     "parse_wrk",
+    "process_cpu_seconds",
     "run_wrk",
 ]
 
@@ -61,6 +62,28 @@ def free_port() -> int:
         probe.bind((HOST, 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_seconds(*, groups: Iterable[int] = (), pids: Iterable[int] = ()) -> float:
+    """User + system CPU seconds used so far by every process in the process ``groups``
+    and by the ``pids`` (all their threads; Linux ``/proc``). A process gone is skipped."""
+    wanted_groups, wanted = set(groups), set(pids)
+    ticks = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        # After "pid (comm) ": state ppid pgrp ... utime stime (fields 3.. of proc(5)).
+        rest = stat[stat.rindex(")") + 2 :].split()
+        if int(entry.name) in wanted or int(rest[2]) in wanted_groups:
+            ticks += int(rest[11]) + int(rest[12])
+    return ticks / _TICK
 
 
 def _need(tool: str, package: str) -> str:
@@ -99,10 +122,21 @@ class Sample:
     p99_ms: float
     p999_ms: float
     requests: int
-    errors: int
-    """Socket errors (connect, read, write, timeout) plus non-2xx/3xx responses."""
+    socket_errors: int
+    """Connect, read, write errors and timeouts."""
+    status_errors: int
+    """Responses other than 2xx/3xx."""
     client_cpu: float
     """wrk's CPU time over the run's wall time: near 1.0, the client is the limit."""
+    server_cpu: float = 0.0
+    """The server's CPU time over the run's wall time (0.0: not measured). Below 1.0 at
+    saturation: other work on the machine took part of the server's core."""
+
+    @property
+    def per_core(self) -> float:
+        """Requests per second of server CPU time (0.0 when not measured): the rate one
+        dedicated core would give, little moved by other work on the machine."""
+        return self.requests_per_s / self.server_cpu if self.server_cpu > 0 else 0.0
 
 
 def _lua_string(text: str) -> str:
@@ -213,7 +247,7 @@ def _ms(value: str) -> float:
     return float(found.group(1)) * _UNITS_MS[found.group(2)]
 
 
-def parse_wrk(output: str, client_cpu: float = 0.0) -> Sample:
+def parse_wrk(output: str, client_cpu: float = 0.0, server_cpu: float = 0.0) -> Sample:
     """A :class:`Sample` from wrk's output (run with ``--latency`` and the ``done()``
     hook of :func:`lua_script`)."""
     rps = re.search(r"^Requests/sec:\s+([\d.]+)", output, re.MULTILINE)
@@ -229,8 +263,10 @@ def parse_wrk(output: str, client_cpu: float = 0.0) -> Sample:
         p99_ms=_ms(p99.group(1)),
         p999_ms=p999_us / 1e3,
         requests=requests,
-        errors=socket_errors + status_errors,
+        socket_errors=socket_errors,
+        status_errors=status_errors,
         client_cpu=client_cpu,
+        server_cpu=server_cpu,
     )
 
 
@@ -243,9 +279,11 @@ def run_wrk(
     threads: int = 2,
     rate: float | None = None,
     timeout_s: float = 5.0,
+    server_cpu: Callable[[], float] | None = None,
 ) -> Sample:
     """One wrk run against ``url`` (``http://host:port``) for ``duration`` seconds, pinned
-    to CPU 1. Raises ``RuntimeError`` when wrk fails."""
+    to CPU 1. ``server_cpu`` (e.g. :meth:`Server.cpu_seconds`), read before and after,
+    fills :attr:`Sample.server_cpu`. Raises ``RuntimeError`` when wrk fails."""
     wrk = _need("wrk", "wrk")
     taskset = _need("taskset", "util-linux")
     with tempfile.TemporaryDirectory(prefix="ranked-wrk-") as tmp:
@@ -258,22 +296,25 @@ def run_wrk(
             "--latency",
         ]
         argv += ["-s", str(script), url + target.path.split("{", 1)[0]]
+        served = 0.0 if server_cpu is None else server_cpu()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
         done = subprocess.run(argv, capture_output=True, text=True, timeout=duration + 60)
         wall = time.monotonic() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        served = 0.0 if server_cpu is None else server_cpu() - served
     if done.returncode != 0:
         raise RuntimeError(
             f"wrk exited {done.returncode}: {done.stderr.strip()} {done.stdout.strip()}"
         )
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return parse_wrk(done.stdout, client_cpu=cpu / wall)
+    return parse_wrk(done.stdout, client_cpu=cpu / wall, server_cpu=served / wall)
 
 
 def median_sample(samples: Sequence[Sample]) -> Sample:
     """Each field's median over ``samples`` (fields taken apart: the median p99 need not
-    come from the run with the median requests/s)."""
+    come from the run with the median requests/s, and ``per_core`` of the result is the
+    ratio of two medians)."""
     if not samples:
         raise ValueError("no samples")
     values = {
@@ -285,8 +326,10 @@ def median_sample(samples: Sequence[Sample]) -> Sample:
         p99_ms=float(values["p99_ms"]),
         p999_ms=float(values["p999_ms"]),
         requests=int(values["requests"]),
-        errors=int(values["errors"]),
+        socket_errors=int(values["socket_errors"]),
+        status_errors=int(values["status_errors"]),
         client_cpu=float(values["client_cpu"]),
+        server_cpu=float(values["server_cpu"]),
     )
 
 
@@ -344,6 +387,10 @@ class Server:
         self._log.seek(0)
         tail = self._log.read().decode(errors="replace")[-3000:]
         raise RuntimeError(f"server did not start: {' '.join(self.command)}\n{tail}")
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds used so far by the server's process group."""
+        return 0.0 if self.process is None else process_cpu_seconds(groups=[self.process.pid])
 
     def _wait_ready(self, started: float) -> bool:
         assert self.process is not None

@@ -50,7 +50,14 @@ elif str(ROOT) not in sys.path:
 
 from benchmarks import baseline_service  # noqa: E402 - path set above
 from benchmarks._servers import BenchRedis  # noqa: E402
-from benchmarks._wrk import Sample, Server, Target, median_sample, run_wrk  # noqa: E402
+from benchmarks._wrk import (  # noqa: E402
+    Sample,
+    Server,
+    Target,
+    median_sample,
+    process_cpu_seconds,
+    run_wrk,
+)
 from benchmarks.engine import machine_info  # noqa: E402
 from benchmarks.stack_apps._board import BOARD, CONSTANT_PATH, MEMBERS_ENV  # noqa: E402
 
@@ -164,7 +171,7 @@ def run(settings: Settings) -> tuple[dict[Cell, list[Sample]], str]:
             for server, command in SERVERS.items():
                 for variant in chosen:
                     started = time.monotonic()
-                    measured = _cell(settings, env, command, variant)
+                    measured = _cell(settings, env, command, variant, redis.process.pid)
                     for endpoint, sample in measured.items():
                         cell = (variant.stack, server, endpoint)
                         samples.setdefault(cell, []).append(sample)
@@ -184,16 +191,31 @@ def _wanted(variant: Variant, only: Sequence[str]) -> bool:
 
 
 def _cell(
-    settings: Settings, env: dict[str, str], command: list[str], variant: Variant
+    settings: Settings, env: dict[str, str], command: list[str], variant: Variant, redis: int
 ) -> dict[str, Sample]:
-    """One server start: warm-up, the saturated run, and for reads the paced run."""
+    """One server start: warm-up, the saturated run, and for reads the paced run. The
+    service's CPU is the server's process group's, plus redis-server's for the baseline."""
     app = "benchmarks." + variant.app
     with Server([*command, app], ready=variant.ready, env=env, cwd=str(ROOT)) as server:
+        assert server.process is not None
+        group, pids = [server.process.pid], [redis] if variant.redis else []
+
+        def cpu() -> float:
+            return process_cpu_seconds(groups=group, pids=pids)
+
         run_wrk(server.url, variant.target, duration=settings.warmup)
-        out = {variant.endpoint: run_wrk(server.url, variant.target, duration=settings.duration)}
+        out = {
+            variant.endpoint: run_wrk(
+                server.url, variant.target, duration=settings.duration, server_cpu=cpu
+            )
+        }
         if variant.endpoint == "rank read":
             out[settings.paced] = run_wrk(
-                server.url, variant.target, duration=settings.duration, rate=settings.rate
+                server.url,
+                variant.target,
+                duration=settings.duration,
+                rate=settings.rate,
+                server_cpu=cpu,
             )
     return out
 
@@ -202,9 +224,9 @@ def table(samples: dict[Cell, list[Sample]]) -> tuple[str, list[str]]:
     """The Markdown table of medians, and notes on errors and on wrk's own load."""
     medians = {cell: median_sample(runs) for cell, runs in samples.items()}
     lines = [
-        "| stack | server | endpoint | requests/s | p50 ms | p99 ms | p99.9 ms "
-        "| vs raw ASGI constant |",
-        "|---|---|---|---:|---:|---:|---:|---:|",
+        "| stack | server | endpoint | requests/s | server CPU | requests/s per core "
+        "| p50 ms | p99 ms | p99.9 ms | per core vs raw ASGI constant |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     notes = []
     for server in SERVERS:
@@ -212,16 +234,22 @@ def table(samples: dict[Cell, list[Sample]]) -> tuple[str, list[str]]:
         for (stack, on, endpoint), each in medians.items():
             if on != server:
                 continue
-            ratio = "" if floor is None else f"{each.requests_per_s / floor.requests_per_s:.2f}x"
+            ratio = "" if floor is None else f"{each.per_core / floor.per_core:.2f}x"
             if "@" in endpoint:
                 ratio = ""  # paced: the rate is set, not measured
             lines.append(
                 f"| {stack} | {server} | {endpoint} | {each.requests_per_s:,.0f} | "
+                f"{each.server_cpu:.0%} | {each.per_core:,.0f} | "
                 f"{each.p50_ms:.2f} | {each.p99_ms:.2f} | {each.p999_ms:.2f} | {ratio} |"
             )
-            errors = sum(s.errors for s in samples[(stack, on, endpoint)])
-            if errors:
-                notes.append(f"{stack} on {server}, {endpoint}: {errors:,} errors")
+            runs = samples[(stack, on, endpoint)]
+            sockets = sum(s.socket_errors for s in runs)
+            statuses = sum(s.status_errors for s in runs)
+            if sockets or statuses:
+                notes.append(
+                    f"{stack} on {server}, {endpoint}: {sockets:,} socket errors or timeouts, "
+                    f"{statuses:,} non-2xx answers (over {len(runs)} runs)"
+                )
     busiest = max(s.client_cpu for runs in samples.values() for s in runs)
     notes.append(f"wrk's busiest run used {busiest:.0%} of its core (CPU 1)")
     return "\n".join(lines), notes
@@ -254,7 +282,13 @@ def method(settings: Settings) -> str:
         "going over every cell. uvicorn: `--loop uvloop --http httptools`, one worker, no "
         "access log. granian: `--interface asgi --workers 1 --runtime-mode st "
         "--runtime-threads 1 --blocking-threads 1 --loop uvloop --http 1 --no-ws`, no "
-        "access log. The baseline's redis-server (no persistence) runs on CPU 0 too."
+        "access log. The baseline's redis-server (no persistence) runs on CPU 0 too. "
+        "Server CPU: the CPU time of the server's processes (with redis-server's for the "
+        "baseline) over the run's wall time; under 100% in a saturated run, other work on "
+        "the machine took the rest of CPU 0. Requests/s per core: requests/s over server "
+        "CPU, the rate one dedicated core gives, the figure least moved by that other "
+        "work; the last column compares it with raw ASGI's constant endpoint on the same "
+        "server."
     )
 
 
