@@ -19,7 +19,7 @@ fi
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 command -v make >/dev/null 2>&1 || missing+=(make)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
-command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)  # the service benchmarks' load generator
 # Debian's python3 creates virtual environments only with its venv package installed.
 python3 -c "import ensurepip, venv" >/dev/null 2>&1 || missing+=(python3-venv)
 # The C engine builds against Python's headers (Debian ships them in python3-dev).

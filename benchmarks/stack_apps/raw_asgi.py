@@ -1,0 +1,70 @@
+"""Hand-written ASGI: no framework, msgspec encoding. The floor the frameworks add to."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import msgspec
+
+from ._board import BOARD, CONSTANT_PATH, RankOut, constant, loaded_board
+
+__all__ = ["constant_app", "rank_app"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_encode = msgspec.json.Encoder().encode
+_NOT_FOUND = b'{"detail":"not found"}'
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def _answer(send: Send, status: int, body: bytes) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def constant_app() -> App:
+    """``GET /const``."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            return await _lifespan(receive, send)
+        if scope["path"] == CONSTANT_PATH:
+            return await _answer(send, 200, _encode(constant()))
+        return await _answer(send, 404, _NOT_FOUND)
+
+    return app
+
+
+def rank_app() -> App:
+    """``GET /v1/boards/{board}/members/{member}`` on the loaded board (O(log n))."""
+    boards = {BOARD: loaded_board()}
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            return await _lifespan(receive, send)
+        parts = scope["path"].split("/")
+        # ["", "v1", "boards", board, "members", member]
+        if len(parts) == 6 and parts[1] == "v1" and parts[2] == "boards" and parts[4] == "members":
+            board = boards.get(parts[3])
+            member = parts[5]
+            entry = None if board is None else board.entry(member)
+            if entry is not None:
+                return await _answer(send, 200, _encode(RankOut(member, entry.score, entry.rank)))
+        return await _answer(send, 404, _NOT_FOUND)
+
+    return app
