@@ -557,6 +557,8 @@ def test_a_closed_window_is_archived_and_read_after_its_key_expired(
         clock.now += 86_400_000
         board.submit("cid", 1)  # the first write of day 2 archives day 1
         assert board.archive_closed() == []  # once
+        assert board.archived_windows() == [day1]
+        assert Leaderboard("memory://", "plain").archived_windows() == []
         key = f"rk:{{seasonal}}:w:{day1}".encode()
         if index.kind == "memory":
             board.backend.keyspace.delete(key)  # type: ignore[attr-defined]

@@ -381,6 +381,18 @@ class JournalBase(ABC):
         )
         return event_from_row(rows[0]) if rows else None
 
+    def keys_with_prefix(self, board: str, prefix: str) -> list[str]:
+        """The idempotency keys of ``board``'s events that start with ``prefix``, sorted.
+        O(log n + k): a range of the (board, key) index."""
+        if not isinstance(prefix, str) or not prefix:
+            raise JournalConfigError(f"prefix must be a non-empty str, not {prefix!r}")
+        p = self._PARAM
+        rows = self._query(
+            f"SELECT key FROM events WHERE board = {p} AND key >= {p} AND key < {p} ORDER BY key",
+            (board, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)),
+        )
+        return [str(row[0]) for row in rows]
+
     def last_board_event(self, board: str, operation: str) -> Event | None:
         """``board``'s newest board-wide event (no member) of ``operation``, if any."""
         p = self._PARAM

@@ -53,6 +53,11 @@ class AsOf:
     def event_by_key(self, board: str, key: str) -> Event | None:
         return next((e for e in self._events() if e.key == key and board == self.board), None)
 
+    def keys_with_prefix(self, board: str, prefix: str) -> list[str]:
+        if board != self.board:
+            return []
+        return sorted({e.key for e in self._events() if e.key and e.key.startswith(prefix)})
+
     def last_board_event(self, board: str, operation: str) -> Event | None:
         found = [e for e in self._events() if e.member is None and e.operation == operation]
         return found[-1] if found else None

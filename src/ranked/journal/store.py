@@ -95,6 +95,10 @@ class JournalStore(Protocol):
         """The committed event of ``board`` with idempotency key ``key``, if any."""
         ...
 
+    def keys_with_prefix(self, board: str, prefix: str) -> list[str]:
+        """The idempotency keys of ``board``'s events that start with ``prefix``, sorted."""
+        ...
+
     def last_board_event(self, board: str, operation: str) -> Event | None:
         """``board``'s newest board-wide event (no member) of ``operation``, if any."""
         ...

@@ -316,7 +316,7 @@ class Handlers:
 
     async def windows(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
-        return json_response(WindowsOut(board.window_id(), []))
+        return json_response(WindowsOut(board.window_id(), board.archived_windows()))
 
     async def friends(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
@@ -496,7 +496,7 @@ def api_routes(boards: Boards, metrics: Metrics) -> list[Route]:
             b + "/windows",
             h.windows,
             R,
-            "The board's current window",
+            "The board's current window and its archived ones",
             response=WindowsOut,
             tag="reads",
             board_reads=True,

@@ -821,6 +821,15 @@ class Leaderboard:
             self._archives[window_id] = view
         return view
 
+    def archived_windows(self) -> list[str]:
+        """The ids of the closed windows whose final standings the journal keeps
+        (:meth:`archive_closed`), sorted; empty without a journal. O(log n + windows)."""
+        journal = self._journal
+        if journal is None:
+            return []
+        prefix = journal.journaling.archive_key("")
+        return [key[len(prefix) :] for key in journal.store.keys_with_prefix(self.name, prefix)]
+
     def archived(self, window: WindowArg) -> Leaderboard | None:
         """A closed window's archived standings as a read-only board (the same read
         API: top, rank, around, score, pages...; its reads default to that window), in a
