@@ -22,9 +22,10 @@ def main() -> None:
 
 
 def _register() -> None:
+    from .boards import boards, rebuild, snapshot
     from .serve import demo, serve
 
-    for command in (serve, demo, keys):
+    for command in (serve, demo, keys, boards, rebuild, snapshot):
         main.add_command(command)
 
 
