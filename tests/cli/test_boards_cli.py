@@ -24,6 +24,8 @@ CLIENT_COMMANDS = [
     ["boards", "list"],
     ["boards", "show"],
     ["boards", "create"],
+    ["import"],
+    ["export"],
     ["rebuild"],
     ["snapshot"],
 ]
@@ -294,6 +296,7 @@ def test_an_unreachable_service_is_one_clear_line() -> None:
     [
         ["boards", "show", "x"],
         ["boards", "create", "x"],
+        ["export", "--board", "x"],
         ["rebuild", "x"],
         ["snapshot", "x"],
     ],

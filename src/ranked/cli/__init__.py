@@ -23,9 +23,11 @@ def main() -> None:
 
 def _register() -> None:
     from .boards import boards, rebuild, snapshot
+    from .exporter import export
+    from .importer import import_
     from .serve import demo, serve
 
-    for command in (serve, demo, keys, boards, rebuild, snapshot):
+    for command in (serve, demo, keys, boards, import_, export, rebuild, snapshot):
         main.add_command(command)
 
 
