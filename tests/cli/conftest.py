@@ -9,11 +9,7 @@ Nothing is mocked: the commands talk HTTP to the service as they would in produc
 from __future__ import annotations
 
 import contextlib
-import functools
 import itertools
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +22,10 @@ from click.testing import CliRunner, Result
 import ranked
 from ranked.cli import main
 from ranked.service.keys import KeyStore, Scope
-from servers import _die_with_parent, _terminate, _wait_until, free_port
+from servers import RankedService, ServerError
 
-START_TIMEOUT = 30.0
-START_ATTEMPTS = 3
 SRC = Path(ranked.__file__).resolve().parent.parent
-"""The source tree under test: the child runs the same code."""
+"""The source tree under test."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +33,7 @@ class RunningService:
     url: str
     admin_key: str
     data_dir: Path
-    process: subprocess.Popen[bytes] | None = None
+    server: RankedService | None = None
 
     def api(self, key: str | None = None) -> httpx.Client:
         """An HTTP client of the service, with ``key`` (default: the admin key)."""
@@ -56,72 +50,25 @@ class RunningService:
         return result
 
 
-def _ready(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/readyz", timeout=1.0).status_code == 200
-    except httpx.TransportError:
-        return False
-
-
-def _launch(data_dir: Path, port: int, args: tuple[str, ...], log: Path) -> subprocess.Popen[bytes]:
-    path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
-    env = {**os.environ, "PYTHONPATH": path}
-    command = [
-        sys.executable,
-        "-c",
-        "from ranked.cli import main; main()",
-        "serve",
-        "--data-dir",
-        str(data_dir),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        *args,
-    ]
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            command,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            preexec_fn=_die_with_parent,
-        )
-
-
-def _start(
-    data_dir: Path, args: tuple[str, ...], port: int | None
-) -> tuple[subprocess.Popen[bytes], str]:
-    """A ready service and its URL; a start that lost its port to another process is
-    tried again on a fresh port (unless ``port`` is given), any other failure fails the
-    test with the log."""
-    log = data_dir / "serve.log"
-    for _attempt in range(START_ATTEMPTS if port is None else 1):
-        chosen = port or free_port()
-        url = f"http://127.0.0.1:{chosen}"
-        process = _launch(data_dir, chosen, args, log)
-        if _wait_until(functools.partial(_ready, url), process, START_TIMEOUT):
-            return process, url
-        _terminate(process)
-        if "address already in use" not in log.read_text(errors="replace"):
-            break
-    tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
-    pytest.fail(f"ranked serve did not get ready:\n{tail}", pytrace=False)
-
-
 @contextlib.contextmanager
 def ranked_serve(data_dir: Path, *args: str, port: int | None = None) -> Iterator[RunningService]:
-    """Run ``ranked serve --data-dir DATA_DIR ARGS`` with a new admin key until the
-    block ends (then SIGTERM: a graceful stop), on ``port`` or a free one."""
+    """Run ``ranked serve --data-dir DATA_DIR ARGS`` (:class:`servers.RankedService`)
+    with a new admin key until the block ends, on ``port`` or a free one; a service that
+    does not get ready fails the test with its log."""
     data_dir.mkdir(parents=True, exist_ok=True)
     with KeyStore(data_dir) as keys:
         admin_key = keys.create(Scope.ADMIN, name="cli tests")[1]
-    process, url = _start(data_dir, args, port)
+    server = RankedService(data_dir, args)
+    server.port = port or 0
     try:
-        yield RunningService(url, admin_key, data_dir, process)
+        server.start()
+    except ServerError as error:
+        server.close()
+        pytest.fail(str(error), pytrace=False)
+    try:
+        yield RunningService(server.url, admin_key, data_dir, server)
     finally:
-        _terminate(process)
+        server.close()
 
 
 @pytest.fixture(scope="session")

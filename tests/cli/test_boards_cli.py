@@ -154,9 +154,11 @@ def test_update_of_a_fixed_setting_is_the_services_409(service: RunningService, 
 
 
 def test_a_name_the_service_refuses_is_its_422(service: RunningService) -> None:
-    result = service.cli("boards", "create", "a{b}")
+    result = service.cli("boards", "create", "a b")
     assert result.exit_code == 1
-    assert result.stderr == "ranked: 422 board name 'a{b}' must not contain '{' or '}'\n"
+    assert result.stderr == (
+        "ranked: 422 a board name is 1 to 64 characters: letters, digits, _ . : - (field: board)\n"
+    )
 
 
 def test_list_shows_every_board_in_a_table(service: RunningService, board: str) -> None:
@@ -200,8 +202,8 @@ def test_show_of_a_missing_board_is_the_404_line(service: RunningService) -> Non
     assert result.stderr == "ranked: 404 there is no board 'no-such-board' (field: board)\n"
 
 
-def test_board_names_are_quoted_in_paths(service: RunningService) -> None:
-    name = "a/b?c d#é"
+def test_board_names_with_punctuation(service: RunningService) -> None:
+    name = "season:2026.q1_eu-west"
     assert service.cli("boards", "create", name).exit_code == 0
     result = service.cli("boards", "show", name)
     assert result.exit_code == 0

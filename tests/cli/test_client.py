@@ -3,15 +3,16 @@ restarts, says when one went away, and a keyed batch it sends again is applied o
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from ranked.cli._client import Client, Failure
 from ranked.service.schemas import BatchBody, BatchItem, BatchResult, BoardList
-from servers import _terminate
+from servers import _spawn, _terminate
 
-from .conftest import _launch, create, entries, ranked_serve
+from .conftest import create, entries, ranked_serve
 
 
 def test_a_read_waits_for_a_service_that_restarts(tmp_path: Path) -> None:
@@ -21,8 +22,9 @@ def test_a_read_waits_for_a_service_that_restarts(tmp_path: Path) -> None:
         assert client.call("GET", "/v1/boards", BoardList).boards == []
     # Started again on the same port: it takes a moment to import and bind, then
     # answers 503 while it restores its boards; the call waits through both.
-    port = int(first.url.rpartition(":")[2])
-    again = _launch(data, port, (), tmp_path / "log")
+    port = first.url.rpartition(":")[2]
+    command = [sys.executable, "-m", "ranked", "serve", "--data-dir", str(data), "--port", port]
+    again = _spawn(command, tmp_path / "log")
     try:
         assert client.call("GET", "/v1/boards", BoardList, retry=True).boards == []
     finally:

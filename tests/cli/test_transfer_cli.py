@@ -178,15 +178,14 @@ def test_an_import_that_cannot_go_on_says_how_far_it_got(tmp_path: Path) -> None
     with ranked_serve(tmp_path / "data") as own:
         create(own, "b")
         before = entries(own, "b")
-        process = own.process
-        assert process is not None
+        server = own.server
+        assert server is not None
 
         def rows() -> Iterator[Row | Rejected]:
             yield Row(2, "a", 1)
             yield Rejected(3, "empty member", "the member is empty", ",2")
             yield Row(4, "b", 2)  # the first batch, sent now
-            process.terminate()
-            process.wait(timeout=30)
+            server.stop()
             yield Row(5, "c", 3)
             yield Row(6, "d", 4)
 
@@ -390,14 +389,16 @@ def test_export_of_a_window(service: RunningService, board: str, tmp_path: Path)
     assert f"(window {daily})" in result.stderr
 
 
-def test_export_of_an_unknown_window_is_the_422_line(
+def test_export_of_a_window_the_board_does_not_keep_is_the_404_line(
     service: RunningService, board: str, tmp_path: Path
 ) -> None:
     create(service, board)
     output = tmp_path / "never.csv"
-    result = service.cli("export", "--board", board, "--window", "nope", "-o", str(output))
+    result = service.cli("export", "--board", board, "--window", "m2026-03", "-o", str(output))
     assert result.exit_code == 1
-    assert result.stderr == "ranked: 422 window id 'nope' does not parse (field: window)\n"
+    assert result.stderr == (
+        f"ranked: 404 board {board!r} keeps no monthly windows (field: window)\n"
+    )
     assert not output.exists()
     assert not list(tmp_path.glob("*.part"))
 

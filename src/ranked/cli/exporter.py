@@ -85,7 +85,8 @@ def _opened(output: str) -> Iterator[IO[str]]:
 @click.option(
     "--window",
     default=None,
-    help="A window id (d2026-03-01, w2026-09, ...) [default: the board's current one].",
+    help="A window id (d2026-03-01, w2026-W09, m2026-03, s:NAME)"
+    " [default: the board's current one].",
 )
 @click.option(
     "--format",
