@@ -56,7 +56,8 @@ def test_every_error_class_in_the_package_lives_in_ranked_errors() -> None:
     """One hierarchy: no module other than ``ranked.errors`` defines an exception class
     (``RateLimited`` carries its decisions and headers, so it lives with the decorator;
     ``HTTPProblem`` is an HTTP answer, status and headers, so it lives with the service's
-    HTTP layer)."""
+    HTTP layer; the CLI's ``Failure`` is a command's answer, a line and an exit status, so
+    it lives with the CLI)."""
     import importlib
     import pkgutil
 
@@ -74,6 +75,7 @@ def test_every_error_class_in_the_package_lives_in_ranked_errors() -> None:
     assert defined_elsewhere == {
         "ranked.ratelimit.decorator.RateLimited",
         "ranked.service.http.HTTPProblem",
+        "ranked.cli._client.Failure",
     }
 
 

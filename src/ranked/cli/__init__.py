@@ -22,9 +22,12 @@ def main() -> None:
 
 
 def _register() -> None:
+    from .boards import boards, rebuild, snapshot
+    from .exporter import export
+    from .importer import import_
     from .serve import demo, serve
 
-    for command in (serve, demo, keys):
+    for command in (serve, demo, keys, boards, import_, export, rebuild, snapshot):
         main.add_command(command)
 
 
