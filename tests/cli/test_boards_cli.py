@@ -224,14 +224,14 @@ def test_snapshot_and_rebuild_print_what_the_service_did(
     result = service.cli("snapshot", board)
     assert result.exit_code == 0
     found = re.fullmatch(
-        f"board {board}: snapshot written, covering its journal to event ([0-9]+)\n",
+        f"board {board}: snapshot written, covering its events to number ([0-9]+)\n",
         result.stdout,
     )
     assert found is not None, result.stdout
     with service.api() as api:
         api.post(f"/v1/boards/{board}/scores", json={"member": "m9", "score": 9})
     again = service.cli("snapshot", board).stdout
-    assert again.endswith(f" to event {int(found.group(1)) + 1}\n")
+    assert again.endswith(f" to number {int(found.group(1)) + 1}\n")
     before = entries(service, board)
     result = service.cli("rebuild", board)
     assert result.exit_code == 0

@@ -153,11 +153,6 @@ def test_rows_the_service_refuses_are_rejected_one_by_one_with_its_reason(
     assert entries(service, board) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="journal defect: an incr the board refuses at apply time (2**53 exactness) is"
-    " journaled first, and every later write to the board replays it and fails",
-)
 def test_a_refused_batch_keeps_its_good_rows(tmp_path: Path) -> None:
     """x, 1e308 is good; x, 1 then is refused (1e308 + 1 is not exact); y, 5 is good:
     the batch is refused whole, its parts are sent again, only line 3 is rejected."""

@@ -230,6 +230,34 @@ def test_idempotency_key_applies_once_and_answers_as_first(index: Index, tmp_pat
         board.backend.close()
 
 
+def test_an_event_the_index_refuses_is_consumed_not_stuck(index: Index, tmp_path: Path) -> None:
+    """An increment the index refuses only given its state (past exact floats) is in the
+    journal already: it is marked applied with no effect, so later writes go on, and a
+    replay refuses it the same way and reaches the same board."""
+    path = tmp_path / "journal.db"
+    board = open_board(index, path, Clock(), operator="incr")
+    try:
+        board.submit("x", 1e308)
+        with pytest.raises(OutOfRangeError, match="not exact"):
+            board.submit("x", 1)
+        board.submit_many([("y", 5), ("z", 2)])
+        with pytest.raises(OutOfRangeError):
+            board.submit_many([("z", 1), ("x", 1)])  # refused whole: z stays at 2
+        assert board.submit("y", 1).score == 6
+        live = [(e.member, e.score) for e in board.top(10)]
+        assert live == [("x", 1e308), ("y", 6.0), ("z", 2.0)]
+        assert board.rebuild() > 0  # a replay (the fold refuses inexact sums)
+        assert [(e.member, e.score) for e in board.top(10)] == live
+    finally:
+        board.close()
+    index.flush()
+    again = open_board(index, path, Clock(), operator="incr", snapshots=str(tmp_path / "none"))
+    try:
+        assert [(e.member, e.score) for e in again.top(10)] == live
+    finally:
+        again.close()
+
+
 def test_a_refused_call_journals_nothing(index: Index, tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     board = open_board(index, path, Clock())

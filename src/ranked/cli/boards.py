@@ -256,9 +256,10 @@ def snapshot(board: str, url: str, key: str | None) -> None:
     """
     with Client(url, key) as client:
         done = client.call("POST", board_path(board, "snapshot"), SnapshotResult, wait=True)
-    if done.covers_seq is None:
+    if done.covers_board_seq is None:
         click.echo(f"board {board}: no snapshot taken (its backend keeps its own data)")
     else:
         click.echo(
-            f"board {board}: snapshot written, covering its journal to event {done.covers_seq}"
+            f"board {board}: snapshot written, covering its events to number"
+            f" {done.covers_board_seq}"
         )

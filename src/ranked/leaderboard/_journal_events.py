@@ -53,9 +53,15 @@ def submit_event(
     at_ms: int,
     tie: int | None,
     key: str | None,
+    batch: int = 1,
 ) -> NewEvent:
-    """The event of one member's submission (``score`` already accepted by the board)."""
+    """The event of one member's submission (``score`` already accepted by the board).
+    ``batch``: on the first event of a submission of several members, how many there are
+    (``n<count>`` in the flags), so that a replay applies them together, atomically, as
+    the live call did."""
     value = b"i" if isinstance(score, int) else b""
+    if batch > 1:
+        value += b"n%d" % batch
     if tie is not None:
         value += b"|%d" % tie
     return NewEvent(
@@ -91,6 +97,8 @@ class Decoded:
     payload: Any = None
     """``lex``: (fields, operator); ``friends_*``: the list of friends; ``member_data``,
     ``metadata*``, ``config``: the JSON value; ``expire``: the deadline (ms)."""
+    batch: int = 1
+    """A submission's first event: how many events its call appended (applied together)."""
 
 
 def _friends(value: bytes) -> list[bytes]:
@@ -112,12 +120,14 @@ def decode(event: Event) -> Decoded:
         flags, _, tie = value.partition(b"|")
         score = event.score
         assert score is not None, event
+        count = flags.find(b"n")
         return Decoded(
             operation,
             event.member,
             at_ms,
-            int(score) if flags == b"i" else score,
+            int(score) if flags[:1] == b"i" else score,
             int(tie) if tie else None,
+            batch=int(flags[count + 1 :]) if count >= 0 else 1,
         )
     if operation == "lex":
         fields, _, operator = value.rpartition(b"|")

@@ -94,7 +94,16 @@ class Journaling:
         prepared: Prepared = self.plan.writes.prepare(pairs, op, from_ms(at_ms), tie)
         count = len(pairs)
         events = [
-            submit_event(self.board, request.member, score, op, at_ms, tie, _key(key, i, count))
+            submit_event(
+                self.board,
+                request.member,
+                score,
+                op,
+                at_ms,
+                tie,
+                _key(key, i, count),
+                count if i == 0 else 1,
+            )
             for i, (request, (_member, score)) in enumerate(
                 zip(prepared.requests, pairs, strict=True)
             )

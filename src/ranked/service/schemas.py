@@ -62,7 +62,13 @@ Member = Annotated[
         examples=["alice"],
     ),
 ]
-Score = Annotated[float, msgspec.Meta(description="A finite number.", examples=[1500])]
+Score = Annotated[
+    int | float,
+    msgspec.Meta(
+        description="A number the board can hold (a time tie-break board takes whole ones).",
+        examples=[1500],
+    ),
+]
 Operator = Literal["best", "set", "incr", "decr"]
 IdempotencyKey = Annotated[
     str,
@@ -96,10 +102,11 @@ class BoardSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Fa
     tie_break: Literal["member", "time"] = "member"
     """Equal scores: ``member`` order, or ``time`` (the earlier achiever first)."""
     windows: Annotated[
-        list[Literal["all", "daily", "weekly", "monthly", "season"]],
+        list[Literal["all", "daily", "weekly", "monthly"]],
         msgspec.Meta(min_length=1, max_length=5),
     ] = msgspec.field(default_factory=lambda: ["all"])
-    """The windows every submission goes to; the first is the one reads use by default."""
+    """The windows every submission goes to; the first is the one reads use by default.
+    Seasons are given in ``seasons`` (each one a window ``s:<name>``)."""
     seasons: Annotated[list[SeasonSpec], msgspec.Meta(max_length=64)] = msgspec.field(
         default_factory=list
     )
@@ -245,6 +252,7 @@ class WindowsOut(msgspec.Struct):
 
 class HistoryItem(msgspec.Struct):
     seq: int
+    """The event's number in the whole journal (every board's events share it)."""
     at: datetime
     operation: str
     score: float | None
@@ -275,7 +283,9 @@ class RebuildResult(msgspec.Struct):
 
 
 class SnapshotResult(msgspec.Struct):
-    covers_seq: int | None
+    covers_board_seq: int | None
+    """The number, within the board, of the last event the snapshot holds (``null``: the
+    backend keeps no snapshots, as on Redis)."""
 
 
 class FriendsBody(msgspec.Struct, forbid_unknown_fields=True):

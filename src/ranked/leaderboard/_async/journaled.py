@@ -15,11 +15,12 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ...errors import UnsupportedOperationError
+from ...errors import InvalidScoreError, OutOfRangeError, UnsupportedOperationError
 from ...journal.aio import AsyncAppender
 from ...journal.events import Event, NewEvent
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
+from .._journal_events import decode
 from .._plan_core import run_async
 from .._plan_journal import APPLIED, Gap, Journaling
 from .._plan_write import Prepared
@@ -28,6 +29,10 @@ from .._steps import BoundSteps
 __all__ = ["AsyncBoardJournal"]
 
 _log = logging.getLogger("ranked.journal")
+
+_REFUSALS: Final = (InvalidScoreError, OutOfRangeError)
+"""What a step raises when the index cannot take an event's value in its current state
+(the call's arguments were checked before the event was journaled)."""
 
 _ANSWERS: Final = 4096
 """How many answers of keyed writes a board keeps for retries (the newest)."""
@@ -75,12 +80,16 @@ class AsyncBoardJournal:
     async def _apply(self, records: Sequence[Event], prepared: Prepared | None) -> Any:
         journaling = self.journaling
         while True:
-            direct = journaling.direct(records, prepared)
-            if direct is not None:  # one request, no window to register: one step
-                answer = await self.steps.submit_seq(*direct)
-                result = journaling.finish_direct(prepared, answer)
-            else:
-                result = await run_async(self.steps, journaling.apply(records, prepared))
+            try:
+                direct = journaling.direct(records, prepared)
+                if direct is not None:  # one request, no window to register: one step
+                    answer = await self.steps.submit_seq(*direct)
+                    result = journaling.finish_direct(prepared, answer)
+                else:
+                    result = await run_async(self.steps, journaling.apply(records, prepared))
+            except _REFUSALS:
+                await self._refused(records)
+                raise
             if isinstance(result, Gap):  # earlier events are missing: apply them first
                 await self.catch_up(result.applied, before=records[0].board_seq)
                 continue
@@ -92,6 +101,15 @@ class AsyncBoardJournal:
             ):
                 await self.snapshot()
             return None if result is APPLIED else result
+
+    async def _refused(self, records: Sequence[Event]) -> Any:
+        """Mark ``records`` applied with no effect: the index refused them (a value it
+        cannot hold given its state, such as an increment past exact floats). Their step
+        changed nothing, and a replay reaches the same state and refuses them the same
+        way; without this mark every later event would wait for them for ever. Answers
+        like a sequenced step: None, APPLIED or a Gap."""
+        after, last = records[0].board_seq - 1, records[-1].board_seq
+        return await self.steps.record_seq(self.journaling.seq_key, after, last)
 
     # -- restore ----------------------------------------------------------------------------
 
@@ -133,14 +151,27 @@ class AsyncBoardJournal:
         """Apply the board's events after ``applied`` (those before ``before`` only), in
         order, each exactly once. Returns how many the index lacked."""
         count = 0
-        for event in self.store.board_events(self.journaling.board, after=applied):
+        events = self.store.board_events(self.journaling.board, after=applied)
+        for event in events:
             if before is not None and event.board_seq >= before:
                 break
-            done = await run_async(self.steps, self.journaling.apply([event]))
+            group = [event]  # a submission of several members: its events together
+            for _ in range(decode(event).batch - 1):
+                group.append(next(events))
+            try:
+                done = await run_async(self.steps, self.journaling.apply(group))
+            except _REFUSALS as error:
+                _log.warning(
+                    "board %r: event %d was refused when first applied and is again: %s",
+                    self.journaling.board,
+                    event.board_seq,
+                    error,
+                )
+                done = await self._refused(group)
             if isinstance(done, Gap):  # another writer is mid-way: start again from it
                 return count + await self.catch_up(done.applied, before)
             if done is not APPLIED:
-                count += 1
+                count += len(group)
         if count:
             _log.info("board %r: %d journal events applied", self.journaling.board, count)
         return count
