@@ -225,6 +225,23 @@ def test_idempotency_key_applies_once_and_answers_as_first(index: Index, tmp_pat
         board.submit_many({"bob": 1, "cid": 2}, key="batch-1")
         assert board.score("bob") == 1
         assert board.score("cid") == 2
+        board.submit("ann", 2)
+    finally:
+        board.close()
+        board.backend.close()
+    # after a restart the first answers are gone: a retry changes nothing and answers the
+    # member's standing now
+    board = open_board(index, tmp_path / "journal.db", Clock(), operator="incr")
+    try:
+        again = board.submit("ann", 5, key="req-1")
+        assert (again.score, again.rank, again.changed) == (7, 1, False)
+        assert (again.previous_score, again.previous_rank) == (7, 1)
+        both = board.submit_many({"bob": 1, "cid": 2}, key="batch-1")
+        assert [(s.member, s.score, s.changed) for s in both] == [
+            ("bob", 1, False),
+            ("cid", 2, False),
+        ]
+        assert board.score("ann") == 7 and board.score("bob") == 1
     finally:
         board.close()
         board.backend.close()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
-from types import MethodType, TracebackType
+from types import MappingProxyType, MethodType, TracebackType
 from typing import Any, Self, TypeVar
 
 from ...backends.base import AsyncBackend
@@ -41,7 +41,7 @@ from .._plan_lex import LexFields
 from .._requests import Operator
 from .._steps import BoundSteps
 from ..config import DEFAULT_MAX_PAGE_SIZE, BoardConfig, TieBreak, window_plan
-from ..results import FriendsBoard, HistoryEntry, MemberData, Submission
+from ..results import FriendsBoard, HistoryEntry, MemberData, Submission, WindowResult
 from .journaled import AsyncBoardJournal
 
 __all__ = ["AsyncLeaderboard"]
@@ -201,7 +201,7 @@ class AsyncLeaderboard:
             found: list[Submission] | None = await journal.write(events, prepared)
             if self._archive_due is not None:
                 await self._archive_when_due()
-            return self._answer(found, member)
+            return found[0] if found is not None else (await self._standing([member]))[0]
         fast = self._fast
         if fast is not None and at is None and tie is None:
             done = await fast(member, score, operator)
@@ -253,7 +253,9 @@ class AsyncLeaderboard:
             done: list[Submission] | None = await journal.write(events, prepared)
             if self._archive_due is not None:
                 await self._archive_when_due()
-            return done if done is not None else []
+            if done is not None:
+                return done
+            return await self._standing([m for m, _ in pairs])
         writes = self._plan.writes
         prepared = writes.prepare(items, operator, at)
         if not prepared.requests:
@@ -281,7 +283,8 @@ class AsyncLeaderboard:
             found = await self._journaled(
                 journal.journaling.lex_event(member, fields, operator, at)
             )
-            return self._answer(found, member)
+            assert found is not None  # no key: every call gets its own answer
+            return found[0]  # type: ignore[no-any-return]
         return (await run_async(self._steps, steps))[0]
 
     async def remove(
@@ -908,15 +911,26 @@ class AsyncLeaderboard:
         await self._ready()
         return await journal.write([event])
 
-    def _answer(self, found: list[Submission] | None, member: Member) -> Submission:
-        """The submission's result; a retry of a keyed call whose first answer this
-        process no longer holds raises :class:`~ranked.errors.JournalError`."""
-        if found is None:
-            raise JournalError(
-                f"a write to board {self.name!r} with this key was applied before (its"
-                f" answer is no longer kept); {member!r} stands as the board now says"
+    async def _standing(self, members: Sequence[Member]) -> list[Submission]:
+        """The answer to a retried keyed submission whose first answer this process no
+        longer holds (it restarted, or more than 4,096 keyed answers came since): each
+        member's standing now in the primary window, ``changed`` False (the retry changed
+        nothing). :class:`~ranked.errors.JournalError` for a member no longer on the board."""
+        window = self.window_id()
+        found: list[Submission] = []
+        for member in members:  # one read each: a retry after a restart is rare
+            (standing,) = await self.ranks_of([member])
+            if standing.score is None:
+                raise JournalError(
+                    f"a write to board {self.name!r} with this key was applied before (its"
+                    f" answer is no longer kept), and {standing.member!r} is not on the"
+                    " board now"
+                )
+            now = WindowResult(
+                window, standing.score, standing.score, standing.rank, standing.rank, False
             )
-        return found[0]
+            found.append(Submission(standing.member, now, MappingProxyType({window: now})))
+        return found
 
     # -- lifecycle ------------------------------------------------------------------------------
 

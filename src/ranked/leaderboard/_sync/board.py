@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
-from types import MethodType, TracebackType
+from types import MappingProxyType, MethodType, TracebackType
 from typing import Any, Self, TypeVar
 
 from ...backends.base import Backend
@@ -42,7 +42,7 @@ from .._plan_lex import LexFields
 from .._requests import Operator
 from .._steps import BoundSteps
 from ..config import DEFAULT_MAX_PAGE_SIZE, BoardConfig, TieBreak, window_plan
-from ..results import FriendsBoard, HistoryEntry, MemberData, Submission
+from ..results import FriendsBoard, HistoryEntry, MemberData, Submission, WindowResult
 from .journaled import BoardJournal
 
 __all__ = ["Leaderboard"]
@@ -202,7 +202,7 @@ class Leaderboard:
             found: list[Submission] | None = journal.write(events, prepared)
             if self._archive_due is not None:
                 self._archive_when_due()
-            return self._answer(found, member)
+            return found[0] if found is not None else (self._standing([member]))[0]
         fast = self._fast
         if fast is not None and at is None and tie is None:
             done = fast(member, score, operator)
@@ -254,7 +254,9 @@ class Leaderboard:
             done: list[Submission] | None = journal.write(events, prepared)
             if self._archive_due is not None:
                 self._archive_when_due()
-            return done if done is not None else []
+            if done is not None:
+                return done
+            return self._standing([m for m, _ in pairs])
         writes = self._plan.writes
         prepared = writes.prepare(items, operator, at)
         if not prepared.requests:
@@ -280,7 +282,8 @@ class Leaderboard:
         if journal is not None:
             Journaling.checked(steps)
             found = self._journaled(journal.journaling.lex_event(member, fields, operator, at))
-            return self._answer(found, member)
+            assert found is not None  # no key: every call gets its own answer
+            return found[0]  # type: ignore[no-any-return]
         return (run_sync(self._steps, steps))[0]
 
     def remove(
@@ -905,15 +908,26 @@ class Leaderboard:
         self._ready()
         return journal.write([event])
 
-    def _answer(self, found: list[Submission] | None, member: Member) -> Submission:
-        """The submission's result; a retry of a keyed call whose first answer this
-        process no longer holds raises :class:`~ranked.errors.JournalError`."""
-        if found is None:
-            raise JournalError(
-                f"a write to board {self.name!r} with this key was applied before (its"
-                f" answer is no longer kept); {member!r} stands as the board now says"
+    def _standing(self, members: Sequence[Member]) -> list[Submission]:
+        """The answer to a retried keyed submission whose first answer this process no
+        longer holds (it restarted, or more than 4,096 keyed answers came since): each
+        member's standing now in the primary window, ``changed`` False (the retry changed
+        nothing). :class:`~ranked.errors.JournalError` for a member no longer on the board."""
+        window = self.window_id()
+        found: list[Submission] = []
+        for member in members:  # one read each: a retry after a restart is rare
+            (standing,) = self.ranks_of([member])
+            if standing.score is None:
+                raise JournalError(
+                    f"a write to board {self.name!r} with this key was applied before (its"
+                    f" answer is no longer kept), and {standing.member!r} is not on the"
+                    " board now"
+                )
+            now = WindowResult(
+                window, standing.score, standing.score, standing.rank, standing.rank, False
             )
-        return found[0]
+            found.append(Submission(standing.member, now, MappingProxyType({window: now})))
+        return found
 
     # -- lifecycle ------------------------------------------------------------------------------
 
