@@ -226,6 +226,9 @@ def test_friends_data_rebuild_snapshot(api: Api) -> None:
         json={"name": "Ann", "metadata": {"level": 3}},
     )
     assert data.status_code == 200
+    got = api.call("GET", f"/v1/boards/{board}/members/a/data", scope="read").json()
+    assert got == {"name": "Ann", "metadata": {"level": 3}}
+    assert api.call("GET", f"/v1/boards/{board}/members/b/data", scope="read").status_code == 404
     assert api.call("POST", f"/v1/boards/{board}/rebuild").status_code == 200
     assert api.call("GET", f"/v1/boards/{board}/members/b").json()["rank"] == 2
     snap = api.call("POST", f"/v1/boards/{board}/snapshot")

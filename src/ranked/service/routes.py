@@ -233,6 +233,14 @@ class Handlers:
         await board.set_member_data(name, body.name, body.metadata)
         return json_response(body)
 
+    async def get_data(self, request: Request) -> Response:
+        board = self.boards.get(request.params["board"])
+        name = member(request.params["member"])
+        found = (await board.member_data([name])).get(name)
+        if found is None:
+            raise HTTPProblem(404, "unknown-member", f"{name!r} has no data on the board", "member")
+        return json_response(DataBody(found.display_name, dict(found.metadata)))
+
     # -- reads --------------------------------------------------------------------------
 
     async def get_member(self, request: Request) -> Response:
@@ -576,6 +584,17 @@ def api_routes(boards: Boards, metrics: Metrics) -> list[Route]:
             response=TopOut,
             query=ReadQuery,
             tag="social",
+            board_reads=True,
+        ),
+        Route(
+            "GET",
+            m + "/data",
+            h.get_data,
+            R,
+            "A member's data",
+            response=DataBody,
+            tag="social",
+            problems=(404,),
             board_reads=True,
         ),
         Route(
