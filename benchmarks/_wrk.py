@@ -99,13 +99,16 @@ class Target:
 
     ``path`` and ``body`` may hold ``{member}`` (``m<i>``, ``i`` drawn uniformly from
     ``[0, members)`` per request) and ``{score}`` (an int drawn from ``[0, 1_000_000]``).
-    Without placeholders wrk sends one fixed request (its cheapest mode).
+    Without placeholders wrk sends one fixed request (its cheapest mode). ``headers``
+    (name, value) go with every request (``Authorization: Bearer <key>``); a body gets
+    ``Content-Type: application/json`` unless they name another.
     """
 
     path: str
     method: str = "GET"
     body: str | None = None
     members: int = 0
+    headers: tuple[tuple[str, str], ...] = ()
 
     @property
     def dynamic(self) -> bool:
@@ -203,13 +206,15 @@ end
 
 
 def lua_script(target: Target, *, threads: int, rate: float | None = None) -> str:
-    """The wrk script for ``target``: method, body, the per-request member when the target
-    has one, pacing when ``rate`` is set, and the ``done()`` hook."""
+    """The wrk script for ``target``: method, headers, body, the per-request member when
+    the target has one, pacing when ``rate`` is set, and the ``done()`` hook."""
     lines = [f"wrk.method = {_lua_string(target.method)}"]
     if target.body is not None:
         lines.append('wrk.headers["Content-Type"] = "application/json"')
-        if not target.dynamic:
-            lines.append(f"wrk.body = {_lua_string(target.body)}")
+    for name, value in target.headers:
+        lines.append(f"wrk.headers[{_lua_string(name)}] = {_lua_string(value)}")
+    if target.body is not None and not target.dynamic:
+        lines.append(f"wrk.body = {_lua_string(target.body)}")
     if target.dynamic:
         if target.members < 1 and "{member}" in target.path + (target.body or ""):
             raise ValueError("a target naming {member} needs members >= 1")
