@@ -15,6 +15,11 @@ when it is sent, so when the server falls behind the latencies under-report the 
 (coordinated omission). It shows latency at a load below saturation, not an open-loop
 measurement.
 
+Each run also reads the server's CPU time (:func:`process_cpu_seconds`), so that a run on a
+core shared with other work can be judged (:attr:`Sample.per_core`). :func:`measure`
+starts a server, warms it up, runs wrk ``runs`` times and returns the medians
+(:func:`median_sample`).
+
 Needs Debian's ``wrk`` (built on LuaJIT) and util-linux's ``taskset``.
 """
 
@@ -43,6 +48,7 @@ __all__ = [
     "Target",
     "free_port",
     "lua_script",
+    "measure",
     "median_sample",
     "parse_wrk",
     "process_cpu_seconds",
@@ -433,3 +439,27 @@ class Server:
     def __exit__(self, *exc: object) -> None:
         self._stop()
         self._log.close()
+
+
+def measure(
+    command: Sequence[str],
+    target: Target,
+    *,
+    ready: str,
+    runs: int = 3,
+    duration: float = 8.0,
+    warmup: float = 2.0,
+    rate: float | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> Sample:
+    """Start ``command`` (see :class:`Server`), warm it up for ``warmup`` seconds, run wrk
+    ``runs`` times for ``duration`` seconds each, stop it; the medians."""
+    with Server(command, ready=ready, env=env, cwd=cwd) as server:
+        if warmup > 0:
+            run_wrk(server.url, target, duration=warmup, rate=rate)
+        samples = [
+            run_wrk(server.url, target, duration=duration, rate=rate, server_cpu=server.cpu_seconds)
+            for _ in range(runs)
+        ]
+    return median_sample(samples)
