@@ -52,8 +52,11 @@ def test_a_keyed_batch_sent_again_is_applied_once(tmp_path: Path) -> None:
         assert again == first
         assert entries(service, "points") == [("a", 5, 1), ("b", 1, 2)]
     with ranked_serve(data) as restarted, Client(restarted.url, restarted.admin_key) as client:
-        # A new process no longer keeps the first answer: the service answers with no
-        # results, and still applies the batch once.
+        # A new process no longer keeps the first answer: the service answers each
+        # member's standing now, changed false, and still applies the batch once.
         after = client.call("POST", path, BatchResult, body=body, retry=True)
-        assert after.results == []
+        assert [(r.member, r.score, r.changed) for r in after.results] == [
+            ("a", 5, False),
+            ("b", 1, False),
+        ]
         assert entries(restarted, "points") == [("a", 5, 1), ("b", 1, 2)]

@@ -1,4 +1,4 @@
-"""``ranked serve`` and ``ranked demo``: the service under uvicorn."""
+"""``ranked serve`` and ``ranked demo``: the service under granian's server, embedded."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def _service_options(function: Any) -> Any:
 def _run(flags: dict[str, Any], data_dir: Path, demo_mode: bool) -> None:
     import logging
 
-    import uvicorn
+    import uvloop
 
     from ..service.app import Service
     from ..service.config import ConfigError, load
@@ -85,17 +85,40 @@ def _run(flags: dict[str, Any], data_dir: Path, demo_mode: bool) -> None:
         from ..service.demo import Demo
 
         Demo(service).install()
-    uvicorn.run(
+    uvloop.run(_serve(service))
+
+
+async def _serve(service: Any) -> None:
+    """Serve ``service`` with granian's server embedded in this process and its event
+    loop (by measurement: benchmarks/RESULTS-service-stack.md), until SIGTERM or SIGINT:
+    then it stops accepting, finishes what is in flight, and the application's lifespan
+    shutdown snapshots and closes the boards."""
+    import asyncio
+    import logging
+    import signal
+
+    from granian.constants import HTTPModes, Interfaces
+    from granian.log import LogLevels
+    from granian.server.embed import Server
+
+    config = service.config
+    server = Server(
         service,
-        host=config.host,
+        address=config.host,
         port=config.port,
-        loop="uvloop",
-        http="httptools",
-        lifespan="on",
-        access_log=False,
-        log_level=config.log_level,
-        timeout_graceful_shutdown=10,
+        interface=Interfaces.ASGI,
+        http=HTTPModes.http1,
+        websockets=False,
+        log_access=False,
+        log_level=LogLevels(config.log_level if config.log_level != "debug" else "debug"),
+        backlog=1024,
     )
+    logging.getLogger("_granian").setLevel(logging.ERROR)  # "embedded is experimental"
+    loop = asyncio.get_running_loop()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(number, server.stop)
+    await server.serve()
+    logging.getLogger("ranked.service").info("ranked serve stopped")
 
 
 @click.command()

@@ -180,6 +180,7 @@ class Service:
                     await send({"type": "lifespan.startup.failed", "message": str(error)})
                     return
                 await send({"type": "lifespan.startup.complete"})
+                _log.info("serving at http://%s:%d", self.config.host, self.config.port)
             elif message["type"] == "lifespan.shutdown":
                 try:
                     for hook in self.on_stopping:
@@ -213,5 +214,5 @@ class Service:
 
 
 def create_app(config: ServiceConfig | None = None) -> Service:
-    """The service's ASGI application (``uvicorn ranked.service.app:create_app --factory``)."""
+    """The service's ASGI application (for any ASGI server; ``ranked serve`` embeds granian)."""
     return Service(config or ServiceConfig())
