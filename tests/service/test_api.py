@@ -164,7 +164,9 @@ def test_batch_many_boards_pages_and_reads(api: Api) -> None:
     count = api.call("GET", f"/v1/boards/{board}/count?min=100", scope="read").json()
     assert count["count"] == 20
     member = api.call("GET", f"/v1/boards/{board}/members/p000", scope="read").json()
-    assert member["rank"] == 120 and member["percentile"] is not None
+    assert member["rank"] == 120 and "percentile" not in member
+    path = f"/v1/boards/{board}/members/p060?percentile=true"
+    assert api.call("GET", path, scope="read").json()["percentile"] == 50.0
     assert api.call("GET", f"/v1/boards/{board}/windows", scope="read").json()["current"] == "all"
 
 

@@ -74,6 +74,11 @@ class ReadQuery(msgspec.Struct, forbid_unknown_fields=True):
     """The rank style (default: the board's)."""
 
 
+class MemberQuery(ReadQuery, forbid_unknown_fields=True):
+    percentile: bool = False
+    """Also answer the member's percentile (one more read)."""
+
+
 class TopQuery(ReadQuery, forbid_unknown_fields=True):
     limit: Limit = 10
 
@@ -246,14 +251,14 @@ class Handlers:
     async def get_member(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
         name = member(request.params["member"])
-        args = query(request.query, ReadQuery) if request.query else _NO_READ_ARGS
+        args = query(request.query, MemberQuery) if request.query else _NO_READ_ARGS
         found = await board.entry(name, style=args.style, window=args.window)
         if found is None:
             raise HTTPProblem(404, "unknown-member", f"{name!r} is not on the board", "member")
-        percentile = await board.percentile(name, window=args.window)
-        return json_response(
-            MemberOut(name, found.score, found.rank, percentile, board.window_id(args.window))
-        )
+        answer = MemberOut(name, found.score, found.rank, board.window_id(args.window))
+        if args.percentile:
+            answer.percentile = await board.percentile(name, window=args.window)
+        return json_response(answer)
 
     async def top(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
@@ -375,7 +380,7 @@ class Handlers:
         return json_response(SnapshotResult(await board.snapshot()))
 
 
-_NO_READ_ARGS: Final = ReadQuery()
+_NO_READ_ARGS: Final = MemberQuery()
 
 
 def _check_page(size: int, most: int) -> None:
@@ -525,9 +530,9 @@ def api_routes(boards: Boards, metrics: Metrics) -> list[Route]:
             m,
             h.get_member,
             R,
-            "A member's score, rank and percentile",
+            "A member's score and rank (and percentile, when asked)",
             response=MemberOut,
-            query=ReadQuery,
+            query=MemberQuery,
             tag="reads",
             problems=(404,),
             board_reads=True,

@@ -203,12 +203,13 @@ class EntryOut(msgspec.Struct):
     rank: int
 
 
-class MemberOut(msgspec.Struct):
+class MemberOut(msgspec.Struct, omit_defaults=True):
     member: str
     score: float
     rank: int
-    percentile: float | None
     window: str
+    percentile: float | None = None
+    """With ``?percentile=true``: the share of the board's members ranked below, in %."""
 
 
 class TopOut(msgspec.Struct):
