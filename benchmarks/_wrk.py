@@ -395,9 +395,12 @@ class Server:
                 self.startup_s = time.monotonic() - started
                 return self
             self._stop()
+        raise RuntimeError(f"server did not start: {' '.join(self.command)}\n{self.log_tail()}")
+
+    def log_tail(self, size: int = 3000) -> str:
+        """The last ``size`` characters the server printed."""
         self._log.seek(0)
-        tail = self._log.read().decode(errors="replace")[-3000:]
-        raise RuntimeError(f"server did not start: {' '.join(self.command)}\n{tail}")
+        return self._log.read().decode(errors="replace")[-size:]
 
     def cpu_seconds(self) -> float:
         """CPU seconds used so far by the server's process group."""

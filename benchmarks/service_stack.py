@@ -217,6 +217,8 @@ def _cell(
                 rate=settings.rate,
                 server_cpu=cpu,
             )
+        if any(each.status_errors for each in out.values()):
+            print(f"non-2xx answers from {app}; the server's last output:\n{server.log_tail()}")
     return out
 
 
