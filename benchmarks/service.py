@@ -21,8 +21,8 @@ The servers, each alone on CPU 0 with whatever it talks to (``taskset``; wrk on 
   on a real redis-server, ZADD then ZREVRANK; its submit sets the score, it does not keep
   the best);
 - the floor: ``GET /healthz`` of the embedded ``always`` server (same process and stack:
-  router, metrics, uvicorn), and for reference the raw-ASGI constant app of
-  ``benchmarks/stack_apps`` under the same uvicorn settings.
+  router, metrics, granian embedded), and for reference the raw-ASGI constant app of
+  ``benchmarks/stack_apps`` under uvicorn (uvloop, httptools).
 
 Endpoints: ``rank read`` (``GET /v1/boards/arena/members/m<i>``, a read key) and ``submit``
 (``POST /v1/boards/arena/scores`` ``{"member": "m<i>", "score": s}``, a write key; the
@@ -97,11 +97,11 @@ UVICORN = [
     "--workers", "1", "--loop", "uvloop", "--http", "httptools", "--no-access-log",
     "--log-level", "warning",
 ]  # fmt: skip
-"""The baseline's and the reference app's server: the settings ``ranked serve`` uses."""
+"""The baseline's and the reference app's server (``ranked serve`` embeds granian)."""
 
 PACKAGES = (
-    "uvicorn", "uvloop", "httptools", "msgspec", "prometheus-client", "fastapi", "pydantic",
-    "redis", "hiredis", "psycopg",
+    "granian", "uvicorn", "uvloop", "httptools", "msgspec", "prometheus-client", "fastapi",
+    "pydantic", "redis", "hiredis", "psycopg",
 )  # fmt: skip
 
 EMBEDDED = ("always", "batch", "none")
@@ -267,8 +267,7 @@ def ranked_command(data_dir: Path, *flags: str, label: str) -> list[str]:
 _PROFILED = """
 import cProfile, signal, sys
 from ranked.cli import main
-# uvicorn raises a caught SIGTERM again once it has stopped: make that an exception, so
-# the profile is written.
+# SIGTERM as an exception, so that the profile is written whatever the server does with it.
 signal.signal(signal.SIGTERM, signal.default_int_handler)
 out = sys.argv.pop(1)
 profile = cProfile.Profile()
@@ -715,9 +714,10 @@ def method(settings: Settings) -> str:
         f"then wrk on CPU 1 for {settings.duration:g} s per run ({CONNECTIONS} connections, "
         f"{THREADS} threads, keep-alive), a random member (and score) per request.{paced} "
         f"Medians over {settings.rounds} round(s), each round starting every server afresh "
-        "in turn (the embedded ones on a fresh copy of the same data directory). uvicorn "
-        "everywhere: uvloop, httptools, one worker, no access log (`ranked serve` runs "
-        "it so itself). Server CPU: the CPU time of the server's processes (with "
+        "in turn (the embedded ones on a fresh copy of the same data directory). `ranked "
+        "serve` runs granian's server embedded in its process (uvloop); the baseline and "
+        "the raw-ASGI reference run under uvicorn (uvloop, httptools, one worker, no "
+        "access log). Server CPU: the CPU time of the server's processes (with "
         "redis-server's, and PostgreSQL's for its deployment) over the run's wall time; "
         "under 100% at saturation, other work on the machine took the rest of CPU 0. "
         "Requests/s per core: requests/s over server CPU, the figure least moved by that "
