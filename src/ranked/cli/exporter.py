@@ -66,7 +66,7 @@ def _opened(output: str) -> Iterator[IO[str]]:
     """Standard output, or ``output`` written as ``output.part`` and renamed at the end
     (removed if the export fails)."""
     if output == "-":
-        stdout = click.get_text_stream("stdout")
+        stdout = sys.stdout
         yield stdout
         stdout.flush()  # the rows before the closing line on standard error
         return

@@ -17,6 +17,7 @@ the journal keeps keys for good, so importing a file of the same name again (tom
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -221,7 +222,7 @@ def import_(
     """
     kind = format_of(file, kind) if file != "-" or kind else "csv"
     stream: IO[bytes] = (
-        click.get_binary_stream("stdin") if file == "-" else open(file, "rb")  # noqa: SIM115
+        sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
     )
     try:
         summary = _import(stream, kind, board, operator, batch, url, key)

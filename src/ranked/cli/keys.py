@@ -31,7 +31,7 @@ _FILE = "keys.db"
 def _bad_input(message: str) -> click.ClickException:
     """An error click prints as one line, exiting with status 2."""
     error = click.ClickException(message)
-    error.exit_code = 2
+    setattr(error, "exit_code", 2)  # noqa: B010 - a class variable of click's, set per instance
     return error
 
 
