@@ -108,15 +108,20 @@ async def _serve(service: Any) -> None:
         port=config.port,
         interface=Interfaces.ASGI,
         http=HTTPModes.http1,
-        websockets=False,
+        websockets=True,
         log_access=False,
         log_level=LogLevels(config.log_level if config.log_level != "debug" else "debug"),
         backlog=1024,
     )
     logging.getLogger("_granian").setLevel(logging.ERROR)  # "embedded is experimental"
     loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        service.stopping()  # the live channels close first: the drain does not wait on them
+        server.stop()  # type: ignore[no-untyped-call]
+
     for number in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(number, server.stop)
+        loop.add_signal_handler(number, stop)
     await server.serve()
     logging.getLogger("ranked.service").info("ranked serve stopped")
 

@@ -21,12 +21,15 @@ from .apipage import api_page
 from .config import ServiceConfig
 from .http import HTTPProblem, Request, Response, Route, Router, json_response
 from .keys import KeyStore
+from .live import Hub
 from .metrics import Metrics
 from .openapi import openapi
+from .pages import page_routes
 from .problems import from_error, problem_response
 from .registry import Boards
 from .routes import api_routes
 from .schemas import Health
+from .ws import LiveEndpoint
 
 __all__ = ["Service", "create_app"]
 
@@ -50,9 +53,12 @@ class Service:
         self.metrics = Metrics(
             lambda: None if self.boards.store is None else self.boards.store.stats
         )
-        routes = api_routes(self.boards, self.metrics)
+        self.hub = Hub(self.boards)
+        """The live channels' events (docs/live.md)."""
+        self.live = LiveEndpoint(self.hub, self.boards, self.keys)
+        routes = api_routes(self.boards, self.metrics, self.hub)
         routes += self._own_routes()
-        self.router = Router(routes)
+        self.router = Router(routes + page_routes(self.boards))
         self.on_started: list[Callable[[], Awaitable[None]]] = []
         """Run once the boards are restored (``ranked demo`` starts its players here)."""
         self.on_stopping: list[Callable[[], Awaitable[None]]] = []
@@ -107,6 +113,8 @@ class Service:
         kind = scope["type"]
         if kind == "http":
             await self._http(scope, receive, send)
+        elif kind == "websocket":
+            await self.live(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
@@ -185,11 +193,17 @@ class Service:
                 try:
                     for hook in self.on_stopping:
                         await hook()
+                    await self.hub.close()
                     await self.boards.close()
                 finally:
                     self.keys.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    def stopping(self) -> None:
+        """The server is stopping: close the live channels (1001) so that their
+        connections end and the server's drain does not wait for them."""
+        self.hub.closing()
 
     # -- the service's own routes -------------------------------------------------------
 

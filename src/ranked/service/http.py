@@ -203,7 +203,7 @@ class Router:
 def _match(segments: tuple[str, ...], parts: list[str]) -> dict[str, str] | None:
     params: dict[str, str] = {}
     for segment, part in zip(segments, parts, strict=True):
-        if segment[0] == "{":
+        if segment[:1] == "{":
             try:
                 params[segment[1:-1]] = unquote(part, errors="strict")
             except UnicodeDecodeError:

@@ -18,6 +18,7 @@ from ..leaderboard import asubmit_to_boards_nonatomic
 from .convert import entries, field_of, member, query, submitted
 from .http import HTTPProblem, Request, Response, Route, json_response
 from .keys import Scope
+from .live import Hub
 from .metrics import Metrics
 from .registry import Boards
 from .schemas import (
@@ -148,9 +149,11 @@ def _actor(request: Request) -> str:
 class Handlers:
     """The handlers, bound to one service's boards."""
 
-    def __init__(self, boards: Boards, metrics: Metrics) -> None:
+    def __init__(self, boards: Boards, metrics: Metrics, hub: Hub) -> None:
         self.boards = boards
         self._submitted = metrics.submitted
+        self.hub = hub
+        """Told of every applied write (the live channels)."""
 
     # -- boards -------------------------------------------------------------------------
 
@@ -180,6 +183,7 @@ class Handlers:
         body: ScoreBody = await _body(request, ScoreBody)
         result = await board.submit(body.member, body.score, operator=body.operator, key=body.key)
         self._submitted(board.name, 1)
+        self.hub.submitted(board.name, (result,))
         return json_response(submitted(result))
 
     async def submit_batch(self, request: Request) -> Response:
@@ -191,6 +195,7 @@ class Handlers:
             key=body.key,
         )
         self._submitted(board.name, len(results))
+        self.hub.submitted(board.name, results)
         return json_response(BatchResult([submitted(r) for r in results]))
 
     async def submit_boards(self, request: Request) -> Response:
@@ -199,8 +204,9 @@ class Handlers:
         results = await asubmit_to_boards_nonatomic(
             boards, body.member, body.score, operator=body.operator
         )
-        for each in boards:
+        for each, result in zip(boards, results, strict=True):
             self._submitted(each.name, 1)
+            self.hub.submitted(each.name, (result,))
         return json_response(
             ManyBoardsResult({b.name: submitted(r) for b, r in zip(boards, results, strict=True)})
         )
@@ -210,14 +216,16 @@ class Handlers:
         name = member(request.params["member"])
         reason = query(request.query, RemoveQuery).reason
         removed = await board.remove(name, actor=_actor(request), reason=reason)
+        if removed:
+            self.hub.removed(board.name, name)
         return json_response(RemoveResult(removed))
 
     async def clear(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
         body: ClearBody = await _body(request, ClearBody)
-        return json_response(
-            ClearResult(await board.clear(actor=_actor(request), reason=body.reason))
-        )
+        cleared = await board.clear(actor=_actor(request), reason=body.reason)
+        self.hub.cleared(board.name)
+        return json_response(ClearResult(cleared))
 
     async def set_friends(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
@@ -390,9 +398,9 @@ def _check_page(size: int, most: int) -> None:
         )
 
 
-def api_routes(boards: Boards, metrics: Metrics) -> list[Route]:
-    """Every route of the API (``/v1``)."""
-    h = Handlers(boards, metrics)
+def api_routes(boards: Boards, metrics: Metrics, hub: Hub | None = None) -> list[Route]:
+    """Every route of the API (``/v1``); writes are told to ``hub`` (the live channels)."""
+    h = Handlers(boards, metrics, hub or Hub(boards))
     b = "/v1/boards/{board}"
     m = b + "/members/{member}"
     R, W, A = Scope.READ, Scope.WRITE, Scope.ADMIN

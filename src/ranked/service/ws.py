@@ -1,0 +1,179 @@
+"""The live channels' WebSocket endpoint (the ASGI ``websocket`` scope; docs/live.md).
+
+``/v1/boards/{board}/live`` (the top of a window) and
+``/v1/boards/{board}/members/{member}/live`` (a member's standing). The connection is
+accepted first, so that every refusal is a close code the client can read: 4000 a bad
+parameter, 4001 no good key, 4003 too small a scope, 4004 no such board or channel.
+Keys are the HTTP API's (``Authorization: Bearer``, or ``?key=`` where a browser cannot
+set headers), scope ``read``; none on a ``public_reads`` board.
+
+Per connection two tasks: one sends the channel's queue (a ping after a quiet
+heartbeat), one listens for the client leaving. A channel closed by the hub (too slow,
+the service stopping) sends its close code once what is in flight is written, or is
+dropped after :data:`CLOSE_GRACE` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Final
+from urllib.parse import parse_qsl
+
+import msgspec
+
+from ..errors import RankedError
+from .convert import member as checked_member
+from .convert import query as checked_query
+from .http import HTTPProblem, Route, Router
+from .keys import KeyStore, Scope
+from .live import CLOSE, Channel, Feed, Hub
+from .registry import Boards
+from .routes import Window
+
+__all__ = ["CLOSE_GRACE", "LiveEndpoint", "LiveQuery"]
+
+_log = logging.getLogger("ranked.service.live")
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+
+CLOSE_GRACE: Final = 5.0
+"""Seconds a closed channel's last write and close frame may take before the connection
+is dropped."""
+
+_BEARER: Final = b"bearer "
+
+
+class LiveQuery(msgspec.Struct, forbid_unknown_fields=True):
+    limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10
+    """Board channel: how many of the top to send (at most 100)."""
+    window: Window | None = None
+    """A window id (default: the current primary window)."""
+    after: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    """Resume after this event id (the last one received)."""
+    epoch: Annotated[str, msgspec.Meta(max_length=64)] | None = None
+    """The epoch of the ids received (another epoch's ids get a fresh snapshot)."""
+    key: Annotated[str, msgspec.Meta(max_length=200)] | None = None
+    """An API key, for clients that cannot set the Authorization header."""
+
+
+class _Refused(Exception):
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = CLOSE[reason]
+        self.detail = detail[:120]  # a close frame's reason is at most 123 bytes
+
+
+async def _nothing(*_: Any) -> Any:  # the router's routes need a handler; never called
+    raise NotImplementedError
+
+
+_ROUTER: Final = Router(
+    [
+        Route("GET", "/v1/boards/{board}/live", _nothing, Scope.READ, "board channel"),
+        Route("GET", "/v1/boards/{board}/members/{member}/live", _nothing, Scope.READ, "member"),
+    ]
+)
+
+
+class LiveEndpoint:
+    """Serves the live channels of one service's boards."""
+
+    def __init__(self, hub: Hub, boards: Boards, keys: KeyStore) -> None:
+        self.hub = hub
+        self.boards = boards
+        self.keys = keys
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if (await receive())["type"] != "websocket.connect":
+            return
+        await send({"type": "websocket.accept"})
+        try:
+            feed, channel = self._open(scope)
+        except _Refused as refused:
+            await send({"type": "websocket.close", "code": refused.code, "reason": refused.detail})
+            return
+        feed.add(channel)
+        try:
+            await self._pump(feed, channel, receive, send)
+        finally:
+            feed.discard(channel)
+
+    def _open(self, scope: dict[str, Any]) -> tuple[Feed, Channel]:
+        """The channel a connection asks for, once its parameters and key are checked."""
+        try:
+            _, params = _ROUTER.match("GET", scope.get("raw_path") or scope["path"].encode())
+            raw = scope.get("query_string", b"").decode("latin-1")
+            args = checked_query(dict(parse_qsl(raw, keep_blank_values=True)), LiveQuery)
+            board = self.boards.get(params["board"])
+            member = checked_member(params["member"]) if "member" in params else None
+            board.window_id(args.window)  # an unknown window is refused here
+        except HTTPProblem as problem:
+            reason = "unknown-board" if problem.status in (404, 405) else "bad-request"
+            raise _Refused(reason, problem.detail) from None
+        except RankedError as error:
+            raise _Refused("bad-request", str(error)) from None
+        self._authorize(scope, board.name, args.key)
+        after = args.after
+        if after is not None and args.epoch is not None and args.epoch != self.hub.epoch:
+            after = -1  # another process's numbering: a fresh snapshot
+        channel = Channel(args.window, args.limit, member, after, self.hub.limits.queue)
+        return self.hub.feed(board.name), channel
+
+    def _authorize(self, scope: dict[str, Any], board: str, key: str | None) -> None:
+        presented = key
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                if value[:7].lower() != _BEARER:
+                    raise _Refused("unauthorized", "the Authorization header is not 'Bearer <key>'")
+                presented = value[7:].decode("latin-1").strip()
+                break
+        if presented is None:
+            if self.boards.settings(board).public_reads:
+                return
+            raise _Refused("unauthorized", "this channel needs a key (Bearer header or ?key=)")
+        found = self.keys.authenticate(presented)
+        if found is None:
+            raise _Refused("unauthorized", "the key is unknown or revoked")
+        if not found.scope.allows(Scope.READ):
+            raise _Refused("forbidden", "this channel needs a key of scope read")
+
+    async def _pump(self, feed: Feed, channel: Channel, receive: Receive, send: Send) -> None:
+        loop = asyncio.get_running_loop()
+        sender = loop.create_task(self._send_all(feed, channel, send))
+        listener = loop.create_task(_until_gone(receive))
+        closed = loop.create_task(channel.done.wait())
+        tasks = {sender, listener, closed}
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            if closed in done and sender not in done and listener not in done:
+                await asyncio.wait({sender, listener}, timeout=CLOSE_GRACE)
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    async def _send_all(self, feed: Feed, channel: Channel, send: Send) -> None:
+        heartbeat = self.hub.limits.heartbeat
+        try:
+            while True:
+                text = await channel.next(heartbeat)
+                if text is None:
+                    break
+                await send({"type": "websocket.send", "text": text or feed.ping()})
+            assert channel.closed is not None
+            code, reason = channel.closed
+            await send({"type": "websocket.close", "code": code, "reason": reason})
+        except (OSError, RuntimeError) as error:  # the client went away mid-send
+            _log.debug("live channel of %r: %s", feed.name, error)
+
+
+async def _until_gone(receive: Receive) -> None:
+    """Read (and ignore) what the client sends, until it leaves."""
+    while (await receive())["type"] != "websocket.disconnect":
+        pass
