@@ -78,6 +78,7 @@ class Demo:
             f"""
 ranked demo is running at {base}  (Ctrl-C stops it)
 
+  Live page:  {base}/boards/arena   (every board: {base}/)
   API page:   {base}/docs
   Metrics:    {base}/metrics
   Top 5:      curl '{base}/v1/boards/arena/top?limit=5'
