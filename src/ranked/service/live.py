@@ -45,7 +45,6 @@ _log = logging.getLogger("ranked.service.live")
 
 CLOSE: Final = {
     "going-away": 1001,
-    "internal": 1011,
     "bad-request": 4000,
     "unauthorized": 4001,
     "forbidden": 4003,
@@ -67,6 +66,9 @@ class LiveLimits:
     """The shortest time between two flushes of a board (seconds): the coalescing frame."""
     heartbeat: float = 15.0
     """A ping after this many quiet seconds."""
+    close_grace: float = 10.0
+    """Seconds a closed channel's last write and close frame may take before its
+    connection is dropped."""
     max_top: int = 100
     """The largest ``limit`` a board channel may ask for."""
 
@@ -84,6 +86,7 @@ class LiveLimits:
             buffer=int(get("buffer", found.buffer)),
             interval=get("interval", found.interval),
             heartbeat=get("heartbeat", found.heartbeat),
+            close_grace=get("close_grace", found.close_grace),
             max_top=found.max_top,
         )
 

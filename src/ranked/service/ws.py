@@ -10,7 +10,7 @@ set headers), scope ``read``; none on a ``public_reads`` board.
 Per connection two tasks: one sends the channel's queue (a ping after a quiet
 heartbeat), one listens for the client leaving. A channel closed by the hub (too slow,
 the service stopping) sends its close code once what is in flight is written, or is
-dropped after :data:`CLOSE_GRACE` seconds.
+dropped after :attr:`~.live.LiveLimits.close_grace` seconds.
 """
 
 from __future__ import annotations
@@ -33,16 +33,12 @@ from .live import CLOSE, Channel, Feed, Hub
 from .registry import Boards
 from .routes import Window
 
-__all__ = ["CLOSE_GRACE", "LiveEndpoint", "LiveQuery"]
+__all__ = ["LiveEndpoint", "LiveQuery"]
 
 _log = logging.getLogger("ranked.service.live")
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
-
-CLOSE_GRACE: Final = 5.0
-"""Seconds a closed channel's last write and close frame may take before the connection
-is dropped."""
 
 _BEARER: Final = b"bearer "
 
@@ -150,7 +146,7 @@ class LiveEndpoint:
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             if closed in done and sender not in done and listener not in done:
-                await asyncio.wait({sender, listener}, timeout=CLOSE_GRACE)
+                await asyncio.wait({sender, listener}, timeout=self.hub.limits.close_grace)
         finally:
             for task in tasks:
                 task.cancel()
