@@ -2,10 +2,11 @@
 # Installs everything ranked needs on a fresh Debian machine: redis-server/redis-cli (for the
 # tests and the Redis peers), PostgreSQL's server (the postgresql:// journal's tests start
 # one), build tools, valgrind (the C self-test runs under memcheck), wrk (the service
-# benchmark's load generator), Python's headers and venv module, then the package itself
-# (editable, with the C engine, the service and every test tool) into the project's virtual
-# environment .venv (never the system Python). Safe to run again: it installs only what is
-# missing. Then `source .venv/bin/activate` (the other scripts do it themselves).
+# benchmark's load generator), chromium and chromium-driver (the page's test), Python's
+# headers and venv module, then the package itself (editable, with the C engine, the
+# service and every test tool) into the project's virtual environment .venv (never the
+# system Python). Safe to run again: it installs only what is missing. Then
+# `source .venv/bin/activate` (the other scripts do it themselves).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +21,9 @@ command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 command -v make >/dev/null 2>&1 || missing+=(make)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)  # the service benchmarks' load generator
+# The page's test drives Debian's headless Chromium through its driver (Selenium).
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
 # Debian's python3 creates virtual environments only with its venv package installed.
 python3 -c "import ensurepip, venv" >/dev/null 2>&1 || missing+=(python3-venv)
 # The C engine builds against Python's headers (Debian ships them in python3-dev).
