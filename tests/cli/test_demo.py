@@ -3,10 +3,12 @@ a printed guide whose key writes and whose curl works, and a clean stop."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 import httpx
+from websockets.sync.client import connect
 
 from servers import RankedService
 
@@ -36,6 +38,13 @@ def test_demo_serves_live_boards_and_prints_a_working_guide(tmp_path: Path) -> N
             )
             assert mine.status_code == 200 and mine.json()["rank"] >= 1
             assert client.get("/v1/boards/arena/members/you").json()["score"] == 9999
+            # the live page: its address in the guide, the page, and the players' writes live
+            assert f"{demo.url}/boards/arena" in guide
+            assert client.get("/boards/arena").status_code == 200
+            live = demo.url.replace("http://", "ws://") + "/v1/boards/arena/live"
+            with connect(live, proxy=None, open_timeout=10) as ws:
+                assert json.loads(ws.recv(timeout=10))["type"] == "snapshot"
+                assert json.loads(ws.recv(timeout=10))["type"] == "update"
     finally:
         assert demo.stop() == 0
     assert "ranked serve stopped" in demo.tail_log()
