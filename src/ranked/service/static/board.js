@@ -214,6 +214,7 @@
           list.append(item);
         }
         panel.replaceChildren(title, list);
+        for (const row of $("rows").children) row.classList.toggle("me", row.dataset.member === member);
       })
       .catch((problem) => {
         panel.textContent = problem === 404 ? member + " is not on this board" : "search failed (" + problem + ")";
