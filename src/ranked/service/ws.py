@@ -56,11 +56,13 @@ class LiveQuery(msgspec.Struct, forbid_unknown_fields=True):
     """An API key, for clients that cannot set the Authorization header."""
 
 
-class _Refused(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.code = CLOSE[reason]
-        self.detail = detail[:120]  # a close frame's reason is at most 123 bytes
+_CODES: Final = {
+    401: CLOSE["unauthorized"],
+    403: CLOSE["forbidden"],
+    404: CLOSE["unknown-board"],
+    405: CLOSE["unknown-board"],
+}
+"""The close code of a refusal, by the HTTP status the API would answer; others 4000."""
 
 
 async def _nothing(*_: Any) -> Any:  # the router's routes need a handler; never called
@@ -89,8 +91,10 @@ class LiveEndpoint:
         await send({"type": "websocket.accept"})
         try:
             feed, channel = self._open(scope)
-        except _Refused as refused:
-            await send({"type": "websocket.close", "code": refused.code, "reason": refused.detail})
+        except HTTPProblem as refused:
+            code = _CODES.get(refused.status, CLOSE["bad-request"])
+            # a close frame's reason is at most 123 bytes
+            await send({"type": "websocket.close", "code": code, "reason": refused.detail[:120]})
             return
         feed.add(channel)
         try:
@@ -107,11 +111,8 @@ class LiveEndpoint:
             board = self.boards.get(params["board"])
             member = checked_member(params["member"]) if "member" in params else None
             board.window_id(args.window)  # an unknown window is refused here
-        except HTTPProblem as problem:
-            reason = "unknown-board" if problem.status in (404, 405) else "bad-request"
-            raise _Refused(reason, problem.detail) from None
         except RankedError as error:
-            raise _Refused("bad-request", str(error)) from None
+            raise HTTPProblem(422, "unknown-window", str(error)) from None
         self._authorize(scope, board.name, args.key)
         after = args.after
         if after is not None and args.epoch is not None and args.epoch != self.hub.epoch:
@@ -124,18 +125,22 @@ class LiveEndpoint:
         for name, value in scope["headers"]:
             if name == b"authorization":
                 if value[:7].lower() != _BEARER:
-                    raise _Refused("unauthorized", "the Authorization header is not 'Bearer <key>'")
+                    raise HTTPProblem(
+                        401, "unauthorized", "the Authorization header is not 'Bearer <key>'"
+                    )
                 presented = value[7:].decode("latin-1").strip()
                 break
         if presented is None:
             if self.boards.settings(board).public_reads:
                 return
-            raise _Refused("unauthorized", "this channel needs a key (Bearer header or ?key=)")
+            raise HTTPProblem(
+                401, "unauthorized", "this channel needs a key (Bearer header or ?key=)"
+            )
         found = self.keys.authenticate(presented)
         if found is None:
-            raise _Refused("unauthorized", "the key is unknown or revoked")
+            raise HTTPProblem(401, "unauthorized", "the key is unknown or revoked")
         if not found.scope.allows(Scope.READ):
-            raise _Refused("forbidden", "this channel needs a key of scope read")
+            raise HTTPProblem(403, "forbidden", "this channel needs a key of scope read")
 
     async def _pump(self, feed: Feed, channel: Channel, receive: Receive, send: Send) -> None:
         loop = asyncio.get_running_loop()
