@@ -384,3 +384,24 @@ def test_every_close_code_is_documented() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "live.md").read_text(encoding="utf-8")
     for name, code in CLOSE.items():
         assert f"| {code} |" in doc, name
+
+
+def test_a_graceful_stop_closes_the_channels_with_1001(tmp_path: Path) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        service, keys = _start(tmp_path / "data", patch)
+    api = _api(service, keys)
+    try:
+        board = _board(api, public_reads=True)
+
+        async def scenario() -> None:
+            async with _open(api, f"/v1/boards/{board}/live") as ws:
+                await _next(ws)
+                stopping = asyncio.get_running_loop().run_in_executor(None, service.stop)
+                assert await _close_code(ws) == 1001
+                assert await stopping == 0
+
+        asyncio.run(scenario())
+        assert "ranked serve stopped" in service.tail_log()
+    finally:
+        api.client.close()
+        service.close()
