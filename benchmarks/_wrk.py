@@ -53,6 +53,7 @@ __all__ = [
     "parse_wrk",
     "process_cpu_seconds",
     "run_wrk",
+    "write_results",
 ]
 
 HOST = "127.0.0.1"
@@ -466,3 +467,13 @@ def measure(
             for _ in range(runs)
         ]
     return median_sample(samples)
+
+
+def write_results(path: Path, text: str, kept_from: str = "## Conclusion") -> None:
+    """Write a results file, keeping its hand-written part (from ``kept_from`` on)."""
+    kept = ""
+    if path.exists():
+        old = path.read_text()
+        if kept_from in old:
+            kept = "\n" + old[old.index(kept_from) :]
+    path.write_text(text + kept)

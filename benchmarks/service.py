@@ -77,6 +77,7 @@ from benchmarks._wrk import (  # noqa: E402
     median_sample,
     process_cpu_seconds,
     run_wrk,
+    write_results,
 )
 from benchmarks.engine import machine_info  # noqa: E402
 from benchmarks.stack_apps._board import CONSTANT_PATH  # noqa: E402
@@ -84,7 +85,6 @@ from ranked import Leaderboard  # noqa: E402
 from ranked.service.keys import KeyStore, Scope  # noqa: E402
 
 RESULTS = HERE / "RESULTS-service.md"
-CONCLUSION = "## Conclusion"
 BOARD = "arena"
 CHUNK = 20_000
 _PRIME = 1_000_003
@@ -728,16 +728,6 @@ def method(settings: Settings) -> str:
     )
 
 
-def write_markdown(text: str) -> None:
-    """Write the results, keeping the file's hand-written conclusion."""
-    kept = ""
-    if RESULTS.exists():
-        old = RESULTS.read_text()
-        if CONCLUSION in old:
-            kept = "\n" + old[old.index(CONCLUSION) :]
-    RESULTS.write_text(text + kept)
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
@@ -783,7 +773,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print("\n" + text + f"\n\n({time.monotonic() - started:.0f} s)")
     if args.markdown:
-        write_markdown(text + "\n")
+        write_results(RESULTS, text + "\n")
 
 
 if __name__ == "__main__":

@@ -57,12 +57,12 @@ from benchmarks._wrk import (  # noqa: E402
     median_sample,
     process_cpu_seconds,
     run_wrk,
+    write_results,
 )
 from benchmarks.engine import machine_info  # noqa: E402
 from benchmarks.stack_apps._board import BOARD, CONSTANT_PATH, MEMBERS_ENV  # noqa: E402
 
 RESULTS = HERE / "RESULTS-service-stack.md"
-CONCLUSION = "## Conclusion"
 CONNECTIONS = 64
 THREADS = 2
 
@@ -294,16 +294,6 @@ def method(settings: Settings) -> str:
     )
 
 
-def write_markdown(text: str) -> None:
-    """Write the results, keeping the file's hand-written conclusion."""
-    kept = ""
-    if RESULTS.exists():
-        old = RESULTS.read_text()
-        if CONCLUSION in old:
-            kept = "\n" + old[old.index(CONCLUSION) :]
-    RESULTS.write_text(text + kept)
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="1 s cells, 1 round (CI smoke)")
@@ -335,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print("\n" + text + f"\n\n({time.monotonic() - started:.0f} s)")
     if args.markdown:
-        write_markdown(text + "\n")
+        write_results(RESULTS, text + "\n")
 
 
 if __name__ == "__main__":
