@@ -36,6 +36,7 @@ NAMES: Final = {
     "AsyncBoardJournal": "BoardJournal",
     "AsyncAppender": "Appender",
     "restore_later": "restore_now",
+    "off_loop": "in_line",
     "_async": "_sync",
     "aclose": "close",
     "open_async_backend": "open_backend",

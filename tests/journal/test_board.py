@@ -682,3 +682,32 @@ def test_a_configured_board_is_recorded_before_its_first_write(tmp_path: Path) -
         assert again.config == board.config
         with pytest.raises(BoardConfigError, match="no journal"):
             Leaderboard("memory://", "plain").record_config()
+
+
+def test_the_asyncio_board_writes_its_snapshot_file_off_the_loop(tmp_path: Path) -> None:
+    """Writing and fsyncing a snapshot file takes tenths of a second on a large board: the
+    asyncio board does it in a worker thread, so its event loop keeps answering."""
+    import threading
+
+    writers: list[int] = []
+
+    async def main() -> int:
+        board = AsyncLeaderboard(
+            AsyncMemoryBackend(), "offloop", journal=url_of(tmp_path / "journal.db")
+        )
+        async with board:
+            await board.submit("ann", 1)
+            snapshots = board._journal.snapshots  # type: ignore[union-attr]
+            assert snapshots is not None
+            write = snapshots.write
+
+            def spy(*args: Any) -> Any:
+                writers.append(threading.get_ident())
+                return write(*args)
+
+            snapshots.write = spy  # type: ignore[method-assign]
+            assert await board.snapshot() == 2  # the configuration, then the submission
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+    assert writers and loop_thread not in writers

@@ -21,6 +21,7 @@ from ...journal.events import Event, NewEvent
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
 from .._journal_events import decode
+from .._off_loop import off_loop
 from .._plan_core import run_async
 from .._plan_journal import APPLIED, Gap, Journaling
 from .._plan_write import Prepared
@@ -186,6 +187,7 @@ class AsyncBoardJournal:
         journaling = self.journaling
         payload, seq = await self.steps.dump(journaling.prefix, journaling.seq_key)
         covered = int(seq or 0)
-        self.snapshots.write(journaling.board, covered, payload)
         self._since_snapshot = 0
+        # the payload is one atomic dump; the file (write, fsync, rename) is the slow part
+        await off_loop(self.snapshots.write, journaling.board, covered, payload)
         return covered

@@ -22,6 +22,7 @@ from ...journal.events import Event, NewEvent
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
 from .._journal_events import decode
+from .._off_loop import in_line
 from .._plan_core import run_sync
 from .._plan_journal import APPLIED, Gap, Journaling
 from .._plan_write import Prepared
@@ -187,6 +188,7 @@ class BoardJournal:
         journaling = self.journaling
         payload, seq = self.steps.dump(journaling.prefix, journaling.seq_key)
         covered = int(seq or 0)
-        self.snapshots.write(journaling.board, covered, payload)
         self._since_snapshot = 0
+        # the payload is one atomic dump; the file (write, fsync, rename) is the slow part
+        in_line(self.snapshots.write, journaling.board, covered, payload)
         return covered
