@@ -15,7 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks._servers import HOST, _free_port, _pong
+from benchmarks._servers import _pong
+from benchmarks._wrk import HOST, free_port
 
 __all__ = ["BenchCluster"]
 
@@ -54,7 +55,7 @@ class BenchCluster:
         workdir = Path(self.tmp.name) / f"node{number}"
         workdir.mkdir(exist_ok=True)
         for _ in range(5):  # retry on a port taken between the probe and the bind
-            port, bus = _free_port(), _free_port()
+            port, bus = free_port(), free_port()
             if port == bus:
                 continue
             args = [self.server, "--save", "", "--appendonly", "no", "--port", str(port)]

@@ -12,16 +12,9 @@ import subprocess
 import tempfile
 import time
 
+from benchmarks._wrk import HOST, free_port
+
 __all__ = ["BenchPostgres", "BenchRedis"]
-
-HOST = "127.0.0.1"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _pong(port: int) -> bool:
@@ -53,7 +46,7 @@ class BenchRedis:
 
     def __enter__(self) -> BenchRedis:
         for _ in range(5):  # retry on a port taken between the probe and the bind
-            self.port = _free_port()
+            self.port = free_port()
             args = [self.binary, "--save", "", "--appendonly", "no", "--port", str(self.port)]
             args += ["--bind", HOST, "--dir", self.tmp.name, *self.extra]
             self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL)
@@ -114,7 +107,7 @@ class BenchPostgres:
             capture_output=True,
             check=True,
         )
-        self.port = _free_port()
+        self.port = free_port()
         self.process = subprocess.Popen(
             [
                 f"{self.bin}/postgres",

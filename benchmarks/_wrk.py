@@ -37,7 +37,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -52,6 +52,7 @@ __all__ = [
     "median_sample",
     "parse_wrk",
     "process_cpu_seconds",
+    "process_stats",
     "run_wrk",
     "write_results",
 ]
@@ -74,11 +75,10 @@ def free_port() -> int:
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def process_cpu_seconds(*, groups: Iterable[int] = (), pids: Iterable[int] = ()) -> float:
-    """User + system CPU seconds used so far by every process in the process ``groups``
-    and by the ``pids`` (all their threads; Linux ``/proc``). A process gone is skipped."""
-    wanted_groups, wanted = set(groups), set(pids)
-    ticks = 0
+def process_stats() -> Iterator[tuple[int, list[str]]]:
+    """Every process's pid and its ``/proc/<pid>/stat`` fields after ``pid (comm)``:
+    state, ppid, pgrp, ... utime, stime (fields 3.. of proc(5)). A process gone is
+    skipped."""
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -86,9 +86,16 @@ def process_cpu_seconds(*, groups: Iterable[int] = (), pids: Iterable[int] = ())
             stat = Path(entry.path, "stat").read_text()
         except OSError:
             continue
-        # After "pid (comm) ": state ppid pgrp ... utime stime (fields 3.. of proc(5)).
-        rest = stat[stat.rindex(")") + 2 :].split()
-        if int(entry.name) in wanted or int(rest[2]) in wanted_groups:
+        yield int(entry.name), stat[stat.rindex(")") + 2 :].split()
+
+
+def process_cpu_seconds(*, groups: Iterable[int] = (), pids: Iterable[int] = ()) -> float:
+    """User + system CPU seconds used so far by every process in the process ``groups``
+    and by the ``pids`` (all their threads; Linux ``/proc``)."""
+    wanted_groups, wanted = set(groups), set(pids)
+    ticks = 0
+    for pid, rest in process_stats():
+        if pid in wanted or int(rest[2]) in wanted_groups:
             ticks += int(rest[11]) + int(rest[12])
     return ticks / _TICK
 

@@ -76,6 +76,7 @@ from benchmarks._wrk import (  # noqa: E402
     free_port,
     median_sample,
     process_cpu_seconds,
+    process_stats,
     run_wrk,
     write_results,
 )
@@ -286,15 +287,8 @@ finally:
 def descendants(root: int) -> list[int]:
     """``root`` and every process below it (Linux ``/proc``)."""
     parents: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_text()
-        except OSError:
-            continue
-        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-        parents.setdefault(parent, []).append(int(entry.name))
+    for pid, rest in process_stats():
+        parents.setdefault(int(rest[1]), []).append(pid)
     found, todo = [], [root]
     while todo:
         pid = todo.pop()

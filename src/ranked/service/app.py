@@ -63,8 +63,9 @@ class Service:
         """Run once the boards are restored (``ranked demo`` starts its players here)."""
         self.on_stopping: list[Callable[[], Awaitable[None]]] = []
         """Run first at shutdown, before the boards are closed."""
-        self.document = msgspec.json.encode(openapi(routes))
-        self.page = api_page(openapi(routes)).encode()
+        document = openapi(routes)
+        self.document = msgspec.json.encode(document)
+        self.page = api_page(document).encode()
 
     def _own_routes(self) -> list[Route]:
         return [
