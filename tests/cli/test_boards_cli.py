@@ -238,6 +238,9 @@ def test_snapshot_and_rebuild_print_what_the_service_did(
     assert result.stdout.startswith(f"board {board} rebuilt from its journal: ")
     assert result.stdout.endswith(" events replayed\n")
     assert entries(service, board) == before
+    result = service.cli("rebuild", board, "--window", "all")
+    assert result.stdout == f"board {board} window all rebuilt from its journal: 6 members\n"
+    assert entries(service, board) == before
 
 
 @pytest.mark.parametrize("command", ["rebuild", "snapshot"])

@@ -6,13 +6,14 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
+from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend
 from ranked.journal import JournalStore, SQLiteJournal, open_journal
 from ranked.journal._base import JournalBase
 from servers import PostgresServer, RedisCluster, RedisServer
@@ -128,3 +129,60 @@ def flush_cluster(cluster: RedisCluster) -> None:
             node.flushall()
         finally:
             node.close()
+
+
+INDEXES = ("memory", "redis", "cluster")
+
+
+class Index:
+    """Opens backends on one index: a fresh keyspace per "process" on memory (the old one
+    is gone, as after a crash), the same server on Redis; ``flush`` empties the server."""
+
+    def __init__(
+        self,
+        kind: str,
+        url: str | None,
+        flush: Callable[[], None] = lambda: None,
+        client: Callable[[], Any] | None = None,
+    ):
+        self.kind = kind
+        self.url = url
+        self.flush = flush
+        self.client = client
+        """A plain redis-py client of the server (None on memory)."""
+
+    def backend(self) -> Any:
+        if self.kind == "memory":
+            return MemoryBackend()
+        from ranked.backends.factory import open_backend
+
+        return open_backend(self.url)  # type: ignore[arg-type]
+
+    def async_backend(self) -> Any:
+        if self.kind == "memory":
+            return AsyncMemoryBackend()
+        from ranked.backends.factory import open_async_backend
+
+        return open_async_backend(self.url)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=INDEXES)
+def index(request: pytest.FixtureRequest) -> Index:
+    kind = request.param
+    if kind == "memory":
+        return Index(kind, None)
+    if kind == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+
+        def flush() -> None:
+            flush_redis(server)
+
+        flush()
+        return Index(kind, server.url, flush, server.client)
+    cluster: RedisCluster = request.getfixturevalue("redis_cluster")
+
+    def flush_all() -> None:
+        flush_cluster(cluster)
+
+    flush_all()
+    return Index(kind, cluster.url, flush_all, cluster.client)

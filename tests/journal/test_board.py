@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,66 +22,11 @@ from ranked.errors import (
     WindowError,
 )
 from ranked.journal import open_journal
-from servers import PostgresServer, RedisCluster, RedisServer
+from servers import PostgresServer, RedisServer
 
-from .conftest import flush_cluster, flush_redis
+from .conftest import Index, flush_redis
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z in ms
-INDEXES = ("memory", "redis", "cluster")
-
-
-class Index:
-    """Opens backends on one index: a fresh keyspace per "process" on memory (the old one
-    is gone, as after a crash), the same server on Redis; ``flush`` empties the server."""
-
-    def __init__(
-        self,
-        kind: str,
-        url: str | None,
-        flush: Callable[[], None] = lambda: None,
-        client: Callable[[], Any] | None = None,
-    ):
-        self.kind = kind
-        self.url = url
-        self.flush = flush
-        self.client = client
-        """A plain redis-py client of the server (None on memory)."""
-
-    def backend(self) -> Any:
-        if self.kind == "memory":
-            return MemoryBackend()
-        from ranked.backends.factory import open_backend
-
-        return open_backend(self.url)  # type: ignore[arg-type]
-
-    def async_backend(self) -> Any:
-        if self.kind == "memory":
-            return AsyncMemoryBackend()
-        from ranked.backends.factory import open_async_backend
-
-        return open_async_backend(self.url)  # type: ignore[arg-type]
-
-
-@pytest.fixture(params=INDEXES)
-def index(request: pytest.FixtureRequest) -> Index:
-    kind = request.param
-    if kind == "memory":
-        return Index(kind, None)
-    if kind == "redis":
-        server: RedisServer = request.getfixturevalue("redis_server")
-
-        def flush() -> None:
-            flush_redis(server)
-
-        flush()
-        return Index(kind, server.url, flush, server.client)
-    cluster: RedisCluster = request.getfixturevalue("redis_cluster")
-
-    def flush_all() -> None:
-        flush_cluster(cluster)
-
-    flush_all()
-    return Index(kind, cluster.url, flush_all, cluster.client)
 
 
 def url_of(path: Path, mode: str = "always") -> str:

@@ -233,6 +233,11 @@ def test_friends_data_rebuild_snapshot(api: Api) -> None:
     assert api.call("GET", f"/v1/boards/{board}/members/b/data", scope="read").status_code == 404
     assert api.call("POST", f"/v1/boards/{board}/rebuild").status_code == 200
     assert api.call("GET", f"/v1/boards/{board}/members/b").json()["rank"] == 2
+    one = api.call("POST", f"/v1/boards/{board}/rebuild?window=all")
+    assert one.json() == {"replayed": 0, "window": "all", "members": 3}
+    assert api.call("GET", f"/v1/boards/{board}/members/b").json()["rank"] == 2
+    bad = api.call("POST", f"/v1/boards/{board}/rebuild?window=w2026-W01")
+    assert bad.status_code == 404, bad.text  # a window the board does not keep, as reads
     snap = api.call("POST", f"/v1/boards/{board}/snapshot")
     assert snap.status_code == 200
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 import click
 import msgspec
@@ -233,16 +234,26 @@ def create(
 
 @click.command()
 @click.argument("board")
+@click.option("--window", help="Rebuild this window alone (e.g. d2026-11-26); the others stay.")
 @client_options
-def rebuild(board: str, url: str, key: str | None) -> None:
+def rebuild(board: str, window: str | None, url: str, key: str | None) -> None:
     """Rebuild BOARD's index from its journal on the service (an admin key). Reads see
-    the board partly built until it is done.
+    the board partly built until it is done; a window rebuilt alone is put in place in
+    one step.
 
     Example: ranked rebuild arena --key $RANKED_KEY
     """
+    path = board_path(board, "rebuild")
+    if window is not None:
+        path += "?" + urlencode({"window": window})
     with Client(url, key) as client:
-        done = client.call("POST", board_path(board, "rebuild"), RebuildResult, wait=True)
-    click.echo(f"board {board} rebuilt from its journal: {done.replayed} events replayed")
+        done = client.call("POST", path, RebuildResult, wait=True)
+    if done.window is not None:
+        click.echo(
+            f"board {board} window {done.window} rebuilt from its journal: {done.members} members"
+        )
+    else:
+        click.echo(f"board {board} rebuilt from its journal: {done.replayed} events replayed")
 
 
 @click.command()

@@ -1,16 +1,18 @@
 """A read-only view of one board's events up to an instant: what a board is restored
-from to show how it stood then (``Leaderboard.as_of``).
+from to show how it stood then (``Leaderboard.as_of``), or to rebuild one of its windows
+(``Leaderboard.rebuild_window``: the events up to a sequence number that can touch it).
 
 The view keeps the events of the board whose instant (``at_us``) is at or before the
-given one, in journal order, numbered again 1, 2, 3, ... (so a board restores from them
-like from a journal of its own). Appending raises :class:`~ranked.errors.JournalError`:
+given one (and, when given, whose ``board_seq`` is at most ``up_to_seq`` and that
+``select`` keeps), in journal order, numbered again 1, 2, 3, ... (so a board restores from
+them like from a journal of its own). Appending raises :class:`~ranked.errors.JournalError`:
 the view is read-only. Reading it reads the whole board's events once: O(events).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..errors import JournalError
@@ -22,12 +24,23 @@ __all__ = ["AsOf"]
 
 
 class AsOf:
-    """``store``'s events of ``board`` counting at or before ``at_us``, read-only."""
+    """``store``'s events of ``board`` counting at or before ``at_us`` (numbered at most
+    ``up_to_seq``, kept by ``select``), read-only."""
 
-    def __init__(self, store: JournalStore, board: str, at_us: int) -> None:
+    def __init__(
+        self,
+        store: JournalStore,
+        board: str,
+        at_us: int,
+        *,
+        up_to_seq: int | None = None,
+        select: Callable[[Event], bool] | None = None,
+    ) -> None:
         self.store = store
         self.board = board
         self.at_us = at_us
+        self.up_to_seq = up_to_seq
+        self.select = select
         self.durability = "always"
 
     @property
@@ -37,8 +50,11 @@ class AsOf:
 
     def _events(self) -> Iterator[Event]:
         number = 0
+        last, select = self.up_to_seq, self.select
         for event in self.store.board_events(self.board):
-            if event.at_us <= self.at_us:
+            if last is not None and event.board_seq > last:
+                break
+            if event.at_us <= self.at_us and (select is None or select(event)):
                 number += 1
                 yield dataclasses.replace(event, board_seq=number)
 

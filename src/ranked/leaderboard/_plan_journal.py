@@ -21,7 +21,7 @@ append again).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Final, cast
 
@@ -301,6 +301,35 @@ class Journaling:
         assert self.store is not None
         event = self.store.event_by_key(self.board, self.archive_key(window_id))
         return None if event is None else snapshot_format.decode(event.value)
+
+    # -- rebuilding one window ------------------------------------------------------------
+
+    def window_events(self, window_id: str) -> Callable[[Event], bool] | None:
+        """Which events can change window ``window_id`` (None: every event, all-time):
+        those at or after its start, and of those, submissions only before its end (a
+        submission counts in the windows of its instant; a removal or a clear later on
+        still changes the window)."""
+        window = self.plan.windows.kept.window_for_id(window_id)
+        if window.start is None or window.end is None:
+            return None
+        start_us, end_us = to_ms(window.start) * 1000, to_ms(window.end) * 1000
+
+        def select(event: Event) -> bool:
+            if event.at_us < start_us:
+                return False
+            return event.at_us < end_us or event.operation not in SUBMITS
+
+        return select
+
+    def window_keys(self, window_id: str, staging: Journaling) -> list[tuple[bytes, bytes]]:
+        """The keys of window ``window_id`` as (``staging``'s, this board's) pairs."""
+        ours, theirs = self.plan.core.keys, staging.plan.core.keys
+        return [
+            (theirs.window(window_id), ours.window(window_id)),
+            (theirs.dense(window_id), ours.dense(window_id)),
+            (theirs.dense_counts(window_id), ours.dense_counts(window_id)),
+            (theirs.ties(window_id), ours.ties(window_id)),
+        ]
 
     def reset(self) -> Steps[None]:
         """Delete the board from the index, with the number of the last event applied."""

@@ -8,6 +8,9 @@ each a Lua script in ``lua/`` (Redis, Redis Cluster: one round trip) and its Pyt
 - :data:`SWAP_FIELD`: compare-and-set of one hash field, the step an atomic
   read-modify-write (merging board metadata) retries on; bound through
   :data:`SWAP_FIELD_STEP` ``(keys, args)``, the script's own.
+- :data:`MOVE_KEYS`: a window rebuilt under staging keys put in place of the live one,
+  when the index has taken no write since the rebuild read the journal; bound through
+  :data:`MOVE_KEYS_STEP` ``(sequence key, expected number, [(staging, live)])``.
 """
 
 from __future__ import annotations
@@ -17,11 +20,19 @@ from typing import Any, Final
 
 from ..backends._scripts import Arg
 from ..backends.procedure import Operation, Procedure
+from ..backends.sequenced import applied_seq
 from ..engine.commands.common import WRONGTYPE
 from ..engine.keyspace import Keyspace
 from ..errors import ResponseError
 
-__all__ = ["FRIEND_SCORES", "FRIEND_SCORES_STEP", "SWAP_FIELD", "SWAP_FIELD_STEP"]
+__all__ = [
+    "FRIEND_SCORES",
+    "FRIEND_SCORES_STEP",
+    "MOVE_KEYS",
+    "MOVE_KEYS_STEP",
+    "SWAP_FIELD",
+    "SWAP_FIELD_STEP",
+]
 
 _PACKAGE: Final = "ranked.leaderboard"
 
@@ -107,3 +118,41 @@ SWAP_FIELD: Final = Procedure(_PACKAGE, "swap_field", _swap_field, bool)
 
 SWAP_FIELD_STEP: Final = Operation.raw(SWAP_FIELD)
 """``(keys, args) -> whether the field was swapped``."""
+
+
+def _move_keys(keyspace: Keyspace, now_us: int, keys: Sequence[bytes], args: Sequence[Arg]) -> int:
+    """The twin of ``lua/move_keys.lua``: 1 when the sequence key held the expected
+    number and each staging key now stands in place of its live key (with its TTL; an
+    absent staging key deletes the live one), else 0 with the staging keys deleted."""
+    (expected,) = args
+    assert isinstance(expected, int)
+    moved = applied_seq(keyspace, keys[0]) == expected
+    for staging, live in zip(keys[1::2], keys[2::2], strict=True):
+        value = keyspace.get(staging)
+        if moved and value is not None:
+            deadline = keyspace.deadline(staging)
+            listpack = keyspace.is_listpack(staging)
+            keyspace.delete(live)
+            keyspace.store(live, value)
+            keyspace.set_listpack(live, listpack)
+            if deadline is not None:
+                keyspace.put_deadline(live, deadline)
+        elif moved:
+            keyspace.delete(live)
+        keyspace.delete(staging)
+    return int(moved)
+
+
+MOVE_KEYS: Final = Procedure(_PACKAGE, "move_keys", _move_keys, bool)
+"""KEYS (sequence key, staging, live, staging, live, ...), ARGS (expected number,) ->
+whether the keys were moved. O(keys) (a rename moves a value without copying it)."""
+
+
+def _move_keys_args(
+    seq_key: bytes, expected: int, pairs: Sequence[tuple[bytes, bytes]]
+) -> tuple[Sequence[bytes], Sequence[Arg], None]:
+    return (seq_key, *(key for pair in pairs for key in pair)), (expected,), None
+
+
+MOVE_KEYS_STEP: Final = Operation(MOVE_KEYS, _move_keys_args)
+"""``(sequence key, expected number, [(staging, live)]) -> whether the keys were moved``."""

@@ -16,7 +16,7 @@ from ..backends import generic
 from ..backends.dump import DUMP_PREFIX, LOAD_SORTED, RESTORE_DUMP
 from ..backends.procedure import Bindable
 from ..backends.sequenced import READ_SEQ, RECORD_SEQ, sequenced
-from ._procedures import FRIEND_SCORES_STEP, SWAP_FIELD_STEP
+from ._procedures import FRIEND_SCORES_STEP, MOVE_KEYS_STEP, SWAP_FIELD_STEP
 from ._step_lex import LEX_REPLACE
 from ._step_read import AROUND, BY_SCORE, PAGE, PAGE_AFTER, PERCENTILE, RANKS
 from ._step_write import REMOVE, SUBMIT, SUBMIT_BATCH
@@ -56,6 +56,7 @@ STEPS: Final[Mapping[str, Bindable[Any]]] = {
     "dump": DUMP_PREFIX,
     "restore_dump": RESTORE_DUMP,
     "load_sorted": LOAD_SORTED,
+    "move_keys": MOVE_KEYS_STEP,
 }
 """Every step a board's plan names."""
 

@@ -120,6 +120,11 @@ class AsOfQuery(msgspec.Struct, forbid_unknown_fields=True):
     limit: Limit = 10
 
 
+class RebuildQuery(msgspec.Struct, forbid_unknown_fields=True):
+    window: Window | None = None
+    """Rebuild this window alone (none: the whole board)."""
+
+
 class RemoveQuery(msgspec.Struct, forbid_unknown_fields=True):
     reason: Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
 
@@ -381,7 +386,11 @@ class Handlers:
 
     async def rebuild(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
-        return json_response(RebuildResult(await board.rebuild()))
+        window = query(request.query, RebuildQuery).window
+        if window is None:
+            return json_response(RebuildResult(await board.rebuild()))
+        members = await board.rebuild_window(window)
+        return json_response(RebuildResult(0, board.window_id(window), members))
 
     async def snapshot(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
@@ -645,8 +654,9 @@ def api_routes(boards: Boards, metrics: Metrics, hub: Hub | None = None) -> list
             b + "/rebuild",
             h.rebuild,
             A,
-            "Rebuild a board from the journal",
+            "Rebuild a board, or one of its windows, from the journal",
             response=RebuildResult,
+            query=RebuildQuery,
             tag="admin",
         ),
         Route(

@@ -281,6 +281,11 @@ class ClearResult(msgspec.Struct):
 
 class RebuildResult(msgspec.Struct):
     replayed: int
+    """Events replayed one by one into the board (a whole-board rebuild; 0 for a window)."""
+    window: str | None = None
+    """The window rebuilt alone (null: the whole board)."""
+    members: int | None = None
+    """How many members the rebuilt window holds."""
 
 
 class SnapshotResult(msgspec.Struct):

@@ -672,6 +672,55 @@ class AsyncLeaderboard:
         self._restored = True
         return await journal.restore()
 
+    async def rebuild_window(self, window: WindowArg = None) -> int:
+        """Build one window (default: the current primary one) again from the journal and
+        put it in place of the live one, leaving the board's other windows alone: after
+        its key was lost or damaged (deleted by hand, a bad release). The events that can
+        change the window are replayed into staging keys beside the board's (same hash
+        slot), which then replace the window's keys in one atomic step taken only if no
+        write came in meanwhile (else it starts again, up to 5 times, then raises
+        :class:`~ranked.errors.JournalError`). Returns how many members the window holds.
+        O(the board's events) journal reads, O(the window's events) replayed."""
+        journal = self._journal
+        if journal is None:
+            raise BoardConfigError(f"board {self.name!r} has no journal to rebuild from")
+        await self._ready()
+        window_id = self.window_id(window)
+        journaling = journal.journaling
+        for _ in range(5):
+            applied: int = await self._steps.read_seq(journaling.seq_key)
+            source = AsOf(
+                journal.store,
+                self.name,
+                1 << 62,
+                up_to_seq=applied,
+                select=journaling.window_events(window_id),
+            )
+            staging = self._staging(source)
+            try:
+                await staging.restore()
+                assert staging._journal is not None
+                pairs = journaling.window_keys(window_id, staging._journal.journaling)
+                size = await staging.count(window=window_id)
+                moved = await self._steps.move_keys(journaling.seq_key, applied, pairs)
+            finally:
+                if staging._journal is not None:
+                    await run_async(staging._steps, staging._journal.journaling.reset())
+                staging._journal = None
+                await staging.close()
+            if moved:
+                self._use_writer(None)
+                archive = self._archives.pop(window_id, None)
+                if archive is not None:  # the live key serves reads again
+                    await archive.close()
+                if window_id != "all":
+                    await self._steps.set_add(self._plan.core.registry_key, [window_id.encode()])
+                return size
+        raise JournalError(
+            f"board {self.name!r} took writes all through five rebuilds of window"
+            f" {window_id!r}; try again when it is quieter"
+        )
+
     @staticmethod
     def recorded_configs(journal: JournalStore) -> dict[str, dict[str, Any] | None]:
         """Every board of ``journal`` -> the keyword arguments its last recorded
@@ -883,9 +932,35 @@ class AsyncLeaderboard:
     ) -> AsyncLeaderboard:
         """A read-only board like this one (``keep``: with its trim), restored from
         ``source`` into a private in-process store whose clock stands at ``at_ms``."""
+        backend = open_async_scratch_backend(clock=lambda: at_ms / 1000)
+        view = self._like(backend, source, windows, keep, self.config.namespace, lambda: at_ms)
+        view._owns_backend = True
+        return view
+
+    def _staging(self, source: AsOf) -> AsyncLeaderboard:
+        """A board like this one on the same backend under the namespace
+        ``<namespace>~rebuild`` (its keys share this board's hash slot), restored from
+        ``source``, with this board's clock."""
         config = self.config
-        view = AsyncLeaderboard(
-            open_async_scratch_backend(clock=lambda: at_ms / 1000),
+        namespace = f"{config.namespace}~rebuild"
+        return self._like(
+            self.backend, source, config.windows, True, namespace, self._plan.core.now_ms
+        )
+
+    def _like(
+        self,
+        backend: AsyncBackend,
+        source: AsOf,
+        windows: WindowPlan,
+        keep: bool,
+        namespace: str,
+        clock: Callable[[], int],
+    ) -> AsyncLeaderboard:
+        """A board configured like this one (``keep``: with its trim) on ``backend``,
+        restored from ``source``, which writes no journal of its own."""
+        config = self.config
+        board = AsyncLeaderboard(
+            backend,
             config.name,
             higher_is_better=config.higher_is_better,
             operator=config.operator,
@@ -895,15 +970,14 @@ class AsyncLeaderboard:
             keep=config.keep if keep else None,
             keep_buffer=config.keep_buffer if keep else 0,
             max_page_size=config.max_page_size,
-            namespace=config.namespace,
-            clock=lambda: at_ms,
+            namespace=namespace,
+            clock=clock,
             bytes_members=self._plan.core.bytes_members,
             journal=source,
             snapshot_every=None,
         )
-        view._owns_backend = True
-        view._config_recorded = True  # a view writes nothing
-        return view
+        board._config_recorded = True  # it writes nothing to the journal
+        return board
 
     async def _journaled(self, event: Any) -> Any:
         journal = self._journal

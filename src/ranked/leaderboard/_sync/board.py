@@ -671,6 +671,55 @@ class Leaderboard:
         self._restored = True
         return journal.restore()
 
+    def rebuild_window(self, window: WindowArg = None) -> int:
+        """Build one window (default: the current primary one) again from the journal and
+        put it in place of the live one, leaving the board's other windows alone: after
+        its key was lost or damaged (deleted by hand, a bad release). The events that can
+        change the window are replayed into staging keys beside the board's (same hash
+        slot), which then replace the window's keys in one atomic step taken only if no
+        write came in meanwhile (else it starts again, up to 5 times, then raises
+        :class:`~ranked.errors.JournalError`). Returns how many members the window holds.
+        O(the board's events) journal reads, O(the window's events) replayed."""
+        journal = self._journal
+        if journal is None:
+            raise BoardConfigError(f"board {self.name!r} has no journal to rebuild from")
+        self._ready()
+        window_id = self.window_id(window)
+        journaling = journal.journaling
+        for _ in range(5):
+            applied: int = self._steps.read_seq(journaling.seq_key)
+            source = AsOf(
+                journal.store,
+                self.name,
+                1 << 62,
+                up_to_seq=applied,
+                select=journaling.window_events(window_id),
+            )
+            staging = self._staging(source)
+            try:
+                staging.restore()
+                assert staging._journal is not None
+                pairs = journaling.window_keys(window_id, staging._journal.journaling)
+                size = staging.count(window=window_id)
+                moved = self._steps.move_keys(journaling.seq_key, applied, pairs)
+            finally:
+                if staging._journal is not None:
+                    run_sync(staging._steps, staging._journal.journaling.reset())
+                staging._journal = None
+                staging.close()
+            if moved:
+                self._use_writer(None)
+                archive = self._archives.pop(window_id, None)
+                if archive is not None:  # the live key serves reads again
+                    archive.close()
+                if window_id != "all":
+                    self._steps.set_add(self._plan.core.registry_key, [window_id.encode()])
+                return size
+        raise JournalError(
+            f"board {self.name!r} took writes all through five rebuilds of window"
+            f" {window_id!r}; try again when it is quieter"
+        )
+
     @staticmethod
     def recorded_configs(journal: JournalStore) -> dict[str, dict[str, Any] | None]:
         """Every board of ``journal`` -> the keyword arguments its last recorded
@@ -880,9 +929,35 @@ class Leaderboard:
     def _view(self, at_ms: int, windows: WindowPlan, source: AsOf, *, keep: bool) -> Leaderboard:
         """A read-only board like this one (``keep``: with its trim), restored from
         ``source`` into a private in-process store whose clock stands at ``at_ms``."""
+        backend = open_scratch_backend(clock=lambda: at_ms / 1000)
+        view = self._like(backend, source, windows, keep, self.config.namespace, lambda: at_ms)
+        view._owns_backend = True
+        return view
+
+    def _staging(self, source: AsOf) -> Leaderboard:
+        """A board like this one on the same backend under the namespace
+        ``<namespace>~rebuild`` (its keys share this board's hash slot), restored from
+        ``source``, with this board's clock."""
         config = self.config
-        view = Leaderboard(
-            open_scratch_backend(clock=lambda: at_ms / 1000),
+        namespace = f"{config.namespace}~rebuild"
+        return self._like(
+            self.backend, source, config.windows, True, namespace, self._plan.core.now_ms
+        )
+
+    def _like(
+        self,
+        backend: Backend,
+        source: AsOf,
+        windows: WindowPlan,
+        keep: bool,
+        namespace: str,
+        clock: Callable[[], int],
+    ) -> Leaderboard:
+        """A board configured like this one (``keep``: with its trim) on ``backend``,
+        restored from ``source``, which writes no journal of its own."""
+        config = self.config
+        board = Leaderboard(
+            backend,
             config.name,
             higher_is_better=config.higher_is_better,
             operator=config.operator,
@@ -892,15 +967,14 @@ class Leaderboard:
             keep=config.keep if keep else None,
             keep_buffer=config.keep_buffer if keep else 0,
             max_page_size=config.max_page_size,
-            namespace=config.namespace,
-            clock=lambda: at_ms,
+            namespace=namespace,
+            clock=clock,
             bytes_members=self._plan.core.bytes_members,
             journal=source,
             snapshot_every=None,
         )
-        view._owns_backend = True
-        view._config_recorded = True  # a view writes nothing
-        return view
+        board._config_recorded = True  # it writes nothing to the journal
+        return board
 
     def _journaled(self, event: Any) -> Any:
         journal = self._journal
