@@ -570,6 +570,12 @@ def test_a_closed_window_is_archived_and_read_after_its_key_expired(
                 view.submit("eve", 1)
         finally:
             view.close()
+        # a member removed after the archive leaves it too (moderation of a closed window)
+        assert board.remove("bob", actor="mod", reason="cheating")  # from all-time
+        assert [(e.member, e.score, e.rank) for e in board.top(10, window=day1)] == [
+            ("ann", 9.0, 1)
+        ]
+        assert board.score("bob", window=day1) is None
     finally:
         board.close()
 

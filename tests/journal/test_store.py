@@ -86,6 +86,19 @@ def test_moderation_fields_and_board_wide_event(journal: JournalStore) -> None:
     assert list(journal.read()) == [event]
 
 
+def test_removed_after_names_the_members_removed_later(journal: JournalStore) -> None:
+    def remove(member: bytes, board: str = "b") -> NewEvent:
+        return NewEvent(board=board, operation="remove", member=member, at_us=5, actor="mod")
+
+    journal.append([_event(1), remove(b"m1"), _event(2)])
+    (mark,) = journal.append([_event(3)])
+    journal.append([remove(b"m2"), remove(b"m2"), remove(b"m9", board="other"), _event(4)])
+    assert journal.removed_after("b", 0) == {b"m1", b"m2"}
+    assert journal.removed_after("b", mark.seq) == {b"m2"}
+    assert journal.removed_after("other", 0) == {b"m9"}
+    assert journal.removed_after("b", journal.last_seq()) == set()
+
+
 def test_idempotent_retry_returns_the_first_record(journal: JournalStore) -> None:
     (first,) = journal.append([_event(1, key="retry")])
     journal.append([_event(2)])

@@ -393,6 +393,17 @@ class JournalBase(ABC):
         )
         return [str(row[0]) for row in rows]
 
+    def removed_after(self, board: str, after: int) -> set[bytes]:
+        """The members of ``board`` removed by events after ``seq`` ``after``: an index
+        range scan over the board's events after it."""
+        p = self._PARAM
+        rows = self._query(
+            f"SELECT DISTINCT member FROM events WHERE board = {p} AND seq > {p}"
+            " AND operation = 'remove'",
+            (board, after),
+        )
+        return {bytes(cast(bytes, row[0])) for row in rows}
+
     def last_board_event(self, board: str, operation: str) -> Event | None:
         """``board``'s newest board-wide event (no member) of ``operation``, if any."""
         p = self._PARAM

@@ -74,6 +74,13 @@ class AsOf:
             return []
         return sorted({e.key for e in self._events() if e.key and e.key.startswith(prefix)})
 
+    def removed_after(self, board: str, after: int) -> set[bytes]:
+        return {
+            e.member
+            for e in self._events()
+            if board == self.board and e.seq > after and e.operation == "remove" and e.member
+        }
+
     def last_board_event(self, board: str, operation: str) -> Event | None:
         found = [e for e in self._events() if e.member is None and e.operation == operation]
         return found[-1] if found else None

@@ -99,6 +99,10 @@ class JournalStore(Protocol):
         """The idempotency keys of ``board``'s events that start with ``prefix``, sorted."""
         ...
 
+    def removed_after(self, board: str, after: int) -> set[bytes]:
+        """The members of ``board`` removed by events after ``seq`` ``after``."""
+        ...
+
     def last_board_event(self, board: str, operation: str) -> Event | None:
         """``board``'s newest board-wide event (no member) of ``operation``, if any."""
         ...

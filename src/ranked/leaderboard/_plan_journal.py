@@ -297,10 +297,17 @@ class Journaling:
         )
 
     def archived_pairs(self, window_id: str) -> list[tuple[bytes, float]] | None:
-        """A window's archived standings (ascending pairs), None when it has no archive."""
-        assert self.store is not None
-        event = self.store.event_by_key(self.board, self.archive_key(window_id))
-        return None if event is None else snapshot_format.decode(event.value)
+        """A window's archived standings (ascending pairs), None when it has no archive;
+        without the members removed since it was archived (a removal takes a member off
+        every window, a closed one too)."""
+        store = self.store
+        assert store is not None
+        event = store.event_by_key(self.board, self.archive_key(window_id))
+        if event is None:
+            return None
+        pairs: list[tuple[bytes, float]] = snapshot_format.decode(event.value)
+        removed = store.removed_after(self.board, event.seq)
+        return [pair for pair in pairs if pair[0] not in removed] if removed else pairs
 
     # -- rebuilding one window ------------------------------------------------------------
 

@@ -292,10 +292,14 @@ class AsyncLeaderboard:
     ) -> bool:
         """Remove a member from every window, with its data and friend set; True if
         anything was removed. Several backend calls (each atomic): O(windows * log n).
-        ``actor`` / ``reason``: who removed it and why (journaled with the removal)."""
+        ``actor`` / ``reason``: who removed it and why (journaled with the removal). On a
+        journaled board the member also leaves the archives of closed windows (their reads
+        leave out members removed after the archive)."""
         steps = self._plan.life.remove(member)
         event = _event("remove", member, actor=actor, reason=reason)
-        return bool(await self._write(steps, event))
+        removed = bool(await self._write(steps, event))
+        await self._drop_archives()
+        return removed
 
     async def clear(self, *, actor: str | None = None, reason: str | None = None) -> int:
         """Delete every key of the board (all windows, member data, metadata, friends);
@@ -710,9 +714,7 @@ class AsyncLeaderboard:
                 await staging.close()
             if moved:
                 self._use_writer(None)
-                archive = self._archives.pop(window_id, None)
-                if archive is not None:  # the live key serves reads again
-                    await archive.close()
+                await self._drop_archives()  # the live key serves reads again
                 if window_id != "all":
                     await self._steps.set_add(self._plan.core.registry_key, [window_id.encode()])
                 return size
@@ -874,6 +876,12 @@ class AsyncLeaderboard:
             self._archives[window_id] = view
         return view
 
+    async def _drop_archives(self) -> None:
+        """Close the archive views kept for reads (read again when next needed)."""
+        for view in self._archives.values():
+            await view.close()
+        self._archives.clear()
+
     def archived_windows(self) -> list[str]:
         """The ids of the closed windows whose final standings the journal keeps
         (:meth:`archive_closed`), sorted; empty without a journal. O(log n + windows)."""
@@ -1011,9 +1019,7 @@ class AsyncLeaderboard:
     async def close(self) -> None:
         """Snapshot a journaled ``memory://`` board, close its journal if it opened it
         from a URL, and close the backend if it opened it from a URL."""
-        for view in self._archives.values():
-            await view.close()
-        self._archives.clear()
+        await self._drop_archives()
         journal = self._journal
         if journal is not None:
             if self._restored:

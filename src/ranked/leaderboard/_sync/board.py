@@ -291,10 +291,14 @@ class Leaderboard:
     ) -> bool:
         """Remove a member from every window, with its data and friend set; True if
         anything was removed. Several backend calls (each atomic): O(windows * log n).
-        ``actor`` / ``reason``: who removed it and why (journaled with the removal)."""
+        ``actor`` / ``reason``: who removed it and why (journaled with the removal). On a
+        journaled board the member also leaves the archives of closed windows (their reads
+        leave out members removed after the archive)."""
         steps = self._plan.life.remove(member)
         event = _event("remove", member, actor=actor, reason=reason)
-        return bool(self._write(steps, event))
+        removed = bool(self._write(steps, event))
+        self._drop_archives()
+        return removed
 
     def clear(self, *, actor: str | None = None, reason: str | None = None) -> int:
         """Delete every key of the board (all windows, member data, metadata, friends);
@@ -709,9 +713,7 @@ class Leaderboard:
                 staging.close()
             if moved:
                 self._use_writer(None)
-                archive = self._archives.pop(window_id, None)
-                if archive is not None:  # the live key serves reads again
-                    archive.close()
+                self._drop_archives()  # the live key serves reads again
                 if window_id != "all":
                     self._steps.set_add(self._plan.core.registry_key, [window_id.encode()])
                 return size
@@ -873,6 +875,12 @@ class Leaderboard:
             self._archives[window_id] = view
         return view
 
+    def _drop_archives(self) -> None:
+        """Close the archive views kept for reads (read again when next needed)."""
+        for view in self._archives.values():
+            view.close()
+        self._archives.clear()
+
     def archived_windows(self) -> list[str]:
         """The ids of the closed windows whose final standings the journal keeps
         (:meth:`archive_closed`), sorted; empty without a journal. O(log n + windows)."""
@@ -1008,9 +1016,7 @@ class Leaderboard:
     def close(self) -> None:
         """Snapshot a journaled ``memory://`` board, close its journal if it opened it
         from a URL, and close the backend if it opened it from a URL."""
-        for view in self._archives.values():
-            view.close()
-        self._archives.clear()
+        self._drop_archives()
         journal = self._journal
         if journal is not None:
             if self._restored:
