@@ -186,5 +186,6 @@ def _load_sorted(
 LOAD_SORTED: Final[Step[int]] = Step(_unsupported, _load_sorted)
 """``(key, marker, value, pairs) -> members``: replace the sorted set at ``key`` by
 ``pairs`` and set the string ``marker`` to ``value``, in one atomic step: the engine's bulk
-load, O(n) for pairs ascending by (score, member). memory:// only (a board's sorted set on
+load, O(n) for pairs ascending by (score, member), else sorted first (O(n log n), in the
+engine's C on the C engine). memory:// only (a board's sorted set on
 Redis has companion keys: it is rebuilt by replay)."""

@@ -303,14 +303,15 @@ class JournalBase(ABC):
     def aggregate_scores(
         self, board: str, high_first: bool
     ) -> tuple[int, list[tuple[bytes, float]]] | None:
-        """Every member's score folded in SQL over the board's events, sorted ascending by
-        (score, member), and the last ``board_seq`` folded; None when the events need a
+        """Every member's score folded in SQL over the board's events (one pair per
+        member, in no particular order: the engine's bulk load sorts them faster than
+        SQL does), and the last ``board_seq`` folded; None when the events need a
         replay. The fold follows the operations found: only ``incr`` / ``decr``: their
         sum (every score whole and every sum below 2**53, so the order of the additions
         cannot change a result); only ``best``: the greatest (``high_first``) or least
         score; only ``set``: the last one. Records (``config``, ``archive``) fold to
         nothing. All in one read transaction (one snapshot of the journal): two passes
-        over the board's entries of a covering index, then a sort of its members."""
+        over the board's entries of a covering index."""
         try:
             with self._reader_lock:
                 self._execute_read(self._BEGIN_READ)
@@ -353,7 +354,7 @@ class JournalBase(ABC):
             sql = (
                 f"SELECT member, score + 0.0 FROM events WHERE board = {p} AND seq IN"
                 f" (SELECT max(seq) FROM events WHERE board = {p} AND member IS NOT NULL"
-                " GROUP BY member) ORDER BY 2, 1"
+                " GROUP BY member)"
             )
             rows = query(sql, (board, board))
         else:
@@ -364,7 +365,7 @@ class JournalBase(ABC):
             )
             sql = (
                 f"SELECT member, {value} + 0.0 FROM events WHERE board = {p}"
-                " AND member IS NOT NULL GROUP BY member ORDER BY 2, 1"
+                " AND member IS NOT NULL GROUP BY member"
             )
             rows = query(sql, (board,))
         return last, self._pairs(rows)

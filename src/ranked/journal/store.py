@@ -88,7 +88,8 @@ class JournalStore(Protocol):
         self, board: str, high_first: bool
     ) -> tuple[int, list[tuple[bytes, float]]] | None:
         """The board's scores folded by the store (see ``JournalBase.aggregate_scores``),
-        sorted ascending, with the last ``board_seq`` folded; None: replay instead."""
+        one pair per member in no particular order, with the last ``board_seq`` folded;
+        None: replay instead."""
         ...
 
     def event_by_key(self, board: str, key: str) -> Event | None:
