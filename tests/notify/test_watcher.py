@@ -274,3 +274,31 @@ def test_the_blocking_watcher(store: Store) -> None:
         watcher.observe(board.submit("cid", 9))
         clock.advance(timedelta(minutes=5))
         assert _told(watcher.check()) == {("cid", "first_taken", 3, 1), ("ann", "first_lost", 1, 2)}
+
+
+def test_a_write_made_while_a_diff_reads_counts_for_the_next_one(store: Store) -> None:
+    policy = NotifyPolicy(
+        interval=timedelta(minutes=1), window=CUP, kinds=PRESETS["every-change"].kinds
+    )
+
+    async def main(board: AsyncLeaderboard, clock: FakeClock) -> None:
+        await board.submit_many([(f"p{i:04d}", 5000 - i) for i in range(100)], operator="set")
+        watcher = AsyncRankWatcher(board, policy, clock=clock)
+        await watcher.check()
+        watcher.observe(await board.submit("p0050", 4900, operator="set"))  # 51st -> 100th
+        real_ranks_of = board.ranks_of
+
+        async def ranks_of(members: Sequence[Any], **kwargs: Any) -> Any:
+            board.ranks_of = real_ranks_of  # type: ignore[method-assign]
+            watcher.observe(
+                await board.submit("p0090", 4980.5, operator="set")
+            )  # 90th by now -> 21st
+            return await real_ranks_of(members, **kwargs)
+
+        board.ranks_of = ranks_of  # type: ignore[method-assign]
+        clock.advance(timedelta(minutes=1))
+        assert _told(await watcher.check()) == {("p0050", "rank_down", 51, 100)}
+        clock.advance(timedelta(minutes=1))  # the write made during the reads is not lost
+        assert _told(await watcher.check()) == {("p0090", "rank_up", 90, 21)}
+
+    _run(main, store)

@@ -114,6 +114,8 @@ class AsyncRankWatcher:
             self._snapshot, self._written = None, {}
             return []
         self._last_slot = slot
+        # writes observed while this diff reads count for the next one
+        written, self._written = self._written, {}
         top = await self.board.top(policy.read_top, window=window_id)
         current: dict[Member, tuple[int | None, float | None]] = {
             e.member: (e.rank, e.score) for e in top
@@ -122,10 +124,10 @@ class AsyncRankWatcher:
             self._snapshot = {
                 member: rank for member, (rank, _) in current.items() if rank is not None
             }
-            self._window, self._written = window_id, {}
+            self._window = window_id
             self.baselines += 1
             return []
-        before: dict[Member, int | None] = dict(self._written)
+        before: dict[Member, int | None] = written
         before.update(self._snapshot)
         await self._read_others(current, before, window_id)
         found = changes(
@@ -134,7 +136,6 @@ class AsyncRankWatcher:
             {_text(m): standing for m, standing in current.items()},
         )
         self._snapshot = {m: rank for m, (rank, _) in current.items() if rank is not None}
-        self._written = {}
         self.diffs += 1
         return notifications(self.board.name, window_id, slot, found)
 

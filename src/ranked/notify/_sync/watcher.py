@@ -115,6 +115,8 @@ class RankWatcher:
             self._snapshot, self._written = None, {}
             return []
         self._last_slot = slot
+        # writes observed while this diff reads count for the next one
+        written, self._written = self._written, {}
         top = self.board.top(policy.read_top, window=window_id)
         current: dict[Member, tuple[int | None, float | None]] = {
             e.member: (e.rank, e.score) for e in top
@@ -123,10 +125,10 @@ class RankWatcher:
             self._snapshot = {
                 member: rank for member, (rank, _) in current.items() if rank is not None
             }
-            self._window, self._written = window_id, {}
+            self._window = window_id
             self.baselines += 1
             return []
-        before: dict[Member, int | None] = dict(self._written)
+        before: dict[Member, int | None] = written
         before.update(self._snapshot)
         self._read_others(current, before, window_id)
         found = changes(
@@ -135,7 +137,6 @@ class RankWatcher:
             {_text(m): standing for m, standing in current.items()},
         )
         self._snapshot = {m: rank for m, (rank, _) in current.items() if rank is not None}
-        self._written = {}
         self.diffs += 1
         return notifications(self.board.name, window_id, slot, found)
 
