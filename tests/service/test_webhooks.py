@@ -8,8 +8,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -127,3 +130,24 @@ def test_limits_from_the_environment() -> None:
         60.0,
         60.0,
     ]
+
+
+@pytest.mark.parametrize("receiver", [[]], indirect=True)
+def test_the_receiver_recipe_in_the_docs_verifies_a_delivery(receiver: Receiver) -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "live.md").read_text(encoding="utf-8")
+    recipe = next(
+        block for block in re.findall(r"```python\n(.*?)```", doc, re.S) if "def verified" in block
+    )
+    scope: dict[str, Any] = {}
+    exec(compile(recipe, "docs/live.md", "exec"), scope)
+    _deliver(WebhookLimits(), receiver.url, [PAYLOAD])
+    (got,) = receiver.wait(1)
+    headers = {
+        name: got.headers[name.lower()]
+        for name in ("X-Ranked-Timestamp", "X-Ranked-Signature", "X-Ranked-Delivery")
+    }
+    assert scope["verified"](SECRET, headers, got.body)
+    assert not scope["verified"]("not-the-board-secret-0123456789", headers, got.body)
+    assert not scope["verified"](SECRET, headers, got.body.replace(b"ann", b"bob"))
+    stale = {**headers, "X-Ranked-Timestamp": str(int(headers["X-Ranked-Timestamp"]) - 3600)}
+    assert not scope["verified"](SECRET, stale, got.body)
