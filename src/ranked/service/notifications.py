@@ -262,18 +262,20 @@ class Notifier:
 
     async def _run(self, name: str, watch: _Watch) -> None:
         watcher = watch.watcher
+        delay = 0.0
         while True:
-            due = watcher.next_check()
-            delay = LONGEST_SLEEP if due is None else due / 1_000_000 - time.time() + 0.001
             await asyncio.sleep(min(LONGEST_SLEEP, max(0.0, delay)))
             try:
                 watcher.board = self.boards.get(name)  # a PUT of the board reopens it
                 found = await watcher.check()
+                due = watcher.next_check()
             except Exception:  # one failed read must not end the board's notifications
                 _log.exception("board %r: notification diff failed", name)
+                delay = 1.0
                 continue
             if found:
                 self._deliver(name, watch, found)
+            delay = LONGEST_SLEEP if due is None else due / 1_000_000 - time.time() + 0.001
 
     def _deliver(self, name: str, watch: _Watch, found: list[Notification]) -> None:
         """Tell the member channels and the webhook: O(channels + notifications), no wait."""
