@@ -32,6 +32,7 @@ NAMES: Final = {
     "AsyncQueue": "Queue",
     "AsyncShardedQueue": "ShardedQueue",
     "AsyncRateLimiter": "RateLimiter",
+    "AsyncRankWatcher": "RankWatcher",
     "AsyncMemoryBackend": "MemoryBackend",
     "AsyncBoardJournal": "BoardJournal",
     "AsyncAppender": "Appender",

@@ -26,6 +26,7 @@ __all__ = [
     "KeyStoreError",
     "LayoutError",
     "MemberDataError",
+    "NotifyConfigError",
     "OutOfRangeError",
     "PageSizeError",
     "QueueArgumentError",
@@ -200,6 +201,12 @@ class SnapshotFileError(JournalError):
 class JournalConfigError(RankedError, ValueError):
     """A journal is opened with options that cannot work: an unknown durability mode, a
     batch delay that is not a positive whole number of milliseconds, a URL without a path."""
+
+
+class NotifyConfigError(RankedError, ValueError):
+    """A notification policy (``ranked.notify``) that cannot work: an interval that is not
+    a positive duration, a threshold below 1, an unknown kind of change, a time limit
+    before the end on a window that never ends."""
 
 
 class ServiceConfigError(RankedError, ValueError):

@@ -23,6 +23,7 @@ from .http import HTTPProblem, Request, Response, Route, Router, json_response
 from .keys import KeyStore
 from .live import Hub
 from .metrics import Metrics
+from .notifications import Notifier, notification_routes
 from .openapi import openapi
 from .pages import page_routes
 from .problems import from_error, problem_response
@@ -57,12 +58,17 @@ class Service:
         """The live channels' events (docs/live.md)."""
         self.live = LiveEndpoint(self.hub, self.boards, self.keys)
         routes = api_routes(self.boards, self.metrics, self.hub)
+        self.notifier = Notifier(self.boards, self.hub, self.metrics)
+        """Rank-change notifications (docs/live.md): started once the boards are open."""
+        routes += notification_routes(self.notifier)
         routes += self._own_routes()
         self.router = Router(routes + page_routes(self.boards))
         self.on_started: list[Callable[[], Awaitable[None]]] = []
         """Run once the boards are restored (``ranked demo`` starts its players here)."""
         self.on_stopping: list[Callable[[], Awaitable[None]]] = []
         """Run first at shutdown, before the boards are closed."""
+        self.on_started.append(self.notifier.open)
+        self.on_stopping.append(self.notifier.close)
         document = openapi(routes)
         self.document = msgspec.json.encode(document)
         self.page = api_page(document).encode()

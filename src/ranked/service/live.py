@@ -21,7 +21,7 @@ import logging
 import os
 import secrets
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -334,6 +334,8 @@ class Hub:
         self.epoch = secrets.token_hex(4)
         """Names this process's numbering of events."""
         self._feeds: dict[str, Feed] = {}
+        self.observers: list[Callable[[str, Sequence[Submission]], None]] = []
+        """Also told of every board's applied submissions (the notifications' watchers)."""
 
     def feed(self, name: str) -> Feed:
         feed = self._feeds.get(name)
@@ -345,6 +347,8 @@ class Hub:
 
     def submitted(self, board: str, results: Sequence[Submission]) -> None:
         """Submissions applied to ``board``: one event each. O(len(results))."""
+        for observer in self.observers:
+            observer(board, results)
         feed = self.feed(board)
         for result in results:
             primary = result.primary

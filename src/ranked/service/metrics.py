@@ -16,7 +16,7 @@ from prometheus_client.registry import Collector
 
 from ..journal.stats import cumulative
 
-__all__ = ["Metrics"]
+__all__ = ["Metrics", "NotifyMetrics"]
 
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
@@ -84,6 +84,32 @@ class _Requests(Collector):
         yield from (requests, latency)
 
 
+class NotifyMetrics:
+    """Notifications produced (by board and kind) and webhook deliveries (by board and
+    outcome: ``ok``, ``failed`` after every attempt, ``retried`` for each failed attempt
+    that is tried again, ``dropped`` when too many were pending) (docs/live.md)."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.produced = Counter(
+            "ranked_notifications",
+            "Rank-change notifications produced",
+            ("board", "kind"),
+            registry=registry,
+        )
+        self.deliveries = Counter(
+            "ranked_webhook_deliveries",
+            "Webhook deliveries of notifications, by outcome (ok, failed, retried, dropped)",
+            ("board", "outcome"),
+            registry=registry,
+        )
+
+    def notified(self, board: str, kind: str) -> None:
+        self.produced.labels(board, kind).inc()
+
+    def delivered(self, board: str, outcome: str) -> None:
+        self.deliveries.labels(board, outcome).inc()
+
+
 class Metrics:
     """The service's metrics; :meth:`render` is the ``/metrics`` body."""
 
@@ -105,6 +131,8 @@ class Metrics:
         )
         if journal_stats is not None:
             self.registry.register(_JournalCollector(journal_stats))
+        self.notify = NotifyMetrics(self.registry)
+        """Notifications and webhook deliveries."""
         self._boards: dict[str, Any] = {}
 
     def submitted(self, board: str, count: int) -> None:

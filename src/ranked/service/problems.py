@@ -74,6 +74,8 @@ PROBLEM_TYPES: Final = {
     "backend-unavailable": "The backend (Redis) cannot be reached.",
     "not-ready": "The service is still restoring its boards.",
     "internal": "An error of the service itself (logged).",
+    "invalid-notifications": "Notification settings that cannot work (docs/live.md).",
+    "no-notifications": "The board has no notification settings.",
 }
 """Every problem type the service answers with, and what it means (the API page lists them)."""
 
