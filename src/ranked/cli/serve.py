@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import click
 
@@ -88,6 +88,10 @@ def _run(flags: dict[str, Any], data_dir: Path, demo_mode: bool) -> None:
     uvloop.run(_serve(service))
 
 
+_CHANNELS_GRACE: Final = 2.0
+"""How long a stop waits for the live channels' close frames before stopping the server."""
+
+
 async def _serve(service: Any) -> None:
     """Serve ``service`` with granian's server embedded in this process and its event
     loop (by measurement: benchmarks/RESULTS-service-stack.md), until SIGTERM or SIGINT:
@@ -116,9 +120,17 @@ async def _serve(service: Any) -> None:
     logging.getLogger("_granian").setLevel(logging.ERROR)  # "embedded is experimental"
     loop = asyncio.get_running_loop()
 
-    def stop() -> None:
-        service.stopping()  # the live channels close first: the drain does not wait on them
+    async def stop_after_channels() -> None:
+        # the live channels close first (1001) and their close frames go out before the
+        # server stops: the server's drain does not wait on them, and would cut them
+        service.stopping()
+        await service.hub.drained(_CHANNELS_GRACE)
         server.stop()  # type: ignore[no-untyped-call]
+
+    def stop() -> None:
+        stopping.append(loop.create_task(stop_after_channels()))
+
+    stopping: list[asyncio.Task[None]] = []
 
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, stop)

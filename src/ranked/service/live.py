@@ -386,3 +386,12 @@ class Hub:
         for feed in self._feeds.values():
             for channel in feed.channels:
                 channel.close(CLOSE["going-away"], "the service is stopping")
+
+    async def drained(self, timeout: float) -> None:
+        """Wait until every connection has ended (each sent its close frame, or was
+        dropped), at most ``timeout`` seconds: after :meth:`closing`, before the server
+        stops, so that it does not cut a connection before its close frame is out."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while any(feed.channels for feed in self._feeds.values()) and loop.time() < deadline:
+            await asyncio.sleep(0.01)
