@@ -84,6 +84,8 @@ SAMPLED_PAIRS = 3_000_000
 TARGET_P99_MS = 50.0
 TARGET_CLIENTS = 1000
 TARGET_RATE = 5000.0
+LATE_S = 5.0
+"""Writes not sent within this many seconds of the writer's end are not sent at all."""
 
 
 # -- the clients' process -------------------------------------------------------------------
@@ -255,7 +257,7 @@ async def _writer(
     total -= total % batch
     acks.extend([0.0] * total)
     dues.extend([0.0] * total)
-    errors = 0
+    errors = skipped = 0
     single = f"/v1/boards/{BOARD}/scores"
     many = f"/v1/boards/{BOARD}/scores/batch"
 
@@ -277,12 +279,15 @@ async def _writer(
         ).encode() + raw
 
     async def worker() -> None:
-        nonlocal errors
+        nonlocal errors, skipped
         reader, writer = await asyncio.open_connection(HOST, port)
         while True:
             first, _due = await jobs.get()
             if first < 0:
                 break
+            if time.monotonic() > give_up:  # the server fell far behind: stop sending
+                skipped += batch
+                continue
             writer.write(request(first))
             head = await reader.readuntil(b"\r\n\r\n")
             now = time.monotonic()
@@ -300,6 +305,7 @@ async def _writer(
 
     workers = [asyncio.create_task(worker()) for _ in range(connections)]
     started = time.monotonic() + 0.05
+    give_up = started + seconds + LATE_S
     step = batch / rate
     for number in range(total // batch):
         due = started + number * step
@@ -320,6 +326,7 @@ async def _writer(
                 "acks": acks.tobytes(),
                 "dues": dues.tobytes(),
                 "errors": errors,
+                "skipped": skipped,
                 "cpu": usage.ru_utime + usage.ru_stime,
                 "started": started,
                 "ended": time.monotonic(),
@@ -360,11 +367,14 @@ class Sample:
     write_p99_ms: float
     """The writes' own latency: acknowledgement - scheduled send."""
     lost_clients: int
-    """Clients whose ids were not contiguous, or that did not get every event."""
+    """Clients whose event ids were not contiguous (an event missing)."""
     dropped: int
     """Clients closed by the server (4008: too slow, or any other code)."""
     write_errors: int
     server_cpu: float
+    server_us_per_message: float
+    """The server's CPU time (its writes included) over every message the clients got: a
+    figure little moved by other work taking part of the server's core."""
     clients_cpu: float
     writer_cpu: float
     sampled: int
@@ -445,7 +455,7 @@ def run_once(settings: Settings, clients: int, batch: int, env: dict[str, str]) 
                           "--connections", str(connections), "--out", str(out_writer)),
                     env=env, check=True, timeout=settings.warmup + settings.seconds + 120,
                 )  # fmt: skip
-                time.sleep(max(0.5, 5 * (settings.interval or 0.05)))  # the last flushes
+                time.sleep(2.0)  # the last flushes
                 wall = time.monotonic() - started
                 served = server.cpu_seconds() - served
                 client_cpu_now = process_cpu_seconds(pids=[listener.pid])
@@ -454,7 +464,7 @@ def run_once(settings: Settings, clients: int, batch: int, env: dict[str, str]) 
                 listener.wait(timeout=120)
             seen = marshal.loads(out_clients.read_bytes())
             wrote = marshal.loads(out_writer.read_bytes())
-    return analyse(settings, clients, batch, seen, wrote, served / wall, client_cpu_now, wall)
+    return analyse(settings, clients, batch, seen, wrote, served, client_cpu_now, wall)
 
 
 def analyse(
@@ -463,7 +473,7 @@ def analyse(
     batch: int,
     seen: dict[str, Any],
     wrote: dict[str, Any],
-    server_cpu: float,
+    server_cpu_s: float,
     clients_cpu_s: float,
     wall: float,
 ) -> Sample:
@@ -485,7 +495,7 @@ def analyse(
     latencies: list[float] = []
     worst = 0.0
     lowest: dict[tuple[int, int], float] = {}
-    messages = events = lost = dropped = 0
+    messages = events = lost = dropped = behind = all_messages = 0
     empty = 0
     for times_raw, firsts_raw, lasts_raw, gaps, code, no_events in seen["clients"]:
         empty += no_events
@@ -493,10 +503,13 @@ def analyse(
         times.frombytes(times_raw)
         firsts.frombytes(firsts_raw)
         lasts.frombytes(lasts_raw)
-        if gaps or not lasts or lasts[-1] < last_id:
+        if gaps:
             lost += 1
+        if not lasts or lasts[-1] < last_id:
+            behind += 1
         if code:
             dropped += 1
+        all_messages += len(times)
         for at, first, last in zip(times, firsts, lasts, strict=True):
             if measured_from <= at <= measured_to:
                 messages += 1
@@ -518,7 +531,11 @@ def analyse(
     notes = []
     if empty:
         notes.append(f"{empty:,} updates without events (the top only)")
-    if len(done) < len(acks):
+    if behind:
+        notes.append(f"{behind} clients had not received the last event when stopped")
+    if wrote["skipped"]:
+        notes.append(f"{wrote['skipped']:,} writes not sent: the server fell behind")
+    elif len(done) < len(acks):
         notes.append(f"{len(acks) - len(done)} writes not acknowledged")
     return Sample(
         clients=clients,
@@ -533,7 +550,8 @@ def analyse(
         lost_clients=lost,
         dropped=dropped,
         write_errors=wrote["errors"],
-        server_cpu=server_cpu,
+        server_cpu=server_cpu_s / wall,
+        server_us_per_message=server_cpu_s / all_messages * 1e6 if all_messages else 0.0,
         clients_cpu=clients_cpu_s / wall,
         writer_cpu=wrote["cpu"] / (wrote["ended"] - wrote["started"]),
         sampled=len(latencies),
@@ -563,6 +581,7 @@ def _median(samples: list[Sample]) -> Sample:
         dropped=sum(s.dropped for s in samples),
         write_errors=sum(s.write_errors for s in samples),
         server_cpu=med("server_cpu"),
+        server_us_per_message=med("server_us_per_message"),
         clients_cpu=med("clients_cpu"),
         writer_cpu=med("writer_cpu"),
         sampled=int(med("sampled")),
@@ -580,9 +599,7 @@ def _line(s: Sample) -> str:
 
 
 def _per_message(s: Sample) -> str:
-    """The server's CPU time per fan-out message (its writes included): a figure little
-    moved by other work taking part of the server's core."""
-    return f"{s.server_cpu / s.messages_per_s * 1e6:.0f}" if s.messages_per_s else ""
+    return f"{s.server_us_per_message:.0f}" if s.server_us_per_message else ""
 
 
 def _writes(batch: int) -> str:
