@@ -22,6 +22,7 @@
   let histogram = null; // the last histogram answer
   let histogramTimer = null;
   let histogramAsked = 0; // answers to an older request are dropped
+  let findAsked = 0; // the same for the player search
   const SVG = "http://www.w3.org/2000/svg";
   const HISTOGRAM_EVERY = 2000; // ms: at most one histogram read per this while updates arrive
 
@@ -216,12 +217,14 @@
     const panel = $("found");
     panel.hidden = false;
     if (!quiet) panel.textContent = "looking for " + member + "…";
+    const asked = ++findAsked;
     Promise.all([
       api(path + "?percentile=true" + (where ? "&" + where : "")),
       api(path + "/around?before=5&after=5" + (where ? "&" + where : "")),
       api(path + "/history?limit=1000").catch(() => null), // no journal: no history
     ])
       .then(([standing, around, history]) => {
+        if (asked !== findAsked) return;
         const title = document.createElement("p");
         title.id = "found-standing";
         title.textContent =
@@ -243,6 +246,7 @@
         if (histogram) drawHistogram(histogram);
       })
       .catch((problem) => {
+        if (asked !== findAsked) return;
         searchedScore = null;
         if (histogram) drawHistogram(histogram);
         panel.textContent = problem === 404 ? member + " is not on this board" : "search failed (" + problem + ")";
