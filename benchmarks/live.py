@@ -38,7 +38,16 @@ them. Fan-out messages/s: update messages received by all clients together per s
 events/s: events delivered (summed over clients) per second.
 
 Both load generators share CPU 1, so their own CPU use is reported: a client process near
-100% of its core delays its reading and inflates the measured latency.
+100% of its core delays its reading and inflates the measured latency. The writer's
+schedule is open-loop: when the server falls behind, requests queue in the writer (the
+"write ack p99" column shows it), and writes not sent within 5 s of the schedule's end are
+dropped and reported. The server's CPU time per message received by all clients (its
+writes included) is little moved by other work on its core; on a shared machine the
+latencies are.
+
+``--interval S`` sets the server's ``RANKED_LIVE_INTERVAL``; ``--profile DIR`` runs it under
+cProfile (one ``.prof`` per start); ``--clients``, ``--rate``, ``--batch``, ``--seconds``
+and ``--runs`` change the grid.
 """
 
 from __future__ import annotations
