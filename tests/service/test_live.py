@@ -217,6 +217,27 @@ def test_a_burst_is_coalesced_and_no_event_is_lost(live: Api) -> None:
     asyncio.run(scenario())
 
 
+def test_a_new_subscriber_sends_nothing_to_the_others(live: Api) -> None:
+    """A channel joining gets its snapshot; the board's other channels get no message
+    (they used to get an update with no event, once per joining channel)."""
+    board = _board(live, public_reads=True)
+    live.call("POST", f"/v1/boards/{board}/scores", json={"member": "ann", "score": 1})
+
+    async def scenario() -> None:
+        async with _open(live, f"/v1/boards/{board}/live", limit=5) as first:
+            assert (await _next(first))["type"] == "snapshot"
+            for _ in range(3):
+                async with _open(live, f"/v1/boards/{board}/live", limit=5) as other:
+                    assert (await _next(other))["type"] == "snapshot"
+            await asyncio.sleep(0.3)  # several flush intervals
+            live.call("POST", f"/v1/boards/{board}/scores", json={"member": "bob", "score": 2})
+            update = await _next(first)
+            assert update["type"] == "update"
+            assert [e["member"] for e in update["events"]] == ["bob"]
+
+    asyncio.run(scenario())
+
+
 def test_resume_after_a_forced_disconnect_mid_burst(live: Api) -> None:
     board = _board(live, public_reads=True)
 

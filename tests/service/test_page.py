@@ -1,8 +1,9 @@
 """The board page in a real headless Chromium (Debian's ``chromium`` and
 ``chromium-driver``, driven by Selenium; no browser is downloaded): the top rows, a live
-update arriving after a submit, the window tabs (mouse and keyboard), the player search,
-and a screenshot saved under the test's directory. Without Chromium the test fails: it
-never passes silently (scripts/setup.sh installs it)."""
+update arriving after a submit, the window tabs (mouse and keyboard), the player search
+with the player's history, the score histogram (and its refresh after writes), and
+screenshots (phone and desktop width) saved under the test's directory. Without Chromium
+the test fails: it never passes silently (scripts/setup.sh installs it)."""
 
 from __future__ import annotations
 
@@ -140,12 +141,48 @@ def test_the_board_page_live(
         lambda: "not on this board" in browser.find_element(By.ID, "found").text,
         "an unknown player",
     )
+    with httpx.Client(base_url=service.url, headers={"Authorization": f"Bearer {key}"}) as http:
+        for score in (1300, 1410):  # player-140's history: 1400 (the batch), 1300, 1410
+            answer = http.post(
+                "/v1/boards/arena/scores", json={"member": "player-140", "score": score}
+            )
+            assert answer.status_code == 200
     search.clear()
     search.send_keys("player-140", Keys.ENTER)
     _wait(browser, lambda: browser.find_elements(By.ID, "found-standing"), "search again")
 
+    # the found player's history: a sparkline of the three writes, the latest listed first
+    _wait(browser, lambda: browser.find_elements(By.ID, "history"), "the history")
+    points = browser.find_element(By.CSS_SELECTOR, "#history svg polyline").get_attribute("points")
+    assert len((points or "").split()) == 3
+    writes = [
+        [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+        for row in browser.find_elements(By.CSS_SELECTOR, "#history tbody tr")
+    ]
+    assert [w[1:] for w in writes] == [["best", "1,410"], ["best", "1,300"], ["best", "1,400"]]
+
     me = browser.find_element(By.CSS_SELECTOR, '#rows tr[data-member="player-140"]')
     assert "me" in (me.get_attribute("class") or "")
+
+    # the histogram of the window: 20 buckets holding the 151 players, player-140's marked
+    def members() -> str:
+        return browser.find_element(By.ID, "histogram-summary").get_attribute("data-members") or ""
+
+    _wait(browser, lambda: members() == "151", "the histogram")
+    bars = browser.execute_script(  # in one step: a refresh may redraw the bars
+        "return Array.from(document.querySelectorAll('#histogram rect'),"
+        " (bar) => [Number(bar.getAttribute('data-count')), bar.classList.contains('me')])"
+    )
+    assert len(bars) == 20
+    assert sum(count for count, _ in bars) == 151
+    assert [i for i, (_, me) in enumerate(bars) if me] == [5]  # 1,410: in 1,250 to 1,500
+    summary = browser.find_element(By.ID, "histogram-summary").text
+    assert summary == "151 players in all, scores 0 to 5,000"
+    # ... read again (throttled) once updates arrive
+    with httpx.Client(base_url=service.url, headers={"Authorization": f"Bearer {key}"}) as http:
+        answer = http.post("/v1/boards/arena/scores", json={"member": "late", "score": 3})
+        assert answer.status_code == 200
+    _wait(browser, lambda: members() == "152", "the histogram refreshed")
 
     # a player climbing is marked as it arrives (the screenshot shows it)
     with httpx.Client(base_url=service.url, headers={"Authorization": f"Bearer {key}"}) as http:
@@ -155,7 +192,11 @@ def test_the_board_page_live(
     climbed = browser.find_element(By.CSS_SELECTOR, '#rows tr[data-member="player-100"]')
     assert "up" in (climbed.get_attribute("class") or "")
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", climbed)
-
     shot = tmp_path / "board.png"
     assert browser.save_screenshot(str(shot))
     print(f"screenshot: {shot}")
+    browser.set_window_size(1280, 1100)  # a desktop's width: the top beside the search
+    browser.execute_script("window.scrollTo(0, 0)")
+    wide = tmp_path / "board-desktop.png"
+    assert browser.save_screenshot(str(wide))
+    print(f"screenshot: {wide}")

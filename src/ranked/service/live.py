@@ -152,15 +152,41 @@ class Channel:
     async def next(self, timeout: float) -> str | None:
         """The next message; None when the channel is closed; ``""`` after ``timeout``
         quiet seconds (time for a heartbeat)."""
-        while not self.queue and self.closed is None:
-            self._wake.clear()
+        if not self.queue and self.closed is None:
+            # A timer that sets the wake event, not asyncio.wait_for: that wraps every
+            # wait in a task of its own, once per message per channel.
+            expired = False
+
+            def expire() -> None:
+                nonlocal expired
+                expired = True
+                self._wake.set()
+
+            timer = asyncio.get_running_loop().call_later(timeout, expire)
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout)
-            except TimeoutError:
-                return ""
+                while not self.queue and self.closed is None:
+                    if expired:
+                        return ""
+                    self._wake.clear()
+                    await self._wake.wait()
+            finally:
+                timer.cancel()
         if self.closed is not None:
             return None
         return self.queue.popleft()
+
+
+class _WindowIds(dict[str | None, str]):
+    """The window id a channel's ``window`` argument names, asked of the board once per
+    flush (not once per channel)."""
+
+    def __init__(self, board: AsyncLeaderboard) -> None:
+        super().__init__()
+        self.board = board
+
+    def __missing__(self, window: str | None) -> str:
+        found = self[window] = self.board.window_id(window)
+        return found
 
 
 class Feed:
@@ -224,14 +250,18 @@ class Feed:
     # -- the flush task -----------------------------------------------------------------
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        interval = self.hub.limits.interval
         while True:
             await self._wake.wait()
             self._wake.clear()
+            started = loop.time()
             try:
                 await self._flush()
             except Exception:  # one failed read must not end the board's updates
                 _log.exception("board %r: live flush failed", self.name)
-            await asyncio.sleep(self.hub.limits.interval)
+            # flushes start at least an interval apart (the flush's own time counts)
+            await asyncio.sleep(max(0.0, started + interval - loop.time()))
 
     async def _flush(self) -> None:
         events, self.pending = self.pending, []
@@ -240,23 +270,29 @@ class Feed:
         channels = [c for c in self.channels if c.closed is None]
         if not events and all(c.started for c in channels):
             return
-        tops = await self._tops(board, channels, bool(events))
+        ids = _WindowIds(board)
+        tops = await self._tops(board, channels, bool(events), ids)
         encoded: dict[tuple[str, int], str] = {}
         for channel in channels:
             if channel.member is None:
-                self._board_message(board, channel, events, last, tops, encoded)
+                if events or not channel.started:  # a new channel: nothing for the others
+                    self._board_message(channel, events, last, tops, encoded, ids[channel.window])
             else:
                 await self._member_message(board, channel, events, last)
             channel.started = True
 
     async def _tops(
-        self, board: AsyncLeaderboard, channels: Iterable[Channel], changed: bool
+        self,
+        board: AsyncLeaderboard,
+        channels: Iterable[Channel],
+        changed: bool,
+        ids: _WindowIds,
     ) -> dict[str, list[EntryOut]]:
         """The top of every window a board channel needs now (one read each)."""
         wanted: dict[str, int] = {}
         for channel in channels:
             if channel.member is None and (changed or not channel.started):
-                window = board.window_id(channel.window)
+                window = ids[channel.window]
                 wanted[window] = max(wanted.get(window, 0), channel.limit)
         return {
             window: list(entries(await board.top(n, window=window))) for window, n in wanted.items()
@@ -264,14 +300,13 @@ class Feed:
 
     def _board_message(
         self,
-        board: AsyncLeaderboard,
         channel: Channel,
         events: list[Event],
         last: int,
         tops: dict[str, list[EntryOut]],
         encoded: dict[tuple[str, int], str],
+        window: str,
     ) -> None:
-        window = board.window_id(channel.window)
         if window not in tops:
             return
         top = tops[window][: channel.limit]

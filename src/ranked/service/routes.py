@@ -33,6 +33,8 @@ from .schemas import (
     DataBody,
     FriendsBody,
     FriendsOut,
+    HistogramBucket,
+    HistogramOut,
     HistoryItem,
     HistoryOut,
     ManyBoardsBody,
@@ -51,7 +53,7 @@ from .schemas import (
     WindowsOut,
 )
 
-__all__ = ["api_routes"]
+__all__ = ["HistogramQuery", "api_routes", "histogram_routes"]
 
 Limit = Annotated[int, msgspec.Meta(ge=1, le=10_000)]
 Window = Annotated[
@@ -668,4 +670,74 @@ def api_routes(boards: Boards, metrics: Metrics, hub: Hub | None = None) -> list
             response=SnapshotResult,
             tag="admin",
         ),
+        *histogram_routes(boards),  # the histogram block below
+    ]
+
+
+# -- the score histogram --------------------------------------------------------------------
+# GET /v1/boards/{board}/histogram: a window's score distribution, for the board page.
+# Built from the board's public reads only: the highest score (top(1)), the lowest (the
+# entry at the last position, page_at), and one count_between(edge, +inf) per bucket edge;
+# a bucket's count is the difference of two neighbouring counts, so the counts always add
+# up to the members counted. O(buckets * log n). Not one atomic read: under concurrent
+# writes the buckets show the board as it was over the few reads (a score written
+# meanwhile beyond the lowest or highest read lands in an edge bucket, or is not counted).
+
+_INF = float("inf")
+
+
+class HistogramQuery(msgspec.Struct, forbid_unknown_fields=True):
+    window: Window | None = None
+    """A window id (default: the current primary window); a closed window is read from
+    its archive."""
+    buckets: Annotated[int, msgspec.Meta(ge=1, le=100)] = 20
+    """How many equal-width buckets (1 to 100)."""
+
+
+def edges(low: float, high: float, buckets: int) -> list[float]:
+    """The ``buckets`` lower edges from ``low`` up, of equal width up to ``high`` (each
+    a weighted mean of the two, so that no difference of two large scores overflows)."""
+    return [
+        low if i == 0 else low * (1 - i / buckets) + high * (i / buckets) for i in range(buckets)
+    ]
+
+
+def histogram_routes(boards: Boards) -> list[Route]:
+    """The histogram's route (read scope; none on a ``public_reads`` board)."""
+
+    async def histogram(request: Request) -> Response:
+        board = boards.get(request.params["board"])
+        args = query(request.query, HistogramQuery)
+        window = board.window_id(args.window)
+        members = await board.count(window=args.window)
+        if members == 0:
+            return json_response(HistogramOut(window, 0, None, None, []))
+        first = await board.top(1, window=args.window)
+        last = await board.page_at(members - 1, 1, window=args.window)
+        if not first or not last.entries:  # emptied between the reads
+            return json_response(HistogramOut(window, 0, None, None, []))
+        scores = (first[0].score, last.entries[0].score)
+        low, high = min(scores), max(scores)
+        lows = [low] if low == high else edges(low, high, args.buckets)
+        at_least = [await board.count_between(edge, _INF, window=args.window) for edge in lows]
+        at_least.append(0)
+        highs = [*lows[1:], high]
+        buckets = [
+            HistogramBucket(lows[i], highs[i], at_least[i] - at_least[i + 1])
+            for i in range(len(lows))
+        ]
+        return json_response(HistogramOut(window, at_least[0], low, high, buckets))
+
+    return [
+        Route(
+            "GET",
+            "/v1/boards/{board}/histogram",
+            histogram,
+            Scope.READ,
+            "A window's score distribution (equal-width buckets)",
+            query=HistogramQuery,
+            response=HistogramOut,
+            tag="reads",
+            board_reads=True,
+        )
     ]

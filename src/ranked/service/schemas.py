@@ -323,3 +323,26 @@ class Problem(msgspec.Struct, omit_defaults=True):
     detail: str
     field: str | None = None
     """The request field the problem is about (``$.score``, ``member``, ``limit``)."""
+
+
+# -- the score histogram (GET /v1/boards/{board}/histogram) --------------------------------
+
+
+class HistogramBucket(msgspec.Struct):
+    low: float
+    """The bucket's lowest score (included)."""
+    high: float
+    """Its highest: excluded, but for the last bucket (the window's highest score)."""
+    count: int
+
+
+class HistogramOut(msgspec.Struct):
+    """A window's score distribution in equal-width buckets from its lowest score to its
+    highest (no bucket when the window is empty; one when every score is equal)."""
+
+    window: str
+    members: int
+    """The members counted: the buckets' counts add up to it."""
+    min: float | None
+    max: float | None
+    buckets: list[HistogramBucket]

@@ -1,6 +1,7 @@
 // A board's live page: the top 100 over the board's live channel (docs/live.md), window
-// tabs, and a player search over the HTTP API. Reads with ?key= from this page's address,
-// or without a key on a board open to everyone.
+// tabs, a player search (standing, around, history) and the window's score histogram
+// over the HTTP API. Reads with ?key= from this page's address, or without a key on a
+// board open to everyone. Charts are SVG built here: no library.
 "use strict";
 (function () {
   const params = new URLSearchParams(location.search);
@@ -17,6 +18,13 @@
   let ranks = new Map(); // member -> [rank, score] as last shown
   let retries = 0;
   let searched = null;
+  let searchedScore = null; // the found player's score, marked in the histogram
+  let histogram = null; // the last histogram answer
+  let histogramTimer = null;
+  let histogramAsked = 0; // answers to an older request are dropped
+  let findAsked = 0; // the same for the player search
+  const SVG = "http://www.w3.org/2000/svg";
+  const HISTOGRAM_EVERY = 2000; // ms: at most one histogram read per this while updates arrive
 
   $("board-name").textContent = board;
   document.title = "ranked: " + board;
@@ -26,6 +34,19 @@
     return fetch(base + path, { headers }).then((answer) =>
       answer.ok ? answer.json() : Promise.reject(answer.status)
     );
+  }
+
+  function svg(name, attributes) {
+    const node = document.createElementNS(SVG, name);
+    for (const [attribute, value] of Object.entries(attributes)) node.setAttribute(attribute, String(value));
+    return node;
+  }
+
+  function element(name, text, className) {
+    const node = document.createElement(name);
+    if (text !== undefined) node.textContent = text;
+    if (className) node.className = className;
+    return node;
   }
 
   function status(text, down) {
@@ -153,6 +174,7 @@
     epoch = message.epoch;
     lastId = message.id;
     $("caption").textContent = "Top " + message.top.length + " · " + message.window;
+    refreshHistogram(message.type === "snapshot");
     render(message.top, message.type === "update" || ranks.size > 0);
     const node = $("status");
     node.dataset.id = String(message.id);
@@ -187,18 +209,22 @@
 
   // -- find a player -------------------------------------------------------------------
 
-  function find(member) {
+  // quiet: a refresh of the shown answer (no "looking for" in between)
+  function find(member, quiet) {
     searched = member;
     const where = windowId ? "window=" + encodeURIComponent(windowId) : "";
     const path = "/members/" + encodeURIComponent(member);
     const panel = $("found");
     panel.hidden = false;
-    panel.textContent = "looking for " + member + "…";
+    if (!quiet) panel.textContent = "looking for " + member + "…";
+    const asked = ++findAsked;
     Promise.all([
       api(path + "?percentile=true" + (where ? "&" + where : "")),
       api(path + "/around?before=5&after=5" + (where ? "&" + where : "")),
+      api(path + "/history?limit=1000").catch(() => null), // no journal: no history
     ])
-      .then(([standing, around]) => {
+      .then(([standing, around, history]) => {
+        if (asked !== findAsked) return;
         const title = document.createElement("p");
         title.id = "found-standing";
         title.textContent =
@@ -214,11 +240,148 @@
           list.append(item);
         }
         panel.replaceChildren(title, list);
+        if (history) panel.append(historyBlock(history));
         for (const row of $("rows").children) row.classList.toggle("me", row.dataset.member === member);
+        searchedScore = standing.score;
+        if (histogram) drawHistogram(histogram);
       })
       .catch((problem) => {
+        if (asked !== findAsked) return;
+        searchedScore = null;
+        if (histogram) drawHistogram(histogram);
         panel.textContent = problem === 404 ? member + " is not on this board" : "search failed (" + problem + ")";
       });
+  }
+
+  // -- the found player's history: a sparkline of the scores written, the last few ----
+
+  const SHOWN = 30; // writes in the sparkline
+  const LISTED = 5; // writes in the table, newest first
+
+  function historyBlock(history) {
+    const block = element("div", undefined, "history");
+    block.id = "history";
+    const writes = history.history.filter((item) => item.score !== null && item.score !== undefined);
+    block.append(element("h3", "Score history"));
+    if (!writes.length) {
+      block.append(element("p", "no score written", "note"));
+      return block;
+    }
+    const recent = writes.slice(-SHOWN);
+    block.append(
+      element("p", (recent.length < writes.length ? "last " + recent.length + " of " : "") +
+        writes.length + (writes.length === 1 ? " write" : " writes") + " (scores as submitted)", "note"),
+      sparkline(recent.map((item) => item.score))
+    );
+    const table = element("table", undefined, "writes");
+    table.append(element("caption", "Latest writes"));
+    const head = element("tr");
+    for (const name of ["When", "Operation", "Score"]) {
+      const cell = element("th", name);
+      cell.scope = "col";
+      head.append(cell);
+    }
+    table.append(element("thead"));
+    table.tHead.append(head);
+    const body = element("tbody");
+    for (const item of writes.slice(-LISTED).reverse()) {
+      const row = element("tr");
+      row.append(
+        element("td", new Date(item.at).toLocaleString()),
+        element("td", item.operation),
+        element("td", item.score.toLocaleString())
+      );
+      body.append(row);
+    }
+    table.append(body);
+    block.append(table);
+    return block;
+  }
+
+  function sparkline(values) {
+    const width = 100, height = 30, pad = 3;
+    const low = Math.min(...values), high = Math.max(...values);
+    const x = (i) => (values.length === 1 ? 0 : (i * width) / (values.length - 1));
+    const y = (v) => (high === low ? height / 2 : pad + (height - 2 * pad) * (1 - (v - low) / (high - low)));
+    const points = values.map((v, i) => x(i).toFixed(2) + "," + y(v).toFixed(2));
+    if (values.length === 1) points.push(width + "," + y(values[0]).toFixed(2));
+    const chart = svg("svg", {
+      viewBox: "0 0 " + width + " " + height,
+      preserveAspectRatio: "none",
+      class: "spark",
+      role: "img",
+      "aria-label": "scores written, oldest to newest: " + values.map((v) => v.toLocaleString()).join(", "),
+    });
+    chart.append(svg("polyline", { points: points.join(" "), "vector-effect": "non-scaling-stroke" }));
+    return chart;
+  }
+
+  // -- the window's score histogram ----------------------------------------------------
+
+  // Now (a new window, a snapshot), or once within HISTOGRAM_EVERY while updates arrive
+  // (then the found player's standing is read again too).
+  function refreshHistogram(now) {
+    if (now) {
+      clearTimeout(histogramTimer);
+      histogramTimer = null;
+      loadHistogram();
+    } else if (histogramTimer === null) {
+      histogramTimer = setTimeout(loadHistogram, HISTOGRAM_EVERY, true);
+    }
+  }
+
+  function loadHistogram(fromTimer) {
+    histogramTimer = null;
+    if (fromTimer === true && searched) find(searched, true);
+    const asked = ++histogramAsked;
+    const where = windowId ? "&window=" + encodeURIComponent(windowId) : "";
+    api("/histogram?buckets=20" + where)
+      .then((found) => { if (asked === histogramAsked) drawHistogram(found); })
+      .catch((problem) => {
+        if (asked === histogramAsked) $("histogram-summary").textContent = "cannot read the distribution (" + problem + ")";
+      });
+  }
+
+  function drawHistogram(found) {
+    histogram = found;
+    const holder = $("histogram");
+    const summary = $("histogram-summary");
+    summary.dataset.members = String(found.members);
+    if (!found.members) {
+      summary.textContent = "no scores in " + found.window + " yet";
+      holder.replaceChildren();
+      return;
+    }
+    summary.textContent = found.members.toLocaleString() + (found.members === 1 ? " player" : " players") +
+      " in " + found.window + ", scores " + found.min.toLocaleString() + " to " + found.max.toLocaleString();
+    const most = Math.max(...found.buckets.map((b) => b.count));
+    const slot = 10, height = 100;
+    const chart = svg("svg", {
+      viewBox: "0 0 " + found.buckets.length * slot + " " + height,
+      preserveAspectRatio: "none",
+      class: "bars",
+      role: "img",
+      "aria-label": "players per score range: " +
+        found.buckets.map((b) => b.low.toLocaleString() + " to " + b.high.toLocaleString() + ": " + b.count).join("; "),
+    });
+    found.buckets.forEach((bucket, i) => {
+      const tall = bucket.count ? Math.max(1.5, (height * bucket.count) / most) : 0;
+      const bar = svg("rect", { x: i * slot + 1, y: height - tall, width: slot - 2, height: tall, "data-count": bucket.count });
+      const last = i === found.buckets.length - 1;
+      if (searchedScore !== null && searchedScore >= bucket.low && (searchedScore < bucket.high || last)) {
+        bar.classList.add("me");
+      }
+      const label = svg("title", {});
+      label.textContent = bucket.low.toLocaleString() + " to " + bucket.high.toLocaleString() + ": " +
+        bucket.count.toLocaleString() + (bucket.count === 1 ? " player" : " players");
+      bar.append(label);
+      chart.append(bar);
+    });
+    chart.append(svg("line", { x1: 0, y1: height, x2: found.buckets.length * slot, y2: height, "vector-effect": "non-scaling-stroke" }));
+    const axis = element("p", undefined, "axis");
+    axis.setAttribute("aria-hidden", "true");
+    axis.append(element("span", found.min.toLocaleString()), element("span", found.max.toLocaleString()));
+    holder.replaceChildren(chart, axis);
   }
 
   $("search").addEventListener("submit", (event) => {
