@@ -18,6 +18,7 @@ import msgspec
 
 from ..errors import RankedError
 from .apipage import api_page
+from .batching import Batchers
 from .config import ServiceConfig
 from .http import HTTPProblem, Request, Response, Route, Router, json_response
 from .keys import KeyStore
@@ -56,7 +57,9 @@ class Service:
         self.hub = Hub(self.boards)
         """The live channels' events (docs/live.md)."""
         self.live = LiveEndpoint(self.hub, self.boards, self.keys)
-        routes = api_routes(self.boards, self.metrics, self.hub)
+        self.batchers = Batchers(self.boards, self.metrics, self.hub)
+        """The boards' batched increments (``batch_incr_ms``; docs/live.md)."""
+        routes = api_routes(self.boards, self.metrics, self.hub, self.batchers)
         routes += self._own_routes()
         self.router = Router(routes + page_routes(self.boards))
         self.on_started: list[Callable[[], Awaitable[None]]] = []
@@ -194,6 +197,7 @@ class Service:
                 try:
                     for hook in self.on_stopping:
                         await hook()
+                    await self.batchers.close()  # pending increments are written
                     await self.hub.close()
                     await self.boards.close()
                 finally:
