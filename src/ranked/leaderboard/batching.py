@@ -169,7 +169,7 @@ class IncrBatcher:
     ) -> Submission:
         """Like the board's ``submit``: batched when :meth:`batchable`, else written
         through :meth:`write` (in order with the member's pending increments)."""
-        if self.batchable(score, operator, key):
+        if isinstance(member, str | bytes) and self.batchable(score, operator, key):
             return await self.add(member, score, operator)
         return await self.write(member, score, operator=operator, key=key)
 
@@ -178,7 +178,8 @@ class IncrBatcher:
     ) -> Submission:
         """Add an increment (``operator`` decr: ``-score``) to the open batch; answers
         the member's standing after the flush that wrote it (the caller should have
-        checked :meth:`batchable`). O(1) here; the flush comes within the interval."""
+        checked :meth:`batchable`; ``member`` is a str or bytes). O(1) here; the flush
+        comes within the interval."""
         delta = -score if (operator or self.board.config.operator) == "decr" else score
         if self.sums and not _whole(delta):
             self.sums = False
