@@ -207,8 +207,10 @@ class Service:
 
     def stopping(self) -> None:
         """The server is stopping: close the live channels (1001) so that their
-        connections end and the server's drain does not wait for them."""
+        connections end and the server's drain does not wait for them; write the batched
+        increments at once, so that their requests are answered."""
         self.hub.closing()
+        self.batchers.stopping()
 
     # -- the service's own routes -------------------------------------------------------
 

@@ -3,8 +3,9 @@ board whose settings have ``batch_incr_ms`` (docs/live.md, "Batched writes"), it
 flushes told to the live feed and counted in the metrics.
 
 The batcher of a board is made on its first write and made again when the board's object
-or its interval changes (a ``PUT`` of its settings): the old one is closed first, which
-writes what it holds. At shutdown every batcher is closed before the boards are.
+or its interval changes (a ``PUT`` of its settings): the old one is closed, which writes
+what it holds. When the service stops, every batcher writes what it holds at once (its
+clients are answered before the server's drain ends), and the boards are closed after.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class Batchers:
         self.metrics = BatchMetrics(metrics)
         self._batchers: dict[str, IncrBatcher] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        self._stopping = False
 
     def get(self, board: AsyncLeaderboard) -> IncrBatcher | None:
         """``board``'s batcher (None when its batching is off)."""
@@ -83,7 +85,7 @@ class Batchers:
         if found is not None:  # reconfigured: the old one writes what it holds
             del self._batchers[name]
             self._retire(found)
-        if not interval:
+        if not interval or self._stopping:
             return None
         made = self._batchers[name] = IncrBatcher(
             board, interval, on_flush=lambda flushed: self._flushed(name, flushed)
@@ -107,6 +109,15 @@ class Batchers:
             await found.flush()
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
+
+    def stopping(self) -> None:
+        """The service is stopping: write every pending increment now (its requests are
+        answered, so the server's drain does not wait a whole interval), and write
+        later ones at once."""
+        self._stopping = True
+        for batcher in self._batchers.values():
+            self._retire(batcher)
+        self._batchers.clear()
 
     async def close(self) -> None:
         """Write every pending increment and stop batching (at shutdown)."""
