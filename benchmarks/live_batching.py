@@ -11,7 +11,7 @@ a SQLite journal (durability ``always``: every commit fsynced), the same objects
 service runs. Each workload runs twice on fresh boards, once with every increment a
 ``board.submit`` (unbatched) and once through an :class:`~ranked.leaderboard.IncrBatcher`
 flushing every 100 ms (the service's ``batch_incr_ms``), issued open-loop on a fixed
-schedule: every 10 ms one tick of increments, each a task of its own that waits for its
+schedule: every 1 ms one tick of increments, each a task of its own that waits for its
 answer (as a client would). Counted: journal commits and events (the store's
 ``CommitStats``), index writes (board write calls: each one atomic step, one Lua call on
 Redis) and member entries written (the (member, delta) pairs the index applies). The final
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import platform
 import re
 import statistics
@@ -67,7 +68,7 @@ WORKLOADS = (
 """(name, members, increments a second per member): the target's 100,000 a second, which
 this machine cannot keep up with (run for at most 1 s), then 5,000 a second, which it
 keeps up with unbatched."""
-TICK_S = 0.01
+TICK_S = 0.001
 RESULTS = HERE / "RESULTS-live-batching.md"
 
 
@@ -184,60 +185,101 @@ def _metric(text: str, name: str, board: str | None = None) -> float:
     return float(found.group(1)) if found else 0.0
 
 
-async def _service_run(url: str, headers: dict[str, str], members: int, seconds: float) -> Any:
-    import httpx
+class _Connection:
+    """One keep-alive HTTP/1.1 connection (httpx's asyncio client costs more CPU a request
+    than this 2-core machine can spare beside the server)."""
 
-    limits = httpx.Limits(max_connections=members, max_keepalive_connections=members)
-    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=60) as http:
-        results = []
-        for batched in (False, True):
-            board = f"svc{'b' if batched else 'u'}{time.monotonic_ns()}"
-            settings: dict[str, Any] = {"operator": "incr"}
-            if batched:
-                settings["batch_incr_ms"] = INTERVAL_MS
-            (await http.put(f"/v1/boards/{board}", json=settings)).raise_for_status()
-            before = (await http.get("/metrics")).text
-            started = time.perf_counter()
+    def __init__(self, host: str, port: int, headers: dict[str, str]) -> None:
+        self.host, self.port = host, port
+        self.head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
 
-            async def member(index: int, board: str = board, started: float = started) -> int:
-                # one client per member, 10 increments a second, each waiting for its answer
-                sent = 0
-                for tick in range(round(seconds * 10)):
-                    due = started + tick * 0.1
-                    await asyncio.sleep(max(due - time.perf_counter(), 0))
-                    answer = await http.post(
-                        f"/v1/boards/{board}/scores",
-                        json={"member": f"m{index}", "score": _delta(index, tick)},
-                    )
-                    answer.raise_for_status()
-                    sent += 1
-                return sent
+    async def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        raw = b"" if body is None else json.dumps(body).encode()
+        self.writer.write(
+            f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\n{self.head}"
+            f"Content-Type: application/json\r\nContent-Length: {len(raw)}\r\n\r\n".encode()
+            + raw
+        )
+        status_line = await self.reader.readline()
+        length = 0
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        payload = await self.reader.readexactly(length)
+        status = int(status_line.split()[1])
+        is_json = payload[:1] in (b"{", b"[")
+        return status, json.loads(payload) if is_json else payload.decode()
 
-            sent = sum(await asyncio.gather(*(member(i) for i in range(members))))
-            elapsed = time.perf_counter() - started
-            after = (await http.get("/metrics")).text
-            top = (await http.get(f"/v1/boards/{board}/top?limit={members}")).json()
-            scores = {e["member"]: e["score"] for e in top["entries"]}
-            commits = _metric(after, "ranked_journal_commits_total") - _metric(
-                before, "ranked_journal_commits_total"
-            )
-            events = _metric(after, "ranked_journal_events_total") - _metric(
-                before, "ranked_journal_events_total"
-            )
-            flushes = _metric(after, "ranked_batched_flushes_total", board)
-            entries = _metric(after, "ranked_batched_writes_total", board)
-            results.append(
-                Run(
-                    int(commits),
-                    int(events),
-                    int(flushes) if batched else sent,
-                    int(entries) if batched else sent,
-                    sent,
-                    elapsed,
-                    scores,
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+async def _service_run(
+    host: str, port: int, headers: dict[str, str], members: int, seconds: float
+) -> list[Run]:
+    admin = _Connection(host, port, headers)
+    clients = [_Connection(host, port, headers) for _ in range(members)]
+    results = []
+    for batched in (False, True):
+        board = f"svc{'b' if batched else 'u'}{time.monotonic_ns()}"
+        settings: dict[str, Any] = {"operator": "incr"}
+        if batched:
+            settings["batch_incr_ms"] = INTERVAL_MS
+        status, _ = await admin.request("PUT", f"/v1/boards/{board}", settings)
+        assert status in (200, 201), status
+        before = (await admin.request("GET", "/metrics"))[1]
+        started = time.perf_counter()
+
+        async def member(index: int, board: str = board, started: float = started) -> int:
+            # one client per member, 10 increments a second, each waiting for its answer;
+            # the clients' phases spread over the 100 ms (not all at once)
+            sent = 0
+            for tick in range(round(seconds * 10)):
+                due = started + (tick + index / members) * 0.1
+                await asyncio.sleep(max(due - time.perf_counter(), 0))
+                status, _ = await clients[index].request(
+                    "POST",
+                    f"/v1/boards/{board}/scores",
+                    {"member": f"m{index}", "score": _delta(index, tick)},
                 )
+                assert status == 200, status
+                sent += 1
+            return sent
+
+        sent = sum(await asyncio.gather(*(member(i) for i in range(members))))
+        elapsed = time.perf_counter() - started
+        after = (await admin.request("GET", "/metrics"))[1]
+        top = (await admin.request("GET", f"/v1/boards/{board}/top?limit={members}"))[1]
+        scores = {e["member"]: e["score"] for e in top["entries"]}
+        commits = _metric(after, "ranked_journal_commits_total") - _metric(
+            before, "ranked_journal_commits_total"
+        )
+        events = _metric(after, "ranked_journal_events_total") - _metric(
+            before, "ranked_journal_events_total"
+        )
+        flushes = _metric(after, "ranked_batched_flushes_total", board)
+        entries = _metric(after, "ranked_batched_writes_total", board)
+        results.append(
+            Run(
+                int(commits),
+                int(events),
+                int(flushes) if batched else sent,
+                int(entries) if batched else sent,
+                sent,
+                elapsed,
+                scores,
             )
-        return results
+        )
+    for each in (admin, *clients):
+        each.close()
+    return results
 
 
 def _service(members: int, seconds: float) -> tuple[Run, Run]:
@@ -275,7 +317,7 @@ def _service(members: int, seconds: float) -> tuple[Run, Run]:
                         raise
                     time.sleep(0.1)
             headers = {"Authorization": f"Bearer {key}"}
-            plain, batched = asyncio.run(_service_run(url, headers, members, seconds))
+            plain, batched = asyncio.run(_service_run("127.0.0.1", port, headers, members, seconds))
         finally:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=60)
@@ -305,11 +347,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--service", action="store_true", help="also through ranked serve")
     parser.add_argument("--service-members", type=int, default=200)
+    parser.add_argument("--only-service", action="store_true", help="the service run alone")
     parser.add_argument("--no-write", action="store_true", help="do not write the results")
     args = parser.parse_args()
     runs, seconds = (1, 0.5) if args.quick else (args.runs, args.seconds)
     rows = []
-    for name, members, rate in WORKLOADS:
+    for name, members, rate in () if args.only_service else WORKLOADS:
         plain: list[Run] = []
         batched: list[Run] = []
         length = min(seconds, 1.0) if members * rate > 10_000 else seconds
@@ -322,7 +365,7 @@ def main() -> None:
     table = _table(rows)
     print(table)
     service_table = ""
-    if args.service:
+    if args.service or args.only_service:
         plain_s, batched_s = _service(args.service_members, seconds)
         equal = plain_s.scores == batched_s.scores
         service_table = _table(
@@ -330,7 +373,7 @@ def main() -> None:
         )
         print()
         print(service_table)
-    if args.no_write or args.quick:
+    if args.no_write or args.quick or args.only_service:
         return
     text = f"""# Batched incr writes: the coalescing ratio
 
@@ -339,7 +382,7 @@ docs/live.md, "Batched writes"). Machine: {_machine()}.
 
 The library, driven directly (100,000 writes a second is beyond HTTP on this machine):
 `AsyncLeaderboard` on `memory://` with a SQLite journal, durability `always`; each
-workload {seconds:g} s of increments issued on a fixed 10 ms schedule, every increment a task
+workload {seconds:g} s of increments issued on a fixed 1 ms schedule, every increment a task
 waiting for its answer; unbatched (`board.submit`) against `IncrBatcher` at 100 ms. Medians
 of {runs} alternated runs; ratios are medians of the runs' ratios (unbatched / batched).
 "Index writes": board write calls, each one atomic step (one Lua call on Redis); "member
