@@ -143,7 +143,7 @@ async def _drive(members: int, per_second: float, seconds: float, batched: bool)
 
 
 def _median(runs: list[Run], field: str) -> float:
-    return statistics.median(getattr(r, field) for r in runs)
+    return float(statistics.median(getattr(r, field) for r in runs))
 
 
 def _table(rows: list[tuple[str, list[Run], list[Run], bool]]) -> str:
