@@ -157,6 +157,24 @@ def test_keyed_and_fractional_writes(env: Env) -> None:
     _run(env, body)
 
 
+def test_a_huge_whole_increment_is_alone_and_keeps_sums_on(env: Env) -> None:
+    async def body(board: AsyncLeaderboard) -> None:
+        batcher = IncrBatcher(board, 10)
+        answers = await asyncio.gather(
+            batcher.add("h", 1),
+            batcher.add("h", 2**60),  # 1 + 2**60 is no float64: refused, alone
+            batcher.add("h", 2.0**60),  # the same, as a float
+            batcher.add("h", 1),
+            return_exceptions=True,
+        )
+        assert batcher.sums  # no fraction seen
+        assert isinstance(answers[1], OutOfRangeError) and isinstance(answers[2], OutOfRangeError)
+        assert isinstance(answers[3], Submission) and answers[3].primary.score == 2.0
+        assert await board.score("h") == 2.0
+
+    _run(env, body)
+
+
 def test_close_writes_what_is_pending(env: Env) -> None:
     async def body(board: AsyncLeaderboard) -> None:
         batcher = IncrBatcher(board, 10_000)

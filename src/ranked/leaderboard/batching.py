@@ -77,7 +77,8 @@ class Flushed:
 
 class _Run:
     """Consecutive increments of one member written as one entry: whole numbers of one
-    sign (summed), or one increment alone. ``waiters[i]`` is the caller of ``deltas[i]``."""
+    sign within 2**53 (summed), or one increment alone (a fraction, a number past 2**53).
+    ``waiters[i]`` is the caller of ``deltas[i]``."""
 
     __slots__ = ("deltas", "member", "sign", "summed", "total", "waiters")
 
@@ -181,8 +182,9 @@ class IncrBatcher:
         checked :meth:`batchable`; ``member`` is a str or bytes). O(1) here; the flush
         comes within the interval."""
         delta = -score if (operator or self.board.config.operator) == "decr" else score
-        if self.sums and not _whole(delta):
-            self.sums = False
+        whole = _whole(delta)
+        if not whole and isinstance(delta, float) and not delta.is_integer():
+            self.sums = False  # a fraction: sums could round differently from now on
         runs = self._batch.get(member)
         if runs is None:
             runs = self._batch[member] = []
@@ -191,6 +193,7 @@ class IncrBatcher:
         if (
             last is not None
             and last.summed
+            and whole
             and self.sums
             and (last.sign == 0 or sign == 0 or last.sign == sign)
             and -EXACT <= last.total + delta <= EXACT
@@ -198,7 +201,7 @@ class IncrBatcher:
             last.total += int(delta)
             last.sign = last.sign or sign
         else:
-            last = _Run(member, delta, self.sums)
+            last = _Run(member, delta, whole and self.sums)
             runs.append(last)
         future: asyncio.Future[Submission] = asyncio.get_running_loop().create_future()
         last.deltas.append(delta)
