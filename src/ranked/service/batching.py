@@ -76,9 +76,12 @@ class Batchers:
         self._stopping = False
 
     def get(self, board: AsyncLeaderboard) -> IncrBatcher | None:
-        """``board``'s batcher (None when its batching is off)."""
+        """``board``'s batcher (None when its batching is off, or when ``board`` was
+        replaced by a ``PUT`` while its request was read: that request writes at once)."""
         name = board.name
         interval = self.boards.settings(name).batch_incr_ms
+        if self.boards.get(name) is not board:
+            return None
         found = self._batchers.get(name)
         if found is not None and found.board is board and found.interval_ms == interval:
             return found
