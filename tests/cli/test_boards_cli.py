@@ -78,6 +78,7 @@ def test_create_gives_the_board_the_settings_asked_for(service: RunningService, 
         "keep_buffer": 5,
         "max_page_size": 200,
         "public_reads": True,
+        "batch_incr_ms": None,
     }
 
 

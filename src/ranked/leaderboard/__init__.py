@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..errors import BoardConfigError, MemberDataError, PageSizeError
 from .aio import AsyncLeaderboard, asubmit_to_boards_nonatomic
+from .batching import Flushed, IncrBatcher
 from .config import BoardConfig, TieBreak, default_time_tiebreak
 from .results import FriendsBoard, MemberData, Submission, WindowResult
 from .sync import Leaderboard, submit_to_boards_nonatomic
@@ -17,7 +18,9 @@ __all__ = [
     "AsyncLeaderboard",
     "BoardConfig",
     "BoardConfigError",
+    "Flushed",
     "FriendsBoard",
+    "IncrBatcher",
     "Leaderboard",
     "MemberData",
     "MemberDataError",

@@ -18,6 +18,7 @@ import msgspec
 
 from ..errors import RankedError
 from .apipage import api_page
+from .batching import Batchers
 from .config import ServiceConfig
 from .http import HTTPProblem, Request, Response, Route, Router, json_response
 from .keys import KeyStore
@@ -57,7 +58,9 @@ class Service:
         self.hub = Hub(self.boards)
         """The live channels' events (docs/live.md)."""
         self.live = LiveEndpoint(self.hub, self.boards, self.keys)
-        routes = api_routes(self.boards, self.metrics, self.hub)
+        self.batchers = Batchers(self.boards, self.metrics, self.hub)
+        """The boards' batched increments (``batch_incr_ms``; docs/live.md)."""
+        routes = api_routes(self.boards, self.metrics, self.hub, self.batchers)
         self.notifier = Notifier(self.boards, self.hub, self.metrics)
         """Rank-change notifications (docs/live.md): started once the boards are open."""
         routes += notification_routes(self.notifier)
@@ -200,6 +203,7 @@ class Service:
                 try:
                     for hook in self.on_stopping:
                         await hook()
+                    await self.batchers.close()  # pending increments are written
                     await self.hub.close()
                     await self.boards.close()
                 finally:
@@ -209,8 +213,10 @@ class Service:
 
     def stopping(self) -> None:
         """The server is stopping: close the live channels (1001) so that their
-        connections end and the server's drain does not wait for them."""
+        connections end and the server's drain does not wait for them; write the batched
+        increments at once, so that their requests are answered."""
         self.hub.closing()
+        self.batchers.stopping()
 
     # -- the service's own routes -------------------------------------------------------
 

@@ -5,8 +5,8 @@ Every board is an :class:`~ranked.leaderboard.AsyncLeaderboard` on the service's
 with the service's journal; its configuration is journaled when it is created or changed
 (:meth:`~ranked.leaderboard.AsyncLeaderboard.record_config`), so a restart opens the same
 boards with the same settings. What the service adds to a board's configuration
-(``public_reads``) is kept in the board's metadata under ``"service"``, which the journal
-keeps too.
+(``public_reads``, ``batch_incr_ms``) is kept in the board's metadata under
+``"service"``, which the journal keeps too.
 """
 
 from __future__ import annotations
@@ -129,8 +129,8 @@ class Boards:
             board = self._board(name, _options(settings))  # refused settings raise here
             await board.restore()
             await board.record_config()
-            if (old.public_reads if old else False) != settings.public_reads or old is None:
-                await board.merge_metadata({_SERVICE_KEY: {"public_reads": settings.public_reads}})
+            if old is None or _service_metadata(old) != _service_metadata(settings):
+                await board.merge_metadata({_SERVICE_KEY: _service_metadata(settings)})
             previous = self._boards.get(name)
             self._boards[name] = board
             self._settings[name] = settings
@@ -146,6 +146,14 @@ class Boards:
             snapshot_every=self._snapshot_every,
             **options,
         )
+
+
+def _service_metadata(settings: BoardSettings) -> dict[str, Any]:
+    """What the service keeps of ``settings`` in the board's metadata."""
+    kept: dict[str, Any] = {"public_reads": settings.public_reads}
+    if settings.batch_incr_ms is not None:
+        kept["batch_incr_ms"] = settings.batch_incr_ms
+    return kept
 
 
 def _options(settings: BoardSettings) -> dict[str, Any]:
@@ -180,4 +188,5 @@ async def _settings_of(board: AsyncLeaderboard) -> BoardSettings:
         keep_buffer=config.keep_buffer,
         max_page_size=config.max_page_size,
         public_reads=bool(service.get("public_reads", False)),
+        batch_incr_ms=service.get("batch_incr_ms"),
     )

@@ -14,7 +14,8 @@ from typing import Annotated, Any, Final
 import msgspec
 
 from ..errors import BoardConfigError, WindowError
-from ..leaderboard import asubmit_to_boards_nonatomic
+from ..leaderboard import IncrBatcher, asubmit_to_boards_nonatomic
+from .batching import Batchers
 from .convert import entries, field_of, member, query, submitted
 from .http import HTTPProblem, Request, Response, Route, json_response
 from .keys import Scope
@@ -156,11 +157,15 @@ def _actor(request: Request) -> str:
 class Handlers:
     """The handlers, bound to one service's boards."""
 
-    def __init__(self, boards: Boards, metrics: Metrics, hub: Hub) -> None:
+    def __init__(
+        self, boards: Boards, metrics: Metrics, hub: Hub, batchers: Batchers | None = None
+    ) -> None:
         self.boards = boards
         self._submitted = metrics.submitted
         self.hub = hub
         """Told of every applied write (the live channels)."""
+        self.batchers = batchers or Batchers(boards, metrics, hub)
+        """The boards' batched increments (``batch_incr_ms``)."""
 
     # -- boards -------------------------------------------------------------------------
 
@@ -171,6 +176,7 @@ class Handlers:
     async def put_board(self, request: Request) -> Response:
         name = request.params["board"]
         settings: BoardSettings = await _body(request, BoardSettings)
+        await self.batchers.flush(name)  # pending increments go to the board as it was
         try:
             created = await self.boards.put(name, settings)
         except (WindowError, BoardConfigError) as error:
@@ -188,14 +194,32 @@ class Handlers:
     async def submit(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
         body: ScoreBody = await _body(request, ScoreBody)
+        batcher = self.batchers.get(board)
+        if batcher is not None:
+            return await self._submit_batched(board.name, batcher, body)
         result = await board.submit(body.member, body.score, operator=body.operator, key=body.key)
         self._submitted(board.name, 1)
         self.hub.submitted(board.name, (result,))
         return json_response(submitted(result))
 
+    async def _submit_batched(self, name: str, batcher: IncrBatcher, body: ScoreBody) -> Response:
+        """A submission to a board with ``batch_incr_ms``: an increment waits for its
+        flush (which tells the live feed); any other write goes in order with the member's
+        pending increments."""
+        if batcher.batchable(body.score, body.operator, body.key):
+            result = await batcher.add(body.member, body.score, body.operator)
+        else:
+            result = await batcher.write(
+                body.member, body.score, operator=body.operator, key=body.key
+            )
+            self.hub.submitted(name, (result,))
+        self._submitted(name, 1)
+        return json_response(submitted(result))
+
     async def submit_batch(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
         body: BatchBody = await _body(request, BatchBody)
+        await self.batchers.flush(board.name)
         results = await board.submit_many(
             [(item.member, item.score) for item in body.scores],
             operator=body.operator,
@@ -208,6 +232,8 @@ class Handlers:
     async def submit_boards(self, request: Request) -> Response:
         body: ManyBoardsBody = await _body(request, ManyBoardsBody)
         boards = [self.boards.get(name) for name in dict.fromkeys(body.boards)]
+        for each in boards:
+            await self.batchers.flush(each.name)
         results = await asubmit_to_boards_nonatomic(
             boards, body.member, body.score, operator=body.operator
         )
@@ -222,6 +248,7 @@ class Handlers:
         board = self.boards.get(request.params["board"])
         name = member(request.params["member"])
         reason = query(request.query, RemoveQuery).reason
+        await self.batchers.flush(board.name)
         removed = await board.remove(name, actor=_actor(request), reason=reason)
         if removed:
             self.hub.removed(board.name, name)
@@ -230,6 +257,7 @@ class Handlers:
     async def clear(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
         body: ClearBody = await _body(request, ClearBody)
+        await self.batchers.flush(board.name)
         cleared = await board.clear(actor=_actor(request), reason=body.reason)
         self.hub.cleared(board.name)
         return json_response(ClearResult(cleared))
@@ -409,9 +437,12 @@ def _check_page(size: int, most: int) -> None:
         )
 
 
-def api_routes(boards: Boards, metrics: Metrics, hub: Hub | None = None) -> list[Route]:
-    """Every route of the API (``/v1``); writes are told to ``hub`` (the live channels)."""
-    h = Handlers(boards, metrics, hub or Hub(boards))
+def api_routes(
+    boards: Boards, metrics: Metrics, hub: Hub | None = None, batchers: Batchers | None = None
+) -> list[Route]:
+    """Every route of the API (``/v1``); writes are told to ``hub`` (the live channels);
+    ``batchers``: the boards' batched increments."""
+    h = Handlers(boards, metrics, hub or Hub(boards), batchers)
     b = "/v1/boards/{board}"
     m = b + "/members/{member}"
     R, W, A = Scope.READ, Scope.WRITE, Scope.ADMIN

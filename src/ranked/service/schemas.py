@@ -119,6 +119,9 @@ class BoardSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Fa
     """The most entries one read returns."""
     public_reads: bool = False
     """Whether clients without a key may read the board."""
+    batch_incr_ms: Annotated[int, msgspec.Meta(ge=1, le=10_000)] | None = None
+    """Coalesce ``incr`` / ``decr`` submissions per member over this many milliseconds,
+    written as one batch (None: every submission written at once; docs/live.md)."""
 
 
 class BoardInfo(msgspec.Struct):
