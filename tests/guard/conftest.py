@@ -46,6 +46,8 @@ class Env:
     tmp: Path
     clock: FakeClock = field(default_factory=FakeClock)
     opened: list[Any] = field(default_factory=list)
+    clients: list[Any] = field(default_factory=list)
+    """One plain client per Redis node (none on memory)."""
 
     def board(
         self, name: str | None = None, *, journal: JournalStore | None = None, **kw: Any
@@ -84,7 +86,7 @@ class Env:
 def env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Env]:
     url, clients = flushed_store(request.param, request)
     backend = open_backend(url)
-    found = Env(request.param, url, backend, tmp_path)
+    found = Env(request.param, url, backend, tmp_path, clients=clients)
     try:
         yield found
     finally:

@@ -252,3 +252,51 @@ def test_verdicts_do_not_change_a_rebuild(env: Env) -> None:
     assert store.last_board_seq(board.name) == events
     assert replayed <= events  # only the board's own events are read
     assert len(guard.audit(board, limit=1000)) == 50
+
+
+def test_state_restored_from_the_audit_stream(env: Env, tmp_path: Path) -> None:
+    """A store that lost the guard's state (an embedded store restarted, a Redis flushed)
+    gets it back from the journal: bans, held submissions, nonces, histories."""
+    from ranked import Leaderboard
+    from ranked.journal import open_journal
+
+    url = f"sqlite:///{tmp_path}/restore.db"
+    store = open_journal(url)
+    board = env.board("restore-board", journal=store)
+    config = GuardConfig(secrets=(Secret(KEY),), z_threshold=2, z_min_history=3, pending_rank=3)
+    guard = Guard(config, clock=env.clock)
+    for i in range(3):
+        assert guard.submit(board, f"top{i}", 1000 + i, key_scope="write").accepted
+    for i, score in enumerate((10, 11, 12, 13)):
+        signed = env.signed(board, "a", score, f"nonce-{i:04d}")
+        assert guard.submit(board, "a", score, **signed).accepted
+    replayed = env.signed(board, "a", 13, "nonce-0003")
+    guard.ban(board, "cheat", by="mod", reason="x")
+    held = guard.submit(board, "b", 5000, **env.signed(board, "b", 5000, "nonce-held"))
+    assert held.pending
+    board.close()
+    store.close()
+    _lose_guard_state(env)
+    store = open_journal(url)
+    env.opened.append(store)
+    board = Leaderboard(env.backend, "restore-board", journal=store)
+    env.opened.append(board)
+    again = Guard(config, clock=env.clock)
+    assert again.submit(board, "a", 13, **replayed).reason == "replayed-nonce"
+    assert again.banned(board) == ["cheat"]
+    assert [e.id for e in again.pending(board)] == [held.pending_id]
+    outlier = again.submit(board, "a", 40, **env.signed(board, "a", 40, "nonce-late"))
+    assert outlier.reason == "z-score"  # the history came back
+    assert again.restore(board) is False  # once
+
+
+def _lose_guard_state(env: Env) -> None:
+    """Delete every key of the guards (memory: the whole store, as a restart would)."""
+    from ranked.backends.memory import MemoryBackend
+
+    if isinstance(env.backend, MemoryBackend):
+        env.backend.flushall()
+        return
+    for client in env.clients:
+        for key in client.keys("rk:guard:*"):
+            client.delete(key)

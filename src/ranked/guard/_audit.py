@@ -15,7 +15,7 @@ from typing import Any, Final
 from ..journal.events import VERDICT, Event, NewEvent, audit_stream
 from .verdict import AuditRecord
 
-__all__ = ["record", "verdict_event"]
+__all__ = ["Restored", "record", "verdict_event"]
 
 _MAX_TEXT: Final = 500
 
@@ -61,3 +61,54 @@ def record(board: str, event: Event) -> AuditRecord:
         event.reason,
         detail,
     )
+
+
+class Restored:
+    """A guard's state as its audit stream tells it (see ``AsyncGuard.restore``): bans,
+    held submissions, nonces with the instant they were used, members' histories as the
+    fields of their state hash (Welford over the accepted and promoted scores)."""
+
+    def __init__(self) -> None:
+        self.bans: set[bytes] = set()
+        self.held: dict[bytes, bytes] = {}
+        self.nonces: dict[str, float] = {}
+        self._history: dict[bytes, list[float]] = {}
+
+    def add(self, found: AuditRecord) -> None:
+        action, detail = found.action, found.detail
+        who = None if found.member is None else found.member.encode("utf-8", "surrogateescape")
+        nonce = detail.get("nonce")
+        if isinstance(nonce, str) and action in ("accepted", "held"):
+            self.nonces[nonce] = found.at
+        pending = detail.get("id")
+        if action == "held" and isinstance(pending, str) and "entry" in detail:
+            text = json.dumps(detail["entry"], separators=(",", ":"))
+            self.held[pending.encode()] = (found.reason or "held").encode() + b"|" + text.encode()
+        elif action in ("promoted", "dismissed") and isinstance(pending, str):
+            self.held.pop(pending.encode(), None)
+        if who is None:
+            return
+        if action == "banned":
+            self.bans.add(who)
+        elif action == "unbanned":
+            self.bans.discard(who)
+        elif action in ("accepted", "promoted") and found.score is not None:
+            # n, mean, M2, last
+            state = self._history.setdefault(who, [0.0, 0.0, 0.0, 0.0])
+            n = state[0] + 1
+            delta = found.score - state[1]
+            state[1] += delta / n
+            state[2] += delta * (found.score - state[1])
+            state[0], state[3] = n, found.score
+
+    @property
+    def stats(self) -> dict[bytes, dict[bytes, bytes]]:
+        return {
+            who: {
+                b"n": b"%d" % n,
+                b"mean": repr(mean).encode(),
+                b"m2": repr(m2).encode(),
+                b"last": repr(last).encode(),
+            }
+            for who, (n, mean, m2, last) in self._history.items()
+        }

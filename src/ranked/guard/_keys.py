@@ -9,6 +9,7 @@ or rebuilding the board never touches the guard's state::
     ...:n:<nonce>               string  a nonce seen (TTL: twice the skew window)
     ...:held                    hash    pending id -> "<reason>|<submission JSON>"
     ...:banned                  set     banned members
+    ...:restored                hash    set once the state is restored (AsyncGuard.restore)
     ...:rp:<policy>:<member>}…  the per-member limiter's keys (ranked.ratelimit's suffixes)
     ...:ri:<policy>:<ip>}…      the per-IP limiter's keys
 """
@@ -33,13 +34,14 @@ def member_bytes(member: str | bytes) -> bytes:
 class GuardKeys:
     """The guard's keys for one board (names checked by :class:`BoardKeys`)."""
 
-    __slots__ = ("banned", "board", "held", "prefix")
+    __slots__ = ("banned", "board", "held", "marker", "prefix")
 
     def __init__(self, board: str, namespace: str = "rk") -> None:
         self.board = BoardKeys(board, namespace)
         self.prefix = f"{namespace}:guard:{{{board}}}".encode()
         self.held = self.prefix + b":held"
         self.banned = self.prefix + b":banned"
+        self.marker = self.prefix + b":restored"
 
     def player(self, member: bytes) -> bytes:
         return self.prefix + b":p:" + member

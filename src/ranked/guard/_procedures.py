@@ -74,7 +74,23 @@ def _stats(ks: Keyspace, key: bytes, now_ms: int, create: bool) -> _Stats | None
         cell = _Stats()
         ks.store(key, cell)
     elif type(cell) is not _Stats:
-        raise ResponseError(_WRONGTYPE)
+        if type(cell) is not dict:
+            raise ResponseError(_WRONGTYPE)
+        cell = _from_fields(cell)  # written as a plain hash (a restore)
+        ks.store(key, cell)
+    return cell
+
+
+def _from_fields(fields: dict[bytes, bytes]) -> _Stats:
+    """A member's state from the hash fields the scripts write."""
+    cell = _Stats()
+    last, base = fields.get(b"last"), fields.get(b"base")
+    cell.last = None if last is None else float(last)
+    cell.base = None if base is None else float(base)
+    cell.bt = int(float(fields.get(b"bt", b"0")))
+    cell.n = int(float(fields.get(b"n", b"0")))
+    cell.mean = float(fields.get(b"mean", b"0"))
+    cell.m2 = float(fields.get(b"m2", b"0"))
     return cell
 
 

@@ -16,6 +16,7 @@ import msgspec
 from ..errors import BoardConfigError, WindowError
 from ..leaderboard import asubmit_to_boards_nonatomic
 from .convert import entries, field_of, member, query, submitted
+from .guard_routes import Guards, HeldResult, guard_routes
 from .http import HTTPProblem, Request, Response, Route, json_response
 from .keys import Scope
 from .live import Hub
@@ -154,6 +155,8 @@ class Handlers:
         self._submitted = metrics.submitted
         self.hub = hub
         """Told of every applied write (the live channels)."""
+        self.guards = Guards(boards)
+        """The boards' write guards (guard_routes.py)."""
 
     # -- boards -------------------------------------------------------------------------
 
@@ -181,6 +184,13 @@ class Handlers:
     async def submit(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
         body: ScoreBody = await _body(request, ScoreBody)
+        guarded = await self.guards.submit(request, board, body)  # None: no guard
+        if guarded is not None:
+            done, response = guarded
+            if done is not None:
+                self._submitted(board.name, 1)
+                self.hub.submitted(board.name, (done,))
+            return response
         result = await board.submit(body.member, body.score, operator=body.operator, key=body.key)
         self._submitted(board.name, 1)
         self.hub.submitted(board.name, (result,))
@@ -189,6 +199,7 @@ class Handlers:
     async def submit_batch(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
         body: BatchBody = await _body(request, BatchBody)
+        await self.guards.refuse_batch(board)
         results = await board.submit_many(
             [(item.member, item.score) for item in body.scores],
             operator=body.operator,
@@ -201,6 +212,8 @@ class Handlers:
     async def submit_boards(self, request: Request) -> Response:
         body: ManyBoardsBody = await _body(request, ManyBoardsBody)
         boards = [self.boards.get(name) for name in dict.fromkeys(body.boards)]
+        for each in boards:
+            await self.guards.refuse_batch(each)
         results = await asubmit_to_boards_nonatomic(
             boards, body.member, body.score, operator=body.operator
         )
@@ -405,6 +418,7 @@ def api_routes(boards: Boards, metrics: Metrics, hub: Hub | None = None) -> list
     m = b + "/members/{member}"
     R, W, A = Scope.READ, Scope.WRITE, Scope.ADMIN
     return [
+        *guard_routes(h.guards),  # the write guard's own (guard_routes.py)
         Route("GET", "/v1/boards", h.list_boards, R, "List the boards", response=BoardList),
         Route(
             "PUT",
@@ -429,21 +443,24 @@ def api_routes(boards: Boards, metrics: Metrics, hub: Hub | None = None) -> list
             "POST",
             b + "/scores",
             h.submit,
-            W,
-            "Submit a score",
+            R,  # a write key; a read key only on a board with a guard (guard_routes.py)
+            "Submit a score (through the board's write guard when it has one)",
             body=ScoreBody,
             response=SubmitResult,
             tag="scores",
+            problems=(409, 429),
+            answers=((202, "Held for review (a board with a guard)", HeldResult),),
         ),
         Route(
             "POST",
             b + "/scores/batch",
             h.submit_batch,
             W,
-            "Submit many scores, atomically",
+            "Submit many scores, atomically (not on a board with a guard: 409)",
             body=BatchBody,
             response=BatchResult,
             tag="scores",
+            problems=(409,),
         ),
         Route(
             "POST",
@@ -453,7 +470,7 @@ def api_routes(boards: Boards, metrics: Metrics, hub: Hub | None = None) -> list
             "Submit one member's score to many boards",
             body=ManyBoardsBody,
             response=ManyBoardsResult,
-            problems=(404,),
+            problems=(404, 409),
             tag="scores",
         ),
         Route(

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...backends.base import AsyncBackend
-from ...backends.generic import SET_ADD, SET_MEMBERS, SET_REMOVE
+from ...backends.generic import HASH_GET, HASH_SET, SET_ADD, SET_MEMBERS, SET_REMOVE
 from ...backends.procedure import AsyncBound, Operation
 from ...errors import GuardArgumentError, GuardConfigError, PendingNotFoundError
 from ...journal.aio import AsyncAppender
@@ -30,6 +30,7 @@ from ...journal.store import JournalStore
 from ...leaderboard import AsyncLeaderboard
 from ...ratelimit.keys import SUFFIXES
 from .. import _procedures as steps
+from .._audit import Restored as _Restored
 from .._audit import record, verdict_event
 from .._hooks import acall_validator, apost_webhook, validate_later, wait_tasks
 from .._keys import GuardKeys, member_bytes
@@ -50,7 +51,18 @@ TRUSTED_SCOPES = frozenset(("write", "admin"))
 class _Board:
     """One board's guard state: its keys and its bound steps (bound once)."""
 
-    __slots__ = ("ban", "banned", "check", "claim", "keys", "list", "unban")
+    __slots__ = (
+        "ban",
+        "banned",
+        "check",
+        "claim",
+        "keys",
+        "list",
+        "read_hash",
+        "restored",
+        "unban",
+        "write_hash",
+    )
 
     def __init__(self, backend: AsyncBackend, board: AsyncLeaderboard, config: GuardConfig):
         self.keys = GuardKeys(board.name, board.config.namespace)
@@ -61,6 +73,10 @@ class _Board:
         self.ban: AsyncBound[int] = backend.bind(SET_ADD)
         self.unban: AsyncBound[int] = backend.bind(SET_REMOVE)
         self.banned: AsyncBound[set[bytes]] = backend.bind(SET_MEMBERS)
+        self.read_hash: AsyncBound[list[bytes | None]] = backend.bind(HASH_GET)
+        self.write_hash: AsyncBound[None] = backend.bind(HASH_SET)
+        self.restored = False
+        """Whether this guard has seen the board's state restored (see ``restore``)."""
 
 
 def _rejected(reason: str, message: str | None = None, **rest: Any) -> Verdict:
@@ -160,7 +176,7 @@ class AsyncGuard:
                 raise GuardArgumentError(f"replay must be a JSON value: {error}") from None
         trusted = key_scope in TRUSTED_SCOPES
         now = self._now()
-        detail: dict[str, Any] = {"ip": ip, "scope": key_scope}
+        detail: dict[str, Any] = {"ip": ip, "scope": key_scope, "nonce": nonce}
         # -- cheap checks: no I/O -----------------------------------------------------
         verdict: Verdict | None = None
         if config.trusted_only and not trusted:
@@ -176,6 +192,8 @@ class AsyncGuard:
             return verdict
         # -- the stateful layers: one atomic step -------------------------------------
         state = self._board(board)
+        if not state.restored:
+            await self.restore(board)
         keys = state.keys
         pending_id = secrets.token_hex(8)
         entry = {
@@ -205,6 +223,7 @@ class AsyncGuard:
             return _rejected(checked.reason, limit=limit, zscore=checked.zscore)
         if checked.code == 2:
             detail["id"] = pending_id
+            detail["entry"] = entry
             await self._journal(board, "held", who, value, now, actor, checked.reason, detail)
             verdict = Verdict(
                 "pending",
@@ -322,7 +341,7 @@ class AsyncGuard:
 
     async def pending(self, board: AsyncLeaderboard) -> list[PendingEntry]:
         """The board's held submissions, oldest first. One step: O(pending)."""
-        state = self._board(board)
+        state = await self._ready(board)
         found = await state.list((state.keys.held,), ())
         entries = [_parse(board.name, key.decode(), text) for key, text in found.items()]
         return sorted(entries, key=lambda e: (e.at, e.id))
@@ -371,7 +390,7 @@ class AsyncGuard:
     async def _claim(self, board: AsyncLeaderboard, pending_id: str, promote: bool) -> PendingEntry:
         if not isinstance(pending_id, str) or not pending_id:
             raise GuardArgumentError("a pending id is a non-empty str")
-        state = self._board(board)
+        state = await self._ready(board)
         held = (await state.list((state.keys.held,), ())).get(pending_id.encode())
         if held is None:
             raise PendingNotFoundError(f"no pending submission {pending_id!r} on {board.name!r}")
@@ -422,7 +441,7 @@ class AsyncGuard:
         """Refuse ``member``'s future writes to ``board`` (journaled); True if newly banned.
         Its scores stay: see :meth:`remove_everywhere`."""
         who = _who(member)
-        state = self._board(board)
+        state = await self._ready(board)
         added = bool(await state.ban(state.keys.banned, [who]))
         await self._journal(board, "banned", who, None, self._now(), by, reason, {})
         return added
@@ -432,14 +451,14 @@ class AsyncGuard:
     ) -> bool:
         """Lift a ban (journaled); True if the member was banned."""
         who = _who(member)
-        state = self._board(board)
+        state = await self._ready(board)
         removed = bool(await state.unban(state.keys.banned, [who]))
         await self._journal(board, "unbanned", who, None, self._now(), by, reason, {})
         return removed
 
     async def banned(self, board: AsyncLeaderboard) -> list[str]:
         """The board's banned members, sorted."""
-        state = self._board(board)
+        state = await self._ready(board)
         found = await state.banned(state.keys.banned)
         return sorted(m.decode("utf-8", "surrogateescape") for m in found)
 
@@ -457,6 +476,51 @@ class AsyncGuard:
                     await self.reject(board, entry.id, by=by, reason=reason)
         await self._journal(board, "removed", who, None, self._now(), by, reason, {})
         return removed
+
+    # -- restoring the guard's state -------------------------------------------------------
+
+    async def restore(self, board: AsyncLeaderboard) -> bool:
+        """Rebuild the board's guard state from its audit stream when the store holds none
+        (an embedded ``memory://`` store after a restart, a Redis that lost its data):
+        bans, held submissions, the nonces still inside their window, and each member's
+        history (from the accepted and promoted scores; with ``audit_accepted``). Done
+        once per board and guard, on first use; True when it restored. Reads the whole
+        audit stream: O(verdicts). The rate limits start afresh. Two guards restoring
+        one empty store at once may count a history twice (the z-score then judges a
+        little more leniently); the marker key makes a third restore a no-op."""
+        state = self._board(board)
+        if state.restored:
+            return False
+        keys = state.keys
+        (mark,) = await state.read_hash(keys.marker, [b"at"])
+        state.restored = True
+        if mark is not None:
+            return False
+        store = board.journal_store
+        now = self._now()
+        restored = _Restored()
+        if store is not None:
+            for event in store.read(board=audit_stream(board.name)):
+                restored.add(record(board.name, event))
+        if restored.bans:
+            await state.ban(keys.banned, sorted(restored.bans))
+        if restored.held:
+            await state.write_hash(keys.held, restored.held, None)
+        ttl_ms = self.config.nonce_ttl_ms
+        for nonce, at in restored.nonces.items():
+            left = round((at - now) * 1000) + ttl_ms
+            if left > 0:
+                await state.write_hash(keys.nonce(nonce), {b"restored": b"1"}, left)
+        for member, fields in restored.stats.items():
+            await state.write_hash(keys.player(member), fields, None)
+        await state.write_hash(keys.marker, {b"at": repr(now).encode()}, None)
+        return True
+
+    async def _ready(self, board: AsyncLeaderboard) -> _Board:
+        state = self._board(board)
+        if not state.restored:
+            await self.restore(board)
+        return state
 
     # -- the audit ------------------------------------------------------------------------
 
