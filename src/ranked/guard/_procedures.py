@@ -94,14 +94,6 @@ def _from_fields(fields: dict[bytes, bytes]) -> _Stats:
     return cell
 
 
-def _hash(ks: Keyspace, key: bytes, now_ms: int, create: bool) -> Any:
-    value = ks.get_at(key, now_ms)
-    if value is None and create:
-        value = {}
-        ks.store(key, value)
-    return value
-
-
 def _welford(cell: _Stats, score: float) -> None:
     """Count ``score`` in the running mean and M2 (Welford): O(1), as the scripts do."""
     n = cell.n + 1
@@ -202,7 +194,6 @@ def _check_twin(player: Policy | None, ip: Policy | None) -> Local:
             ks.store(keys[1], b"1")
             ks.put_deadline(keys[1], now_ms + nonce_ttl)
         if held is not None:
-            _hash(ks, keys[3], now_ms, True)[args[10]] = held + b"|" + args[11]
             reply[0], reply[1] = 2, held
             return reply
         cell = _stats(ks, keys[0], now_ms, True)

@@ -52,20 +52,26 @@ class _Board:
     """One board's guard state: its keys and its bound steps (bound once)."""
 
     __slots__ = (
+        "args_of",
         "ban",
         "banned",
         "check",
         "claim",
         "keys",
+        "keys_of",
         "list",
         "read_hash",
         "restored",
+        "steps",
         "unban",
         "write_hash",
     )
 
     def __init__(self, backend: AsyncBackend, board: AsyncLeaderboard, config: GuardConfig):
         self.keys = GuardKeys(board.name, board.config.namespace)
+        self.steps = _Steps(board, config, self.keys)
+        self.keys_of = self.steps.keys_of
+        self.args_of = self.steps.args_of
         procedure = steps.check_procedure(config.player_limit, config.ip_limit)
         self.check: AsyncBound[steps.Checked] = backend.bind(Operation.raw(procedure))
         self.claim: AsyncBound[bytes | None] = backend.bind(Operation.raw(steps.CLAIM))
@@ -77,6 +83,108 @@ class _Board:
         self.write_hash: AsyncBound[None] = backend.bind(HASH_SET)
         self.restored = False
         """Whether this guard has seen the board's state restored (see ``restore``)."""
+
+
+_CACHED_MEMBERS = 4096
+
+
+class _Steps:
+    """One board's check arguments: the static part built once, the keys of recent
+    members cached (the hot path builds no key it built lately)."""
+
+    def __init__(self, board: AsyncLeaderboard, config: GuardConfig, keys: GuardKeys) -> None:
+        self.config = config
+        self.keys = keys
+        self._members: dict[bytes, list[bytes]] = {}
+        self._ips: dict[str, tuple[bytes, ...]] = {}
+        self._window: tuple[str, bytes] = ("", b"")
+        span_us = 0 if config.change_span is None else round(config.change_span * 1e6)
+        high = b"1" if board.config.higher_is_better else b"0"
+        self._operator = board.config.operator.encode()
+        player, by_ip = config.player_limit, config.ip_limit
+        self._player_keys = 0 if player is None else len(SUFFIXES[player.algorithm])
+        self._ip_keys = 0 if by_ip is None else len(SUFFIXES[by_ip.algorithm])
+        limits = (*steps.limiter_params(player), *steps.limiter_params(by_ip))
+        self._client = (
+            b"" if config.max_step is None else config.max_step,
+            span_us,
+            b"" if config.max_change is None else config.max_change,
+            b"" if config.z_threshold is None else config.z_threshold,
+            config.z_min_history,
+            config.pending_rank or 0,
+            high,
+            b"",
+            b"",
+        )
+        self._trusted = (b"", 0, b"", b"", config.z_min_history, 0, high, b"", b"")
+        self._limits = limits
+        self._ttl = config.nonce_ttl_ms
+
+    def keys_of(
+        self,
+        board: AsyncLeaderboard,
+        who: bytes,
+        nonce: str | None,
+        ip: str | None,
+        trusted: bool,
+    ) -> list[bytes]:
+        """The check's keys: O(1) for a member seen lately."""
+        keys = self.keys
+        window_id = board.window_id()
+        if window_id != self._window[0]:
+            self._window = (window_id, keys.board.window(window_id))
+        base = self._members.get(who)
+        if base is None:
+            player = keys.player(who)
+            limiter = self.config.player_limit
+            base = [player, *(() if limiter is None else keys.limiter(b"rp", limiter, who))]
+            if len(self._members) >= _CACHED_MEMBERS:
+                self._members.clear()
+            self._members[who] = base
+        player = base[0]
+        found = [
+            player,
+            player if nonce is None else keys.nonce(nonce),
+            self._window[1],
+            keys.held,
+            keys.banned,
+        ]
+        if not trusted:
+            found += base[1:]
+            by_ip = self.config.ip_limit
+            if by_ip is not None and ip is not None:
+                ip_keys = self._ips.get(ip)
+                if ip_keys is None:
+                    ip_keys = keys.limiter(b"ri", by_ip, ip.encode())
+                    if len(self._ips) >= _CACHED_MEMBERS:
+                        self._ips.clear()
+                    self._ips[ip] = ip_keys
+                found += ip_keys
+        return found
+
+    def args_of(
+        self,
+        who: bytes,
+        score: float,
+        use_nonce: bool,
+        trusted: bool,
+        has_ip: bool,
+        operator: str | None,
+    ) -> list[Any]:
+        """The check's arguments (after the instant)."""
+        if trusted:
+            counts: tuple[int, int] = (0, 0)
+        else:
+            counts = (self._player_keys, self._ip_keys if has_ip else 0)
+        return [
+            who,
+            score,
+            self._ttl if use_nonce else 0,
+            *(self._trusted if trusted else self._client),
+            *counts,
+            *self._limits,
+            self._operator if operator is None else operator.encode(),
+        ]
 
 
 def _rejected(reason: str, message: str | None = None, **rest: Any) -> Verdict:
@@ -120,7 +228,6 @@ class AsyncGuard:
         self._boards: dict[tuple[int, str], _Board] = {}
         self._appenders: dict[int, AsyncAppender] = {}
         self._tasks: set[Any] = set()
-        self._params = self._static_params()
 
     # -- the pipeline ---------------------------------------------------------------------
 
@@ -188,44 +295,47 @@ class AsyncGuard:
         elif config.signed and not trusted:
             verdict = self._signature(board.name, member, score, client_time, nonce, signature, now)
         if verdict is not None:
-            await self._journal(board, "rejected", who, value, now, actor, verdict.reason, detail)
+            self._record(board, "rejected", who, value, now, actor, verdict.reason, detail)
             return verdict
         # -- the stateful layers: one atomic step -------------------------------------
         state = self._board(board)
         if not state.restored:
             await self.restore(board)
-        keys = state.keys
-        pending_id = secrets.token_hex(8)
-        entry = {
-            "member": member if isinstance(member, str) else None,
-            "member_hex": who.hex() if isinstance(member, bytes) else None,
-            "score": score,
-            "at": now,
-            "client_time": client_time,
-            "nonce": nonce,
-            "ip": ip,
-            "replay": payload,
-            "operator": operator,
-        }
         use_nonce = nonce is not None and config.signed and not trusted
         checked = await state.check(
-            self._keys(keys, board, who, nonce if use_nonce else None, ip, trusted),
-            self._args(who, value, use_nonce, trusted, pending_id, entry, board, operator),
+            state.keys_of(board, who, nonce if use_nonce else None, ip, trusted),
+            state.args_of(who, value, use_nonce, trusted, ip is not None, operator),
             self._now_us(),
         )
-        limit = checked.player if checked.ip is None or checked.ip.allowed else checked.ip
-        if checked.player is not None and checked.ip is not None and checked.ip.allowed:
-            limit = min((checked.player, checked.ip), key=lambda d: d.remaining)
+        player, by_ip = checked.player, checked.ip
+        limit = player if by_ip is None or (player is not None and not player.allowed) else by_ip
+        if player is not None and by_ip is not None and player.allowed and by_ip.allowed:
+            limit = player if player.remaining <= by_ip.remaining else by_ip
         detail["z"] = checked.zscore
         detail["rank"] = checked.rank
         if checked.code == 1:
-            await self._journal(board, "rejected", who, value, now, actor, checked.reason, detail)
+            self._record(board, "rejected", who, value, now, actor, checked.reason, detail)
             return _rejected(checked.reason, limit=limit, zscore=checked.zscore)
-        if checked.code == 2:
+        if checked.code == 2:  # held: kept on the pending list (one more step, rare)
+            pending_id = secrets.token_hex(8)
+            entry = {
+                "member": member if isinstance(member, str) else None,
+                "member_hex": who.hex() if isinstance(member, bytes) else None,
+                "score": score,
+                "at": now,
+                "client_time": client_time,
+                "nonce": nonce,
+                "ip": ip,
+                "replay": payload,
+                "operator": operator,
+            }
+            text = (checked.reason + "|" + json.dumps(entry, separators=(",", ":"))).encode()
+            await state.write_hash(state.keys.held, {pending_id.encode(): text}, None)
             detail["id"] = pending_id
             detail["entry"] = entry
-            await self._journal(board, "held", who, value, now, actor, checked.reason, detail)
-            verdict = Verdict(
+            self._record(board, "held", who, value, now, actor, checked.reason, detail)
+            self._validate_later(board, _parse(board.name, pending_id, text))
+            return Verdict(
                 "pending",
                 checked.reason,
                 REASONS[checked.reason],
@@ -233,11 +343,9 @@ class AsyncGuard:
                 limit=limit,
                 zscore=checked.zscore,
             )
-            self._validate_later(board, self._entry(board.name, pending_id, checked.reason, entry))
-            return verdict
         result = await board.submit(member, score, operator=operator)  # type: ignore[arg-type]
         if config.audit_accepted:
-            await self._journal(board, "accepted", who, value, now, actor, None, detail)
+            self._record(board, "accepted", who, value, now, actor, None, detail)
         return Verdict("accepted", submission=result, limit=limit, zscore=checked.zscore)
 
     def _signature(
@@ -259,83 +367,6 @@ class AsyncGuard:
         if abs(now - client_time / 1000) > config.skew:
             return _rejected("clock-skew")
         return None
-
-    def _static_params(self) -> tuple[Any, ...]:
-        config = self.config
-        span_us = 0 if config.change_span is None else round(config.change_span * 1e6)
-        return (
-            b"" if config.max_step is None else config.max_step,
-            span_us,
-            b"" if config.max_change is None else config.max_change,
-            b"" if config.z_threshold is None else config.z_threshold,
-            config.z_min_history,
-            config.pending_rank or 0,
-        )
-
-    def _keys(
-        self,
-        keys: GuardKeys,
-        board: AsyncLeaderboard,
-        who: bytes,
-        nonce: str | None,
-        ip: str | None,
-        trusted: bool,
-    ) -> list[bytes]:
-        config = self.config
-        player = keys.player(who)
-        found = [
-            player,
-            player if nonce is None else keys.nonce(nonce),
-            keys.board.window(board.window_id()),
-            keys.held,
-            keys.banned,
-        ]
-        if not trusted:
-            if config.player_limit is not None:
-                found += keys.limiter(b"rp", config.player_limit, who)
-            if config.ip_limit is not None and ip is not None:
-                found += keys.limiter(b"ri", config.ip_limit, ip.encode())
-        return found
-
-    def _args(
-        self,
-        who: bytes,
-        score: float,
-        use_nonce: bool,
-        trusted: bool,
-        pending_id: str,
-        entry: dict[str, Any],
-        board: AsyncLeaderboard,
-        operator: str | None,
-    ) -> list[Any]:
-        config = self.config
-        step, span, change, z, z_least, tier = self._params
-        if trusted:
-            step, span, change, z, tier = b"", 0, b"", b"", 0
-        player_keys = ip_keys = 0
-        if not trusted and config.player_limit is not None:
-            player_keys = len(SUFFIXES[config.player_limit.algorithm])
-        if not trusted and config.ip_limit is not None and entry["ip"] is not None:
-            ip_keys = len(SUFFIXES[config.ip_limit.algorithm])
-        return [
-            who,
-            score,
-            config.nonce_ttl_ms if use_nonce else 0,
-            step,
-            span,
-            change,
-            z,
-            z_least,
-            tier,
-            b"1" if board.config.higher_is_better else b"0",
-            pending_id.encode(),
-            json.dumps(entry, separators=(",", ":")).encode(),
-            player_keys,
-            ip_keys,
-            *steps.limiter_params(config.player_limit),
-            *steps.limiter_params(config.ip_limit),
-            (operator or board.config.operator).encode(),
-        ]
 
     # -- pending submissions --------------------------------------------------------------
 
@@ -500,6 +531,7 @@ class AsyncGuard:
         now = self._now()
         restored = _Restored()
         if store is not None:
+            store.flush()
             for event in store.read(board=audit_stream(board.name)):
                 restored.add(record(board.name, event))
         if restored.bans:
@@ -535,6 +567,7 @@ class AsyncGuard:
         store = board.journal_store
         if store is None:
             return []
+        store.flush()  # the verdicts handed over behind their answers
         stream = audit_stream(board.name)
         if member is None:
             events = list(store.read(board=stream))
@@ -587,15 +620,44 @@ class AsyncGuard:
         )
         await self._appender(store).append([event])
 
+    def _record(
+        self,
+        board: AsyncLeaderboard,
+        action: str,
+        member: bytes | None,
+        score: float | None,
+        now: float,
+        actor: str | None,
+        reason: str | None,
+        detail: dict[str, Any],
+    ) -> None:
+        """Journal a submission's verdict behind its answer: handed to the journal's
+        committer without waiting (it goes with the next group commit; :meth:`audit`
+        and :meth:`restore` flush first). A verdict lost in a crash loses no score."""
+        store = board.journal_store
+        if store is None:
+            return
+        event = verdict_event(
+            board.name,
+            action,
+            member,
+            score,
+            round(now * 1e6),
+            actor=actor,
+            reason=reason,
+            detail={k: v for k, v in detail.items() if v is not None},
+        )
+        store.enqueue([([event], None)], _settled)
+
     def _appender(self, store: JournalStore) -> AsyncAppender:
         appender = self._appenders.get(id(store))
         if appender is None:
             appender = self._appenders[id(store)] = AsyncAppender(store)
         return appender
 
-    @staticmethod
-    def _entry(board: str, pending_id: str, reason: str, entry: dict[str, Any]) -> PendingEntry:
-        return _parse(board, pending_id, (reason + "|" + json.dumps(entry)).encode())
+
+def _settled() -> None:
+    """Nothing waits for a verdict's append."""
 
 
 def _who(member: str | bytes) -> bytes:

@@ -1,11 +1,12 @@
 -- The guard's stateful layers in one atomic step (ranked/guard/_procedures.py composes
 -- rl_player / rl_ip in front: ranked.ratelimit's own scripts as local functions).
--- KEYS: 1 member stats (hash), 2 nonce, 3 board window (zset), 4 held (hash),
---       5 banned (set), then the member limiter's keys, then the IP limiter's.
+-- KEYS: 1 member stats (hash), 2 nonce, 3 board window (zset), 4 held (hash; the caller
+--       stores a held submission there in a step of its own), 5 banned (set), then the
+--       member limiter's keys, then the IP limiter's.
 -- ARGV: 1 now_us|"", 2 member, 3 score, 4 nonce TTL ms (0: no nonce), 5 max step|"",
 --   6 span us (0: none), 7 max change|"", 8 z threshold|"", 9 z min history,
---   10 pending rank (0: none), 11 higher is better (1|0), 12 pending id,
---   13 submission JSON, 14 member limiter keys, 15 IP limiter keys,
+--   10 pending rank (0: none), 11 higher is better (1|0), 12-13 unused,
+--   14 member limiter keys, 15 IP limiter keys,
 --   16-18 member policy (limit, window us, burst), 19-21 IP policy, 22 operator.
 -- Reply {code (0 accepted, 1 rejected, 2 held), reason, member limiter's remaining,
 --   reset us, retry us (-2: none), IP limiter's three, z|"", rank (0: not computed)}.
@@ -96,7 +97,6 @@ if nonce_ttl > 0 then
   redis.call('SET', KEYS[2], '1', 'PX', nonce_ttl)
 end
 if held then
-  redis.call('HSET', KEYS[4], ARGV[12], held .. '|' .. ARGV[13])
   reply[1], reply[2] = 2, held
   return reply
 end
