@@ -40,6 +40,7 @@ NAMES: Final = {
     "acall_validator": "call_validator",
     "apost_webhook": "post_webhook",
     "wait_tasks": "wait_tasks_now",
+    "record_later": "record_now",
     "restore_later": "restore_now",
     "off_loop": "in_line",
     "_async": "_sync",

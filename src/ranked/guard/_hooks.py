@@ -20,6 +20,8 @@ __all__ = [
     "apost_webhook",
     "call_validator",
     "post_webhook",
+    "record_later",
+    "record_now",
     "validate_later",
     "validate_now",
     "wait_tasks",
@@ -82,3 +84,30 @@ async def wait_tasks(tasks: set[Any]) -> None:
 
 def wait_tasks_now(tasks: set[Any]) -> None:
     """The blocking guard runs its validators in line: nothing to wait for."""
+
+
+def _settled() -> None:
+    """Nothing waits for a verdict's append."""
+
+
+def record_later(queues: dict[int, tuple[Any, list[Any]]], store: Any, event: Any) -> None:
+    """Queue a verdict's event for ``store``; the events queued in one turn of the event
+    loop go to the journal's committer together, as one append, at the start of the next
+    turn: with the board's own append of the same turn, so that both usually share one
+    commit (and one fsync)."""
+    key = id(store)
+    found = queues.get(key)
+    if found is None:
+        found = queues[key] = (store, [])
+        asyncio.get_running_loop().call_soon(_hand_over, queues, key)
+    found[1].append(event)
+
+
+def _hand_over(queues: dict[int, tuple[Any, list[Any]]], key: int) -> None:
+    store, events = queues.pop(key)
+    store.enqueue([(events, None)], _settled)
+
+
+def record_now(queues: dict[int, tuple[Any, list[Any]]], store: Any, event: Any) -> None:
+    """The blocking guard hands each verdict's event to the committer at once."""
+    store.enqueue([([event], None)], _settled)

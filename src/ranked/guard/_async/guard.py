@@ -32,7 +32,7 @@ from ...ratelimit.keys import SUFFIXES
 from .. import _procedures as steps
 from .._audit import Restored as _Restored
 from .._audit import record, verdict_event
-from .._hooks import acall_validator, apost_webhook, validate_later, wait_tasks
+from .._hooks import acall_validator, apost_webhook, record_later, validate_later, wait_tasks
 from .._keys import GuardKeys, member_bytes
 from ..config import GuardConfig
 from ..signing import check_nonce, verify
@@ -228,6 +228,8 @@ class AsyncGuard:
         self._boards: dict[tuple[int, str], _Board] = {}
         self._appenders: dict[int, AsyncAppender] = {}
         self._tasks: set[Any] = set()
+        self._verdicts: dict[int, tuple[Any, list[Any]]] = {}
+        """Verdict events waiting for this turn's hand-over, per journal store."""
 
     # -- the pipeline ---------------------------------------------------------------------
 
@@ -343,9 +345,9 @@ class AsyncGuard:
                 limit=limit,
                 zscore=checked.zscore,
             )
-        result = await board.submit(member, score, operator=operator)  # type: ignore[arg-type]
-        if config.audit_accepted:
+        if config.audit_accepted:  # queued first: it shares the board's commit
             self._record(board, "accepted", who, value, now, actor, None, detail)
+        result = await board.submit(member, score, operator=operator)  # type: ignore[arg-type]
         return Verdict("accepted", submission=result, limit=limit, zscore=checked.zscore)
 
     def _signature(
@@ -647,17 +649,13 @@ class AsyncGuard:
             reason=reason,
             detail={k: v for k, v in detail.items() if v is not None},
         )
-        store.enqueue([([event], None)], _settled)
+        record_later(self._verdicts, store, event)
 
     def _appender(self, store: JournalStore) -> AsyncAppender:
         appender = self._appenders.get(id(store))
         if appender is None:
             appender = self._appenders[id(store)] = AsyncAppender(store)
         return appender
-
-
-def _settled() -> None:
-    """Nothing waits for a verdict's append."""
 
 
 def _who(member: str | bytes) -> bytes:

@@ -33,7 +33,7 @@ from ...ratelimit.keys import SUFFIXES
 from .. import _procedures as steps
 from .._audit import Restored as _Restored
 from .._audit import record, verdict_event
-from .._hooks import call_validator, post_webhook, validate_now, wait_tasks_now
+from .._hooks import call_validator, post_webhook, record_now, validate_now, wait_tasks_now
 from .._keys import GuardKeys, member_bytes
 from ..config import GuardConfig
 from ..signing import check_nonce, verify
@@ -229,6 +229,8 @@ class Guard:
         self._boards: dict[tuple[int, str], _Board] = {}
         self._appenders: dict[int, Appender] = {}
         self._tasks: set[Any] = set()
+        self._verdicts: dict[int, tuple[Any, list[Any]]] = {}
+        """Verdict events waiting for this turn's hand-over, per journal store."""
 
     # -- the pipeline ---------------------------------------------------------------------
 
@@ -344,9 +346,9 @@ class Guard:
                 limit=limit,
                 zscore=checked.zscore,
             )
-        result = board.submit(member, score, operator=operator)  # type: ignore[arg-type]
-        if config.audit_accepted:
+        if config.audit_accepted:  # queued first: it shares the board's commit
             self._record(board, "accepted", who, value, now, actor, None, detail)
+        result = board.submit(member, score, operator=operator)  # type: ignore[arg-type]
         return Verdict("accepted", submission=result, limit=limit, zscore=checked.zscore)
 
     def _signature(
@@ -642,17 +644,13 @@ class Guard:
             reason=reason,
             detail={k: v for k, v in detail.items() if v is not None},
         )
-        store.enqueue([([event], None)], _settled)
+        record_now(self._verdicts, store, event)
 
     def _appender(self, store: JournalStore) -> Appender:
         appender = self._appenders.get(id(store))
         if appender is None:
             appender = self._appenders[id(store)] = Appender(store)
         return appender
-
-
-def _settled() -> None:
-    """Nothing waits for a verdict's append."""
 
 
 def _who(member: str | bytes) -> bytes:
