@@ -275,3 +275,12 @@ def test_sign_is_stable() -> None:
     # the canonical message: whole scores without ".0"
     assert sign(KEY, "b", "m", 300, 1, "n0000000") == sign(KEY, "b", "m", 300.0, 1, "n0000000")
     assert sign(KEY, "b", "m", 0.5, 1, "n0000000") != sign(KEY, "b", "m", 1, 1, "n0000000")
+
+
+def test_pending_rank_refused_on_a_composite_board(env: Env) -> None:
+    board = env.board(tie_break="time")
+    guard = env.guard(pending_rank=10)
+    with pytest.raises(GuardConfigError):
+        guard.submit(board, "a", 5)
+    assert board.count() == 0
+    assert env.guard(max_step=10).submit(board, "a", 5).accepted  # other layers are fine

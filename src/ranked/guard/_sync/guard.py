@@ -94,6 +94,16 @@ class _Steps:
     members cached (the hot path builds no key it built lately)."""
 
     def __init__(self, board: Leaderboard, config: GuardConfig, keys: GuardKeys) -> None:
+        if config.pending_rank is not None and board.config.tie_break not in (
+            "member",
+            "secondary",
+        ):
+            # a composite or lexicographic board stores encoded scores: ZCOUNT over the
+            # client's score would not give its rank
+            raise GuardConfigError(
+                f"pending_rank needs a board with plain scores; {board.name!r} has a"
+                " composite or lexicographic tie-break"
+            )
         self.config = config
         self.keys = keys
         self._members: dict[bytes, list[bytes]] = {}
@@ -259,8 +269,9 @@ class Guard:
         submission for the validator); ``actor``: who, for the journal.
 
         Cheap checks in the process, then one atomic backend step, then the board's
-        submission: two steps for an accepted write (one Redis script each), one for a
-        refused or held one, none for one refused by a cheap check. Bad arguments raise
+        submission: two steps for an accepted write (one Redis script each), two for a
+        held one (the check, then the step storing the entry), one for one the step
+        refuses, none for one a cheap check refuses. Bad arguments raise
         :class:`~ranked.errors.GuardArgumentError` before anything is checked.
         """
         config = self.config
