@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "ranked"
-FEATURES = ("leaderboard", "ratelimit", "queue", "notify", "journal", "service", "cli")
+FEATURES = ("leaderboard", "ratelimit", "queue", "notify", "guard", "journal", "service", "cli")
 """The features, and the surfaces above them: none reaches past the seam."""
 CONCRETE = ("memory", "redis", "cluster", "native", "_redis_ops", "_wire")
 BACKEND_CLASSES = {

@@ -12,6 +12,8 @@ __all__ = [
     "BackendUnavailableError",
     "BoardConfigError",
     "CrossSlotError",
+    "GuardArgumentError",
+    "GuardConfigError",
     "InvalidCursorError",
     "InvalidEventError",
     "InvalidItemError",
@@ -29,6 +31,7 @@ __all__ = [
     "NotifyConfigError",
     "OutOfRangeError",
     "PageSizeError",
+    "PendingNotFoundError",
     "QueueArgumentError",
     "RankedError",
     "RateLimitConfigError",
@@ -232,3 +235,20 @@ class KeyStoreError(RankedError):
     """The API key file cannot be used: its directory cannot be created, it is not a SQLite
     database or not a ranked key store, it has a schema version this ranked does not know,
     a row in it does not parse, or the store is closed. Nothing is repaired silently."""
+
+
+class GuardConfigError(RankedError, ValueError):
+    """A write guard is configured with values that cannot work: a bound below its
+    minimum, a secret that is not bytes, a rate limit that is not a policy, a pending tier
+    below 1, a webhook URL that is not http(s). Raised when the configuration is made."""
+
+
+class GuardArgumentError(RankedError, ValueError):
+    """A guarded submission's argument has the wrong type or form (a nonce that is not a
+    short printable str, a client time that is not a number, a signature that is not
+    hex). Raised before any check runs: nothing is recorded."""
+
+
+class PendingNotFoundError(RankedError, LookupError):
+    """No pending submission has this id on the board (never held, or already promoted
+    or rejected)."""

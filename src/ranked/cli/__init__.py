@@ -24,10 +24,11 @@ def main() -> None:
 def _register() -> None:
     from .boards import boards, rebuild, snapshot
     from .exporter import export
+    from .guard import guard
     from .importer import import_
     from .serve import demo, serve
 
-    for command in (serve, demo, keys, boards, import_, export, rebuild, snapshot):
+    for command in (serve, demo, keys, boards, import_, export, rebuild, snapshot, guard):
         main.add_command(command)
 
 

@@ -22,11 +22,15 @@ from ..core.limits import MAX_INSTANT_US, check_instant_us
 from ..errors import InvalidEventError, JournalError, RankedError
 
 __all__ = [
+    "AUDIT_SUFFIX",
     "MAX_AT_US",
+    "VERDICT",
     "Event",
     "NewEvent",
+    "audit_stream",
     "check_event",
     "event_from_row",
+    "is_audit_stream",
     "recorded",
     "stored_fields",
 ]
@@ -37,6 +41,26 @@ the store treats it, like ``value``, as the caller's."""
 
 MAX_AT_US: Final = MAX_INSTANT_US
 """The latest instant an event may count at, in Unix microseconds (2140-01-01T00:00:00Z)."""
+
+
+AUDIT_SUFFIX: Final = "~guard"
+"""A board's audit stream is a stream of its own beside the board's: ``<board>~guard``.
+It holds the write guard's ``verdict`` events (docs/guard.md); a board's replay reads only
+its own stream, so verdicts never change a replayed score nor slow a rebuild, and the
+journal's list of boards to reopen (``recorded_configs``) leaves audit streams out."""
+
+VERDICT: Final = "verdict"
+"""The operation of an audit stream's events: a verdict or a moderation action."""
+
+
+def audit_stream(board: str) -> str:
+    """The name of ``board``'s audit stream."""
+    return board + AUDIT_SUFFIX
+
+
+def is_audit_stream(name: str) -> bool:
+    """Whether a journal stream name is a board's audit stream."""
+    return name.endswith(AUDIT_SUFFIX)
 
 
 _GOOD_BOARDS: set[str] = set()

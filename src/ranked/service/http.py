@@ -156,6 +156,8 @@ class Route:
     board_reads: bool = False
     """A read of a board: open to clients without a key when the board allows it."""
     media_type: str = "application/json"
+    answers: tuple[tuple[int, str, type], ...] = ()
+    """Other success answers: (status, description, response type)."""
     segments: tuple[str, ...] = ()
     name: str = ""
 

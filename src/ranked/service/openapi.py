@@ -21,6 +21,7 @@ _STATUS_TEXT = {
     404: "No such board or member",
     409: "Conflicts with the board's fixed settings",
     413: "Body too large",
+    429: "Too many requests (see Retry-After and the RateLimit headers)",
     422: "A field does not fit (named in the problem)",
     503: "Journal or backend unavailable, or not ready",
 }
@@ -31,6 +32,7 @@ def openapi(routes: list[Route]) -> dict[str, Any]:
     types: list[Any] = [Problem]
     for route in routes:
         types += [t for t in (route.body, route.response, route.query) if t is not None]
+        types += [kind for _status, _text, kind in route.answers]
     schemas, components = msgspec.json.schema_components(
         types, ref_template="#/components/schemas/{name}"
     )
@@ -76,6 +78,11 @@ def _operation(route: Route, by_type: dict[Any, Any], components: dict[str, Any]
     }
     if route.method == "PUT" and route.body is not None and route.path.endswith("{board}"):
         responses["201"] = {**responses["200"], "description": "Created"}
+    for status, text, kind in route.answers:
+        responses[str(status)] = {
+            "description": text,
+            "content": {route.media_type: {"schema": by_type[kind]}},
+        }
     for status in sorted(statuses):
         responses[str(status)] = {"description": _STATUS_TEXT.get(status, ""), "content": problem}
     parameters: list[dict[str, Any]] = [

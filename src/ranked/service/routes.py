@@ -17,6 +17,7 @@ from ..errors import BoardConfigError, WindowError
 from ..leaderboard import IncrBatcher, asubmit_to_boards_nonatomic
 from .batching import Batchers
 from .convert import entries, field_of, member, query, submitted
+from .guard_routes import Guards, HeldResult, guard_routes
 from .http import HTTPProblem, Request, Response, Route, json_response
 from .keys import Scope
 from .live import Hub
@@ -166,6 +167,8 @@ class Handlers:
         """Told of every applied write (the live channels)."""
         self.batchers = batchers or Batchers(boards, metrics, hub)
         """The boards' batched increments (``batch_incr_ms``)."""
+        self.guards = Guards(boards)
+        """The boards' write guards (guard_routes.py)."""
 
     # -- boards -------------------------------------------------------------------------
 
@@ -194,6 +197,13 @@ class Handlers:
     async def submit(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
         body: ScoreBody = await _body(request, ScoreBody)
+        guarded = await self.guards.submit(request, board, body)  # None: no guard
+        if guarded is not None:  # a guarded board's writes are judged one by one
+            done, response = guarded
+            if done is not None:
+                self._submitted(board.name, 1)
+                self.hub.submitted(board.name, (done,))
+            return response
         batcher = self.batchers.get(board)
         if batcher is not None:
             return await self._submit_batched(board.name, batcher, body)
@@ -219,6 +229,7 @@ class Handlers:
     async def submit_batch(self, request: Request) -> Response:
         board = self.boards.get(request.params["board"])
         body: BatchBody = await _body(request, BatchBody)
+        await self.guards.refuse_batch(board)
         await self.batchers.flush(board.name)
         results = await board.submit_many(
             [(item.member, item.score) for item in body.scores],
@@ -233,6 +244,7 @@ class Handlers:
         body: ManyBoardsBody = await _body(request, ManyBoardsBody)
         boards = [self.boards.get(name) for name in dict.fromkeys(body.boards)]
         for each in boards:
+            await self.guards.refuse_batch(each)
             await self.batchers.flush(each.name)
         results = await asubmit_to_boards_nonatomic(
             boards, body.member, body.score, operator=body.operator
@@ -447,6 +459,7 @@ def api_routes(
     m = b + "/members/{member}"
     R, W, A = Scope.READ, Scope.WRITE, Scope.ADMIN
     return [
+        *guard_routes(h.guards),  # the write guard's own (guard_routes.py)
         Route("GET", "/v1/boards", h.list_boards, R, "List the boards", response=BoardList),
         Route(
             "PUT",
@@ -471,21 +484,24 @@ def api_routes(
             "POST",
             b + "/scores",
             h.submit,
-            W,
-            "Submit a score",
+            R,  # a write key; a read key only on a board with a guard (guard_routes.py)
+            "Submit a score (through the board's write guard when it has one)",
             body=ScoreBody,
             response=SubmitResult,
             tag="scores",
+            problems=(409, 429),
+            answers=((202, "Held for review (a board with a guard)", HeldResult),),
         ),
         Route(
             "POST",
             b + "/scores/batch",
             h.submit_batch,
             W,
-            "Submit many scores, atomically",
+            "Submit many scores, atomically (not on a board with a guard: 409)",
             body=BatchBody,
             response=BatchResult,
             tag="scores",
+            problems=(409,),
         ),
         Route(
             "POST",
@@ -495,7 +511,7 @@ def api_routes(
             "Submit one member's score to many boards",
             body=ManyBoardsBody,
             response=ManyBoardsResult,
-            problems=(404,),
+            problems=(404, 409),
             tag="scores",
         ),
         Route(

@@ -145,6 +145,15 @@ class ScoreBody(msgspec.Struct, forbid_unknown_fields=True):
     operator: Operator | None = None
     """Overrides the board's operator for this submission."""
     key: IdempotencyKey | None = None
+    # A board with a write guard (docs/guard.md) reads these; other boards ignore them.
+    client_time: Annotated[int, msgspec.Meta(ge=0, le=2**53)] | None = None
+    """Signed submissions: the client's clock, Unix ms."""
+    nonce: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_.:~+/=-]{8,128}$")] | None = None
+    """Signed submissions: a value used once."""
+    signature: Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")] | None = None
+    """Signed submissions: hex HMAC-SHA256 of (board, member, score, client_time, nonce)."""
+    replay: Any = None
+    """Any JSON value the client attaches (kept with a held submission for its validator)."""
 
 
 class WindowOut(msgspec.Struct):

@@ -29,7 +29,7 @@ from ...core.windows import Season, Window, WindowKind, WindowPlan
 from ...errors import BoardConfigError, JournalError, UnsupportedOperationError
 from ...journal import open_journal
 from ...journal.as_of import AsOf
-from ...journal.events import NewEvent
+from ...journal.events import NewEvent, is_audit_stream
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
 from .._config_json import options as board_options
@@ -160,6 +160,13 @@ class AsyncLeaderboard:
 
     def __repr__(self) -> str:
         return f"AsyncLeaderboard({self.backend.url!r}, {self.name!r})"
+
+    @property
+    def journal_store(self) -> JournalStore | None:
+        """The board's journal store, None without one: where other features keep their
+        records of the board beside it (the write guard's verdicts, docs/guard.md)."""
+        journal = self._journal
+        return None if journal is None else journal.store
 
     # -- writes -----------------------------------------------------------------------
 
@@ -732,6 +739,8 @@ class AsyncLeaderboard:
         journal only: O(boards)."""
         found: dict[str, dict[str, Any] | None] = {}
         for name in journal.boards():
+            if is_audit_stream(name):  # a write guard's verdicts, not a board
+                continue
             last = journal.last_board_event(name, "config")
             found[name] = None if last is None else board_options(json.loads(last.value))
         return found
