@@ -18,8 +18,9 @@ from ranked.backends.memory import MemoryBackend
 from ranked.core.limits import MAX_DURATION_S, MAX_INSTANT_S
 from ranked.errors import OutOfRangeError
 from ranked.ratelimit import ALGORITHMS, Algorithm, Decision, Policy, RateLimiter
+from ranked.ratelimit.policy import RateLimitConfigError
 
-from .conftest import Env, FakeClock, Limiter, NewLimiter
+from .conftest import T0, Env, FakeClock, Limiter, NewLimiter
 
 
 def largest(algorithm: Algorithm) -> float:
@@ -126,3 +127,32 @@ def test_clock_readings_at_the_bounds_are_taken(new_limiter: NewLimiter, reading
     limiter = new_limiter(Policy(1, 10, "gcra"), clock=lambda: reading)
     assert limiter.hit("u").allowed
     assert not limiter.hit("u").allowed
+
+
+@pytest.mark.parametrize("algorithm", ["token_bucket", "gcra"])
+@pytest.mark.parametrize("now", [T0, MAX_INSTANT_S - 10])
+def test_the_fastest_rate_is_exact_on_every_backend(
+    new_limiter: NewLimiter, algorithm: Algorithm, now: float
+) -> None:
+    """A million a second per key: an emission interval of one microsecond, which a
+    double holds next to every instant up to 2140."""
+    policy = Policy(1_000_000, 1, algorithm, burst=3)
+    decided = three_hits(new_limiter(policy, clock=FakeClock(now)))
+    decided.append(new_limiter(policy, clock=FakeClock(now)).hit("u"))
+    reference_limiter = RateLimiter(MemoryBackend(), policy, clock=FakeClock(now))
+    reference = [*three_hits(reference_limiter), reference_limiter.hit("u")]
+    assert decided == reference
+    assert [d.allowed for d in decided] == [True, True, True, False]
+
+
+@pytest.mark.parametrize("algorithm", ["token_bucket", "gcra"])
+def test_a_rate_past_a_million_a_second_is_refused(algorithm: Algorithm) -> None:
+    """Past a million a second per key the interval is under a microsecond, which rounds
+    away against today's instants in microseconds (Redis then refused the GCRA's zero
+    expiry; memory admitted everything)."""
+    with pytest.raises(RateLimitConfigError, match="1,000,000 a second"):
+        Policy(1_000_001, 1, algorithm)
+    with pytest.raises(RateLimitConfigError, match="1,000,000 a second"):
+        Policy(2, 0.000001, algorithm)
+    assert Policy(1_000_000, 1, algorithm).limit == 1_000_000
+    assert Policy(4_000_000, 4, algorithm).window == 4

@@ -87,6 +87,12 @@ class Policy:
         if not self.name or _NAME_FORBIDDEN & set(self.name) or not self.name.isprintable():
             raise RateLimitConfigError(f"name must be printable, without quotes: {self.name!r}")
         check_duration(window, "window")
+        if self.algorithm in ("token_bucket", "gcra") and window * 1_000_000 < self.limit:
+            raise RateLimitConfigError(
+                f"{self.limit} per {window} s is more than 1,000,000 a second: an interval"
+                " under a microsecond rounds away against the instants (Unix"
+                " microseconds) every backend computes with"
+            )
         if self.algorithm in _HORIZONS:
             check_duration(self.horizon, _HORIZONS[self.algorithm])
 
