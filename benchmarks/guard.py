@@ -23,9 +23,8 @@ the default), the same with ``audit_accepted`` off (rejections, holds and modera
 still journaled), the same with durability ``none`` (no fsync: the guard's CPU cost shows
 most), and Redis (a redis-server on CPU 0 too, SQLite journal, durability ``none``).
 
-The per-IP limit is 1,000,000 a second, not more: a GCRA emission interval below a quarter
-of a microsecond rounds away on today's Unix time in microseconds (doubles), and the
-limiter's script then sets a zero expiry, which Redis refuses (see RESULTS-guard.md).
+The per-IP limit is 1,000,000 a second, the most a GCRA policy takes (a faster one's
+interval, under a microsecond, would round away against today's instants in microseconds).
 
 Round trips: on Redis, ``INFO commandstats`` before and after 500 sequential submissions
 to each board gives the commands each submission sends.
