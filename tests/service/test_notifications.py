@@ -9,6 +9,7 @@ import asyncio
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -202,3 +203,57 @@ def test_settings_are_checked_kept_and_secret(served: Api) -> None:
     assert served.call("DELETE", path).json() == {"removed": True}
     assert served.call("GET", path).status_code == 404
     assert served.call("DELETE", path).status_code == 404
+
+
+def test_a_kept_notification_is_delivered_after_a_crash(tmp_path: Path) -> None:
+    """The outbox: a notification whose webhook delivery had not succeeded when the
+    service was SIGKILLed is sent again, same id and body, by the next start; once
+    delivered it is not sent again by the one after."""
+    data_dir = tmp_path / "data"
+    keys = {}
+    with KeyStore(data_dir) as store:
+        for scope in Scope:
+            keys[scope.value] = store.create(scope)[1]
+    receiver = Receiver([500] * 100)  # refuses until the crash
+    service = RankedService(data_dir)
+
+    def start() -> None:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("RANKED_WEBHOOK_BACKOFF", "60")  # no retry before the crash
+            patch.setenv("RANKED_WEBHOOK_BACKOFF_MAX", "60")
+            service.start()
+
+    start()
+    api = Api(service, keys, httpx.Client(base_url=service.url, timeout=30), "embedded")
+    try:
+        board = api.board()
+        for member, score in (("ann", 30), ("bob", 20)):
+            api.call("POST", f"/v1/boards/{board}/scores", json={"member": member, "score": score})
+        settings = {
+            "interval_seconds": 0.5,
+            "thresholds": [2],
+            "webhook": {"url": receiver.url, "secret": SECRET},
+        }
+        assert api.call("PUT", f"/v1/boards/{board}/notifications", json=settings).is_success
+        time.sleep(1.2)  # the first slot takes the baseline
+        api.call("POST", f"/v1/boards/{board}/scores", json={"member": "zed", "score": 99})
+        before = {r.headers["x-ranked-delivery"]: r.body for r in receiver.wait(2)}
+        assert len(before) == 2  # zed took first place, ann lost it; both refused
+        service.kill()
+        with receiver.lock:
+            receiver.fail.clear()
+        start()
+        again = receiver.wait(4)[2:]
+        assert {r.headers["x-ranked-delivery"]: r.body for r in again} == before
+        for r in again:
+            stamp, signature = r.headers["x-ranked-timestamp"], r.headers["x-ranked-signature"]
+            assert verify(SECRET, stamp, r.body, signature, now=time.time())
+        time.sleep(0.5)  # the settled marks land
+        assert service.stop() == 0
+        start()
+        time.sleep(1.0)
+        assert len(receiver.received) == 4  # delivered: not sent again
+    finally:
+        api.client.close()
+        service.close()
+        receiver.close()

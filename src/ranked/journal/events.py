@@ -24,6 +24,7 @@ from ..errors import InvalidEventError, JournalError, RankedError
 __all__ = [
     "AUDIT_SUFFIX",
     "MAX_AT_US",
+    "OUTBOX_SUFFIX",
     "VERDICT",
     "Event",
     "NewEvent",
@@ -31,6 +32,8 @@ __all__ = [
     "check_event",
     "event_from_row",
     "is_audit_stream",
+    "is_side_stream",
+    "outbox_stream",
     "recorded",
     "stored_fields",
 ]
@@ -61,6 +64,23 @@ def audit_stream(board: str) -> str:
 def is_audit_stream(name: str) -> bool:
     """Whether a journal stream name is a board's audit stream."""
     return name.endswith(AUDIT_SUFFIX)
+
+
+OUTBOX_SUFFIX: Final = "~notify"
+"""A board's webhook outbox is a stream of its own beside the board's: ``<board>~notify``
+(the notifications produced for the board's webhook, and which of them were settled:
+docs/live.md, Notifications)."""
+
+
+def outbox_stream(board: str) -> str:
+    """The name of ``board``'s webhook outbox."""
+    return board + OUTBOX_SUFFIX
+
+
+def is_side_stream(name: str) -> bool:
+    """Whether a journal stream name is one of a board's side streams (its audit stream,
+    its webhook outbox), not a board."""
+    return name.endswith((AUDIT_SUFFIX, OUTBOX_SUFFIX))
 
 
 _GOOD_BOARDS: set[str] = set()

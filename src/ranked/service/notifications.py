@@ -1,7 +1,9 @@
 """Rank-change notifications in the service (docs/live.md, "Notifications"): per-board
 settings (``GET``/``PUT``/``DELETE /v1/boards/{board}/notifications``, scope admin), one
 watcher task per board that has them, and the deliveries: on the member's live channel
-(a ``notification`` message) and to the board's webhook (:mod:`.webhooks`).
+(a ``notification`` message) and to the board's webhook (:mod:`.webhooks`), through the
+journaled outbox (:mod:`.outbox`): a notification for a webhook is kept in the journal
+before it is sent, so it is delivered at least once across crashes and restarts.
 
 The settings are kept in the board's metadata under ``"notifications"`` (journaled with
 it, so a restart finds them), not in :class:`~.schemas.BoardSettings`: they hold the
@@ -35,6 +37,7 @@ from .http import HTTPProblem, Request, Response, Route, json_response
 from .keys import Scope
 from .live import Hub
 from .metrics import Metrics
+from .outbox import Outbox
 from .registry import Boards
 from .routes import Window, _body
 from .schemas import RemoveResult
@@ -168,14 +171,22 @@ class Notifier:
         self.boards = boards
         self.hub = hub
         self.metrics = metrics
-        self.webhooks = WebhookSender(limits, on_outcome=metrics.notify.delivered)
+        self.webhooks = WebhookSender(
+            limits, on_outcome=metrics.notify.delivered, on_settled=self._settled
+        )
         self._watches: dict[str, _Watch] = {}
+        self._outbox: Outbox | None = None
+        """The journaled outbox (set once the boards are open: it is on their journal)."""
+        self._keeping: set[asyncio.Task[None]] = set()
         hub.observers.append(self.observe)
 
     # -- start and stop ---------------------------------------------------------------
 
     async def open(self) -> None:
-        """Start the watchers of the boards whose metadata holds settings."""
+        """Start the watchers of the boards whose metadata holds settings, and send again
+        what their webhooks' outbox holds unsettled (a crash or a stop came first)."""
+        if self.boards.store is not None:
+            self._outbox = Outbox(self.boards.store)
         for name in self.boards.names():
             stored = (await self.boards.get(name).metadata()).get(METADATA_KEY)
             if stored is None:
@@ -185,12 +196,28 @@ class Notifier:
                 self._start(name, settings)
             except (msgspec.ValidationError, NotifyConfigError, WindowError) as error:
                 _log.error("board %r: notification settings not used: %s", name, error)
+                continue
+            self._resend(name, settings)
+
+    def _resend(self, name: str, settings: NotificationSettings) -> None:
+        """Send the board's kept, unsettled notifications to its webhook again."""
+        webhook = settings.webhook
+        if self._outbox is None or webhook is None or webhook.secret is None:
+            return
+        pending = self._outbox.pending(name)
+        if pending:
+            _log.info("board %r: %d webhook notifications sent again", name, len(pending))
+        for payload in pending:
+            self.webhooks.send(name, webhook.url, webhook.secret, payload)
 
     async def close(self) -> None:
         """Stop the watchers, and the webhook deliveries (pending ones are lost)."""
         for watch in self._watches.values():
             await _stop(watch)
         self._watches.clear()
+        for task in list(self._keeping):  # a notification being kept: let it land
+            with contextlib.suppress(Exception):
+                await task
         await self.webhooks.close()
 
     # -- settings ---------------------------------------------------------------------
@@ -293,7 +320,26 @@ class Notifier:
                 for channel in channels:
                     channel.put(text)
             if webhook is not None and webhook.secret is not None:
-                self.webhooks.send(name, webhook.url, webhook.secret, payload)
+                task = asyncio.get_running_loop().create_task(
+                    self._keep_then_send(name, webhook.url, webhook.secret, payload)
+                )
+                self._keeping.add(task)
+                task.add_done_callback(self._keeping.discard)
+
+    async def _keep_then_send(
+        self, name: str, url: str, secret: str, payload: dict[str, Any]
+    ) -> None:
+        """Keep ``payload`` in the outbox (durable), then start its delivery."""
+        if self._outbox is not None:
+            try:
+                await self._outbox.produced(name, payload)
+            except Exception:  # the journal refused: send it all the same, at most once
+                _log.exception("board %r: notification %s not kept", name, payload["id"])
+        self.webhooks.send(name, url, secret, payload)
+
+    async def _settled(self, board: str, delivery: str, outcome: str) -> None:
+        if self._outbox is not None:
+            await self._outbox.settled(board, delivery, outcome)
 
 
 async def _stop(watch: _Watch) -> None:

@@ -10,8 +10,9 @@ notification's id) on every attempt, with a fresh ``X-Ranked-Timestamp`` and sig
 a 2xx answer ends it (``ok``); another status, a redirect or a connection error is retried
 (``retried``) after a delay drawn uniformly in ``[d/2, d]``, ``d = min(backoff_max,
 backoff * 2**(attempt - 1))``, until :attr:`WebhookLimits.attempts` attempts have failed
-(``failed``). Deliveries live in this process only: the ones pending when it stops are
-lost (no outbox is journaled).
+(``failed``). ``on_settled(board, delivery, outcome)`` is awaited when a delivery ends
+(``ok`` or ``failed``): the service marks it in its journaled outbox (:mod:`.outbox`),
+which sends again, after a restart, what was pending when the process ended.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import logging
 import os
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -89,7 +90,15 @@ Outcome = Callable[[str, str], None]
 """Told ``(board, outcome)``: ``ok``, ``retried``, ``failed`` or ``dropped``."""
 
 
+Settled = Callable[[str, str, str], Awaitable[None]]
+"""Awaited with ``(board, delivery id, outcome)`` when a delivery ends: ``ok`` or ``failed``."""
+
+
 def _nothing(board: str, outcome: str) -> None:
+    pass
+
+
+async def _forget(board: str, delivery: str, outcome: str) -> None:
     pass
 
 
@@ -101,10 +110,12 @@ class WebhookSender:
         limits: WebhookLimits | None = None,
         *,
         on_outcome: Outcome = _nothing,
+        on_settled: Settled = _forget,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.limits = limits or WebhookLimits.from_environ()
         self._on_outcome = on_outcome
+        self.on_settled = on_settled
         self._clock = clock
         self._tasks: set[asyncio.Task[None]] = set()
         self._client: httpx.AsyncClient | None = None
@@ -134,6 +145,7 @@ class WebhookSender:
         for attempt in range(1, limits.attempts + 1):
             if await self._post(url, secret, delivery, body, attempt):
                 self._on_outcome(board, "ok")
+                await self._settle(board, delivery, "ok")
                 return
             if attempt == limits.attempts:
                 self._on_outcome(board, "failed")
@@ -143,10 +155,17 @@ class WebhookSender:
                     delivery,
                     attempt,
                 )
+                await self._settle(board, delivery, "failed")
                 return
             self._on_outcome(board, "retried")
             bound = backoff_bound(limits, attempt)
             await asyncio.sleep(random.uniform(bound / 2, bound))
+
+    async def _settle(self, board: str, delivery: str, outcome: str) -> None:
+        try:
+            await self.on_settled(board, delivery, outcome)
+        except Exception:  # the journal refused: the delivery is sent again after a restart
+            _log.exception("webhook of board %r: delivery %s not marked settled", board, delivery)
 
     async def _post(self, url: str, secret: str, delivery: str, body: bytes, attempt: int) -> bool:
         if self._client is None:
@@ -171,7 +190,8 @@ class WebhookSender:
         return 200 <= answer.status_code < 300
 
     async def close(self) -> None:
-        """Stop: pending deliveries are abandoned (they live in this process only)."""
+        """Stop: pending deliveries are abandoned here (the outbox sends them again at the
+        next start)."""
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()

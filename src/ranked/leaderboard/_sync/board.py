@@ -30,7 +30,7 @@ from ...core.windows import Season, Window, WindowKind, WindowPlan
 from ...errors import BoardConfigError, JournalError, UnsupportedOperationError
 from ...journal import open_journal
 from ...journal.as_of import AsOf
-from ...journal.events import NewEvent, is_audit_stream
+from ...journal.events import NewEvent, is_side_stream
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
 from .._config_json import options as board_options
@@ -738,7 +738,7 @@ class Leaderboard:
         journal only: O(boards)."""
         found: dict[str, dict[str, Any] | None] = {}
         for name in journal.boards():
-            if is_audit_stream(name):  # a write guard's verdicts, not a board
+            if is_side_stream(name):  # a guard's verdicts or a webhook outbox, not a board
                 continue
             last = journal.last_board_event(name, "config")
             found[name] = None if last is None else board_options(json.loads(last.value))
