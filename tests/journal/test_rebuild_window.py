@@ -141,3 +141,19 @@ def test_an_unknown_window_is_refused_and_nothing_changes(tmp_path: Path) -> Non
         board.rebuild_window("w2026-W01")
     assert rows(board, "all") == [("ann", 3.0, 1)]
     board.close()
+
+
+def test_a_rebuild_reads_the_journal_not_a_snapshot_of_the_damage(tmp_path: Path) -> None:
+    """A snapshot is a copy of the index: damage written to the index and then
+    snapshotted must not come back from a rebuild."""
+    board = Leaderboard(
+        "memory://", "arena", operator="incr", journal=url_of(tmp_path / "j.db"),
+    )  # fmt: skip
+    board.submit("alice", 100)
+    board.submit("bob", 50)
+    board._steps.delete([keys_of(board, "all")[0]])  # a bad release's damage: alice gone
+    assert board.snapshot() is not None  # ... and a snapshot taken of it
+    assert [e.member for e in board.top(5)] == []
+    board.rebuild()
+    assert [(e.member, e.score) for e in board.top(5)] == [("alice", 100.0), ("bob", 50.0)]
+    board.close()

@@ -671,8 +671,9 @@ class AsyncLeaderboard:
                 await journal.write([event])
 
     async def rebuild(self) -> int:
-        """Delete the board from the index and build it again from the journal: the
-        engine's bulk load where the board allows it, else a replay of every event (see
+        """Delete the board from the index and build it again from the journal alone (no
+        snapshot: a snapshot is a copy of the index, damage included): the engine's bulk
+        load where the board allows it, else a replay of every event (see
         docs/durability.md). Returns how many events were replayed one by one. Not atomic:
         reads meanwhile see the board partly built."""
         journal = self._journal
@@ -681,7 +682,7 @@ class AsyncLeaderboard:
         self._use_writer(None)
         await run_async(self._steps, journal.journaling.reset())
         self._restored = True
-        return await journal.restore()
+        return await journal.restore(from_snapshot=False)
 
     async def rebuild_window(self, window: WindowArg = None) -> int:
         """Build one window (default: the current primary one) again from the journal and

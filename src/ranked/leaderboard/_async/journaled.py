@@ -114,11 +114,12 @@ class AsyncBoardJournal:
 
     # -- restore ----------------------------------------------------------------------------
 
-    async def restore(self) -> int:
+    async def restore(self, *, from_snapshot: bool = True) -> int:
         """Bring the index up to the journal: when the index holds nothing of this board,
-        load the newest good snapshot, or else fold the journal and bulk-load the result
-        where the board allows it; then apply every event after what it holds. Returns
-        how many events were replayed one by one."""
+        load the newest good snapshot (unless ``from_snapshot`` is False: a rebuild from
+        the journal alone), or else fold the journal and bulk-load the result where the
+        board allows it; then apply every event after what it holds. Returns how many
+        events were replayed one by one."""
         journaling = self.journaling
         applied: int = await self.steps.read_seq(journaling.seq_key)
         newest = self.store.last_board_seq(journaling.board)
@@ -132,7 +133,7 @@ class AsyncBoardJournal:
             )
             await run_async(self.steps, journaling.reset())
             applied = 0
-        if applied == 0 and self.snapshots is not None:
+        if applied == 0 and self.snapshots is not None and from_snapshot:
             found = self.snapshots.load_newest(journaling.board, max_seq=newest)
             self.snapshots.discard_after(journaling.board, newest)  # a history the journal lost
             if found is not None:

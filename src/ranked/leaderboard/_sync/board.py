@@ -670,8 +670,9 @@ class Leaderboard:
                 journal.write([event])
 
     def rebuild(self) -> int:
-        """Delete the board from the index and build it again from the journal: the
-        engine's bulk load where the board allows it, else a replay of every event (see
+        """Delete the board from the index and build it again from the journal alone (no
+        snapshot: a snapshot is a copy of the index, damage included): the engine's bulk
+        load where the board allows it, else a replay of every event (see
         docs/durability.md). Returns how many events were replayed one by one. Not atomic:
         reads meanwhile see the board partly built."""
         journal = self._journal
@@ -680,7 +681,7 @@ class Leaderboard:
         self._use_writer(None)
         run_sync(self._steps, journal.journaling.reset())
         self._restored = True
-        return journal.restore()
+        return journal.restore(from_snapshot=False)
 
     def rebuild_window(self, window: WindowArg = None) -> int:
         """Build one window (default: the current primary one) again from the journal and

@@ -115,11 +115,12 @@ class BoardJournal:
 
     # -- restore ----------------------------------------------------------------------------
 
-    def restore(self) -> int:
+    def restore(self, *, from_snapshot: bool = True) -> int:
         """Bring the index up to the journal: when the index holds nothing of this board,
-        load the newest good snapshot, or else fold the journal and bulk-load the result
-        where the board allows it; then apply every event after what it holds. Returns
-        how many events were replayed one by one."""
+        load the newest good snapshot (unless ``from_snapshot`` is False: a rebuild from
+        the journal alone), or else fold the journal and bulk-load the result where the
+        board allows it; then apply every event after what it holds. Returns how many
+        events were replayed one by one."""
         journaling = self.journaling
         applied: int = self.steps.read_seq(journaling.seq_key)
         newest = self.store.last_board_seq(journaling.board)
@@ -133,7 +134,7 @@ class BoardJournal:
             )
             run_sync(self.steps, journaling.reset())
             applied = 0
-        if applied == 0 and self.snapshots is not None:
+        if applied == 0 and self.snapshots is not None and from_snapshot:
             found = self.snapshots.load_newest(journaling.board, max_seq=newest)
             self.snapshots.discard_after(journaling.board, newest)  # a history the journal lost
             if found is not None:
