@@ -291,6 +291,9 @@ def test_past_the_buffer_or_another_epoch_a_reset_snapshot(live: Api) -> None:
         async with _open(live, path, after=1190, epoch="other") as ws:
             other = await _next(ws)
         assert other["type"] == "snapshot" and other["reset"] is True
+        async with _open(live, path, after=1190) as ws:  # no epoch: ids of any process
+            unknown = await _next(ws)
+        assert unknown["type"] == "snapshot" and unknown["reset"] is True
 
     asyncio.run(scenario())
 

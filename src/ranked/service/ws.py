@@ -51,7 +51,8 @@ class LiveQuery(msgspec.Struct, forbid_unknown_fields=True):
     after: Annotated[int, msgspec.Meta(ge=0)] | None = None
     """Resume after this event id (the last one received)."""
     epoch: Annotated[str, msgspec.Meta(max_length=64)] | None = None
-    """The epoch of the ids received (another epoch's ids get a fresh snapshot)."""
+    """The epoch of the ids received: ``after`` with another epoch, or with none, gets a
+    fresh snapshot (the ids may be another process's)."""
     key: Annotated[str, msgspec.Meta(max_length=200)] | None = None
     """An API key, for clients that cannot set the Authorization header."""
 
@@ -115,7 +116,7 @@ class LiveEndpoint:
             raise HTTPProblem(422, "unknown-window", str(error)) from None
         self._authorize(scope, board.name, args.key)
         after = args.after
-        if after is not None and args.epoch is not None and args.epoch != self.hub.epoch:
+        if after is not None and args.epoch != self.hub.epoch:  # none: maybe another's
             after = -1  # another process's numbering: a fresh snapshot
         channel = Channel(args.window, args.limit, member, after, self.hub.limits.queue)
         return self.hub.feed(board.name), channel
