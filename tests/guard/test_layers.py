@@ -39,6 +39,18 @@ def test_trusted_only(env: Env) -> None:
     assert board.count() == 2
 
 
+def test_a_client_writes_the_boards_operator_only(env: Env) -> None:
+    """An untrusted writer's ``incr`` on a ``best`` board would be judged on the
+    increment and move the score past the bounds; only trusted writers may choose."""
+    board, guard = env.board(), env.guard(max_score=1000, max_step=1000)
+    assert guard.submit(board, "c", 900, key_scope="read").accepted
+    refused = guard.submit(board, "c", 900, key_scope="read", operator="incr")
+    assert (refused.outcome, refused.reason) == ("rejected", "operator")
+    assert guard.submit(board, "c", 950, key_scope="read", operator="best").accepted
+    assert board.score("c") == 950
+    assert guard.submit(board, "s", 5, key_scope="write", operator="incr").accepted
+
+
 def test_player_rate_limit(env: Env) -> None:
     board = env.board()
     guard = env.guard(player_limit=Policy(2, 10, name="player"))

@@ -16,6 +16,7 @@ Outcome = Literal["accepted", "rejected", "pending"]
 REASONS: Final = {
     "banned": "the member is banned from this board",
     "untrusted": "this board takes scores from trusted writers only",
+    "operator": "a client submits with the board's own operator only",
     "out-of-bounds": "the score is outside the board's bounds",
     "missing-signature": "this board takes signed scores only (client_time, nonce, signature)",
     "bad-signature": "the signature does not match the submission",

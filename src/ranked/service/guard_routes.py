@@ -62,6 +62,7 @@ PROBLEM_TYPES.update(GUARD_PROBLEMS)  # the API page and the problems' titles li
 _STATUS: Final = {
     "banned": 403,
     "untrusted": 403,
+    "operator": 403,
     "bad-signature": 403,
     "missing-signature": 422,
     "out-of-bounds": 422,

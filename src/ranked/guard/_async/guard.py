@@ -301,6 +301,10 @@ class AsyncGuard:
         verdict: Verdict | None = None
         if config.trusted_only and not trusted:
             verdict = _rejected("untrusted")
+        elif not trusted and operator not in (None, board.config.operator):
+            # a client's incr on a best board would move the score past every bound and
+            # cap, judged on the increment: clients write the board's operator only
+            verdict = _rejected("operator")
         elif (config.min_score is not None and value < config.min_score) or (
             config.max_score is not None and value > config.max_score
         ):
