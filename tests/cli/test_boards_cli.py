@@ -64,6 +64,8 @@ def test_create_gives_the_board_the_settings_asked_for(service: RunningService, 
         "--max-page-size",
         "200",
         "--public-reads",
+        "--batch-incr-ms",
+        "100",
     )
     assert result.exit_code == 0, result.output
     assert result.stdout == f"board {board} created (0 members, window all)\n"
@@ -78,7 +80,7 @@ def test_create_gives_the_board_the_settings_asked_for(service: RunningService, 
         "keep_buffer": 5,
         "max_page_size": 200,
         "public_reads": True,
-        "batch_incr_ms": None,
+        "batch_incr_ms": 100,
     }
 
 

@@ -168,6 +168,12 @@ def _differences(old: BoardSettings, new: BoardSettings) -> str:
 )
 @click.option("--public-reads", is_flag=True, help="Let clients without a key read the board.")
 @click.option(
+    "--batch-incr-ms",
+    type=click.IntRange(1, 10_000),
+    default=None,
+    help="Coalesce incr submissions per member over this many ms [default: off].",
+)
+@click.option(
     "--update",
     is_flag=True,
     help="If the board exists, give it these settings (those fixed for life must not differ).",
@@ -185,6 +191,7 @@ def create(
     keep_buffer: int,
     max_page_size: int,
     public_reads: bool,
+    batch_incr_ms: int | None,
     update: bool,
     url: str,
     key: str | None,
@@ -208,6 +215,7 @@ def create(
             "keep_buffer": keep_buffer,
             "max_page_size": max_page_size,
             "public_reads": public_reads,
+            "batch_incr_ms": batch_incr_ms,
         },
         BoardSettings,
     )
