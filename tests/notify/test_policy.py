@@ -10,9 +10,9 @@ import pytest
 
 from ranked import NotifyConfigError
 from ranked.notify import (
+    FINAL_DAY,
     MEANINGFUL,
     PRESETS,
-    SEED_003,
     ChangeKind,
     NotifyPolicy,
     changes,
@@ -81,15 +81,15 @@ def test_kinds_can_be_narrowed() -> None:
 
 
 def test_seed_003_is_the_combined_plan() -> None:
-    assert SEED_003 is PRESETS["seed-003"]
-    assert SEED_003.interval == timedelta(minutes=30)
-    assert SEED_003.within == timedelta(hours=24)
-    assert SEED_003.kinds == MEANINGFUL
-    assert SEED_003.thresholds == (10,)
-    assert _kind(SEED_003, 5, 3) is None  # top 3 is not in seed 003's plan
-    assert _kind(SEED_003, 11, 3) == ("entered_top", 10)
-    changed = NotifyPolicy.preset("seed-003", within=timedelta(hours=6))
-    assert changed.within == timedelta(hours=6) and changed.interval == SEED_003.interval
+    assert FINAL_DAY is PRESETS["final-day"]
+    assert FINAL_DAY.interval == timedelta(minutes=30)
+    assert FINAL_DAY.within == timedelta(hours=24)
+    assert FINAL_DAY.kinds == MEANINGFUL
+    assert FINAL_DAY.thresholds == (10,)
+    assert _kind(FINAL_DAY, 5, 3) is None  # top 3 is not in seed 003's plan
+    assert _kind(FINAL_DAY, 11, 3) == ("entered_top", 10)
+    changed = NotifyPolicy.preset("final-day", within=timedelta(hours=6))
+    assert changed.within == timedelta(hours=6) and changed.interval == FINAL_DAY.interval
 
 
 @pytest.mark.parametrize(
@@ -121,21 +121,21 @@ def test_an_unknown_preset_is_refused() -> None:
 
 def test_the_period_is_the_last_hours_before_the_end() -> None:
     end = epoch_us(datetime(2026, 3, 8, tzinfo=UTC))
-    assert not active(SEED_003, end - 24 * HOUR - 1, end)
-    assert active(SEED_003, end - 24 * HOUR, end)
-    assert active(SEED_003, end, end)
-    assert not active(SEED_003, end + 1, end)
-    assert not active(SEED_003, end, None)  # a window that never ends has no last hours
+    assert not active(FINAL_DAY, end - 24 * HOUR - 1, end)
+    assert active(FINAL_DAY, end - 24 * HOUR, end)
+    assert active(FINAL_DAY, end, end)
+    assert not active(FINAL_DAY, end + 1, end)
+    assert not active(FINAL_DAY, end, None)  # a window that never ends has no last hours
     assert active(NotifyPolicy(), 0, None)
 
 
 def test_diffs_run_on_the_interval_grid_within_the_period() -> None:
     end = epoch_us(datetime(2026, 3, 8, tzinfo=UTC))
-    first = first_slot_from(SEED_003, None, end)
+    first = first_slot_from(FINAL_DAY, None, end)
     assert first == end - 24 * HOUR
-    assert first_slot_from(SEED_003, first, end) == first + 30 * MINUTE
-    assert first_slot_from(SEED_003, end - 1, end) == end
-    assert first_slot_from(SEED_003, end, end) is None
+    assert first_slot_from(FINAL_DAY, first, end) == first + 30 * MINUTE
+    assert first_slot_from(FINAL_DAY, end - 1, end) == end
+    assert first_slot_from(FINAL_DAY, end, end) is None
     assert slot_of(end - 29 * MINUTE, 30 * MINUTE) == end - 30 * MINUTE
     assert first_slot_from(NotifyPolicy(), 7 * MINUTE, None) == 10 * MINUTE
 

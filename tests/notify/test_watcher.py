@@ -16,8 +16,8 @@ from ranked.backends.factory import open_async_backend
 from ranked.core.windows import Season, WindowPlan
 from ranked.leaderboard import AsyncLeaderboard, Leaderboard
 from ranked.notify import (
+    FINAL_DAY,
     PRESETS,
-    SEED_003,
     AsyncRankWatcher,
     ChangeKind,
     Notification,
@@ -167,10 +167,10 @@ def test_a_window_that_never_ends_needs_an_end(store: Store) -> None:
     _run(main, store)
 
 
-def test_seed_003_combined_plan(store: Store) -> None:
+def test_the_final_day_plan(store: Store) -> None:
     """Nothing before the last 24 hours; then one diff every 30 minutes; only top-10
     entries and first place taken or lost, however often scores move."""
-    policy = NotifyPolicy.preset("seed-003", window=CUP)
+    policy = NotifyPolicy.preset("final-day", window=CUP)
 
     async def main(board: AsyncLeaderboard, clock: FakeClock) -> list[Notification]:
         await _fill(board, {f"p{i:02d}": 1000 - 10 * i for i in range(40)})
@@ -197,7 +197,7 @@ def test_seed_003_combined_plan(store: Store) -> None:
     told = _run(main, store)
     assert told
     for notification in told:
-        assert notification.kind in SEED_003.kinds
+        assert notification.kind in FINAL_DAY.kinds
         if notification.kind is ChangeKind.ENTERED_TOP:
             assert notification.threshold == 10
             assert notification.new_rank is not None and notification.new_rank <= 10

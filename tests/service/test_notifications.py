@@ -170,7 +170,7 @@ def test_settings_are_checked_kept_and_secret(served: Api) -> None:
     assert served.call("PUT", "/v1/boards/nope/notifications", json={}).status_code == 404
 
     seed = {
-        "preset": "seed-003",
+        "preset": "final-day",
         "window": "s:cup",
         "webhook": {"url": "http://127.0.0.1:9/hook"},
     }

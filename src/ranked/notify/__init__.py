@@ -9,14 +9,14 @@ from __future__ import annotations
 from ._async.watcher import AsyncRankWatcher
 from ._sync.watcher import RankWatcher
 from .diff import Change, Notification, changes, notification_id
-from .policy import DEFAULT_THRESHOLDS, MEANINGFUL, PRESETS, SEED_003, ChangeKind, NotifyPolicy
+from .policy import DEFAULT_THRESHOLDS, FINAL_DAY, MEANINGFUL, PRESETS, ChangeKind, NotifyPolicy
 from .signature import sign, verify
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "FINAL_DAY",
     "MEANINGFUL",
     "PRESETS",
-    "SEED_003",
     "AsyncRankWatcher",
     "Change",
     "ChangeKind",

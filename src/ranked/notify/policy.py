@@ -13,7 +13,7 @@ Three settings, each one of seed 003's plans, and combinable in one policy:
 - ``within``: only in the last ``within`` before the watched window (a season, a day,
   a week, a month) ends, or before ``ends_at``; nothing before that.
 
-:data:`SEED_003` is seed 003's combined plan: nothing normally; in the last 24 h, a
+:data:`FINAL_DAY` is seed 003's combined plan: nothing normally; in the last 24 h, a
 30-minute snapshot diff, telling only top-10 entries and first place taken or lost.
 """
 
@@ -30,9 +30,9 @@ from ..errors import NotifyConfigError
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "FINAL_DAY",
     "MEANINGFUL",
     "PRESETS",
-    "SEED_003",
     "ChangeKind",
     "NotifyPolicy",
 ]
@@ -157,7 +157,7 @@ class NotifyPolicy:
         return frozenset(ChangeKind.parse(name) for name in names)
 
 
-SEED_003: Final = NotifyPolicy(
+FINAL_DAY: Final = NotifyPolicy(
     interval=timedelta(minutes=30),
     kinds=MEANINGFUL,
     thresholds=(10,),
@@ -168,7 +168,7 @@ ends, a snapshot diff every 30 minutes, telling only top-10 entries and first pl
 taken or lost."""
 
 PRESETS: Final = {
-    "seed-003": SEED_003,
+    "final-day": FINAL_DAY,
     "meaningful": NotifyPolicy(),
     "every-change": NotifyPolicy(
         kinds=frozenset(
@@ -182,6 +182,6 @@ PRESETS: Final = {
         )
     ),
 }
-"""Named policies: ``seed-003`` (:data:`SEED_003`), ``meaningful`` (a 5-minute diff,
+"""Named policies: ``final-day`` (:data:`FINAL_DAY`), ``meaningful`` (a 5-minute diff,
 top 10 and top 3 entries and first place, always), ``every-change`` (a 5-minute diff,
 every rank change of a member read)."""

@@ -73,10 +73,10 @@ class WebhookSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=
 
 
 class NotificationSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """A board's notification policy: a ``preset`` (``seed-003``, ``meaningful``,
+    """A board's notification policy: a ``preset`` (``final-day``, ``meaningful``,
     ``every-change``; default ``meaningful``) and the fields given, which override it."""
 
-    preset: Literal["seed-003", "meaningful", "every-change"] | None = None
+    preset: Literal["final-day", "meaningful", "every-change"] | None = None
     interval_seconds: Annotated[float, msgspec.Meta(ge=0.1, le=604_800)] | None = None
     """The snapshot diff's period."""
     kinds: Annotated[list[Kind], msgspec.Meta(min_length=1, max_length=5)] | None = None
