@@ -398,7 +398,7 @@ def test_heartbeats(tight: Api) -> None:
     asyncio.run(scenario())
 
 
-def test_a_slow_client_is_dropped_and_holds_nobody_back(tight: Api) -> None:
+def test_a_slow_client_is_dropped_and_holds_nobody_back(tight: LiveApi) -> None:
     board = _board(tight, public_reads=True)
     path = f"/v1/boards/{board}/live"
     long = "x" * 190
