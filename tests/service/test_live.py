@@ -463,3 +463,34 @@ def test_a_graceful_stop_closes_the_channels_with_1001(tmp_path: Path, transport
     finally:
         api.client.close()
         service.close()
+
+
+def test_the_live_port_serves_the_channels_only_and_the_page_names_it(live_service: Api) -> None:
+    fast = _on(live_service, "live-port")
+    board = _board(fast, public_reads=True)
+    answer = httpx.get(f"http://127.0.0.1:{fast.ws_port}/v1/boards/{board}/top")
+    assert answer.status_code == 426  # not a WebSocket: no HTTP API on that port
+    page = fast.call("GET", f"/boards/{board}", scope=None)
+    assert f'<meta name="ranked-live" content="{fast.ws_port}">' in page.text
+
+
+def test_resume_on_the_other_port(live_service: Api) -> None:
+    """Both ports serve the same feeds: ids received on one resume on the other."""
+    board = _board(live_service, public_reads=True)
+    path = f"/v1/boards/{board}/live"
+
+    async def scenario() -> None:
+        same, fast = _on(live_service, "same-port"), _on(live_service, "live-port")
+        async with _open(same, path) as ws:
+            start = await _next(ws)
+            await _burst(same, board, 20)
+            received = [await _next(ws)]
+            while received[-1]["id"] < 20:
+                received.append(await _next(ws))
+        await _burst(same, board, 10, start=20)
+        async with _open(fast, path, after=received[-1]["id"], epoch=start["epoch"]) as ws:
+            resumed = await _next(ws)
+        assert resumed["type"] == "update"
+        assert _events([*received, resumed]) == list(range(1, 31))
+
+    asyncio.run(scenario())

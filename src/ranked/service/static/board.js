@@ -159,7 +159,11 @@
     const ws = new WebSocket(scheme + host + base + "/live?" + query);
     let opened = false;
     socket = ws;
-    ws.onopen = () => { retries = 0; opened = true; };
+    ws.onopen = () => {
+      retries = 0;
+      opened = true;
+      $("status").dataset.transport = fastPort ? "live-port" : "same-port";
+    };
     ws.onmessage = (message) => receive(JSON.parse(message.data));
     ws.onclose = (event) => {
       if (socket !== ws) return;
