@@ -670,8 +670,13 @@ def verdict(medians: list[Sample]) -> str:
 
 def results(settings: Settings, medians: list[Sample]) -> str:
     from benchmarks.engine import machine_info
+    from ranked.service.live import LiveLimits
 
-    interval = "the default" if settings.interval is None else f"{settings.interval} s"
+    interval = (
+        f"{LiveLimits().interval} s (the default)"
+        if settings.interval is None
+        else f"{settings.interval} s"
+    )
     return "\n".join(
         [
             "# Live channels: write-to-client latency",

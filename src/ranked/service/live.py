@@ -64,7 +64,7 @@ class LiveLimits:
     """Messages a channel may have waiting; one more closes it (4008, too slow)."""
     buffer: int = 1000
     """Events kept per board for clients that resume."""
-    interval: float = 0.05
+    interval: float = 0.02
     """The shortest time between two flushes of a board (seconds): the coalescing frame."""
     heartbeat: float = 15.0
     """A ping after this many quiet seconds."""
