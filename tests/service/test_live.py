@@ -494,3 +494,10 @@ def test_resume_on_the_other_port(live_service: Api) -> None:
         assert _events([*received, resumed]) == list(range(1, 31))
 
     asyncio.run(scenario())
+
+
+def test_a_live_port_in_use_stops_the_start(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        service = RankedService(tmp_path, ["--live-port", str(taken.getsockname()[1])])
+        with pytest.raises(ServerError, match="cannot listen on live_port"):
+            service.start()

@@ -132,7 +132,12 @@ async def _serve(service: Any) -> None:
         from ..service.fastlive import FastLive
 
         fast = FastLive(service.live)
-        service.on_started.append(lambda: fast.start(config.host, config.live_port))
+        try:
+            fast.bind(config.host, config.live_port)
+        except OSError as error:
+            message = f"cannot listen on live_port {config.live_port}: {error}"
+            raise click.UsageError(message) from None
+        service.on_started.append(fast.start)
 
     async def stop_after_channels() -> None:
         # the live channels close first (1001) and their close frames go out before the

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import socket
 from collections.abc import Sequence
 
 from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
@@ -98,6 +99,12 @@ class FastLive:
     def __init__(self, endpoint: LiveEndpoint) -> None:
         self.endpoint = endpoint
         self.server: Server | None = None
+        self.socket: socket.socket | None = None
+
+    def bind(self, host: str, port: int) -> None:
+        """Take the port now (before the service starts: a port in use is an error at
+        once, :class:`OSError`); :meth:`start` accepts on it."""
+        self.socket = socket.create_server((host, port), backlog=1024)
 
     @property
     def port(self) -> int:
@@ -107,22 +114,23 @@ class FastLive:
         port: int = next(iter(self.server.sockets)).getsockname()[1]
         return port
 
-    async def start(self, host: str, port: int) -> None:
+    async def start(self) -> None:
+        """Accept connections on the port :meth:`bind` took."""
+        assert self.socket is not None, "bind() first"
         limits = self.endpoint.hub.limits
         if not _log.isEnabledFor(logging.DEBUG):  # a line per connection otherwise
             logging.getLogger("websockets.server").setLevel(logging.WARNING)
         self.server = await serve(
             self._connection,
-            host,
-            port,
+            sock=self.socket,
             compression=None,  # permessage-deflate would compress every copy again
             ping_interval=None,  # the channel's own heartbeat (a ping message)
             close_timeout=limits.close_grace,
             max_size=2**16,  # clients send nothing the service reads
             server_header=None,
-            backlog=1024,
         )
-        _log.info("live channels also at ws://%s:%d", host, self.port)
+        host, port = self.socket.getsockname()[:2]
+        _log.info("live channels also at ws://%s:%d", host, port)
 
     async def stop(self, timeout: float) -> None:
         """Close what is still open (1001) and stop listening, at most ``timeout`` s."""
