@@ -7,7 +7,11 @@ parameter, 4001 no good key, 4003 too small a scope, 4004 no such board or chann
 Keys are the HTTP API's (``Authorization: Bearer``, or ``?key=`` where a browser cannot
 set headers), scope ``read``; none on a ``public_reads`` board.
 
-Per connection two tasks: one sends the channel's queue (a ping after a quiet
+:meth:`LiveEndpoint.open` checks a connection's path, query string and headers for both
+transports: this endpoint under the HTTP server, and :mod:`.fastlive` on the service's
+``live_port``.
+
+Here, per connection two tasks: one sends the channel's queue (a ping after a quiet
 heartbeat), one listens for the client leaving. A channel closed by the hub (too slow,
 the service stopping) sends its close code once what is in flight is written, or is
 dropped after :attr:`~.live.LiveLimits.close_grace` seconds.
