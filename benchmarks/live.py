@@ -45,6 +45,11 @@ dropped and reported. The server's CPU time per message received by all clients 
 writes included) is little moved by other work on its core; on a shared machine the
 latencies are.
 
+Each row runs on both transports, alternated (``--transport`` picks one): ``same-port``,
+the channels under granian's ASGI server on the service's port, and ``live-port``, the
+service started with ``--live-port`` and the clients connected there (websockets, one
+synchronous write per connection; docs/live.md, The live port).
+
 ``--interval S`` sets the server's ``RANKED_LIVE_INTERVAL``; ``--profile DIR`` runs it under
 cProfile (one ``.prof`` per start); ``--clients``, ``--rate``, ``--batch``, ``--seconds``
 and ``--runs`` change the grid.
