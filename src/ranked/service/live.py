@@ -61,7 +61,9 @@ class LiveLimits:
     """The live channels' bounds (environment: ``RANKED_LIVE_<NAME>``)."""
 
     queue: int = 256
-    """Messages a channel may have waiting; one more closes it (4008, too slow)."""
+    """Messages a channel may have waiting; one more closes it (4008, too slow). On the
+    live port (:mod:`.fastlive`): unsent bytes past this many times the message just
+    written."""
     buffer: int = 1000
     """Events kept per board for clients that resume."""
     interval: float = 0.02
