@@ -501,3 +501,54 @@ def test_a_live_port_in_use_stops_the_start(tmp_path: Path) -> None:
         service = RankedService(tmp_path, ["--live-port", str(taken.getsockname()[1])])
         with pytest.raises(ServerError, match="cannot listen on live_port"):
             service.start()
+
+
+def test_the_live_port_bound_is_in_bytes_counting_a_message_as_4_kib_at_least() -> None:
+    """A small message (a ping) written after large ones does not shrink the bound: the
+    unsent bytes are compared with ``queue`` times the message, counted as 4 KiB at least."""
+    from websockets.protocol import State
+
+    from ranked.service.fastlive import DirectChannel
+
+    class Transport:
+        unsent = 0
+
+        def get_write_buffer_size(self) -> int:
+            return self.unsent
+
+    class Protocol:
+        state = State.OPEN
+
+        def __init__(self) -> None:
+            self.sent: list[bytes] = []
+
+        def send_text(self, data: bytes) -> None:
+            self.sent.append(data)
+
+    class Connection:
+        protocol = Protocol()
+        transport = Transport()
+        send_in_progress = None
+        closed: tuple[int, str] | None = None
+
+        def send_data(self) -> None:
+            pass
+
+        async def close(self, code: int, reason: str) -> None:
+            self.closed = (code, reason)
+
+    async def scenario() -> None:
+        connection = Connection()
+        channel = DirectChannel(None, 10, None, None, 4, connection=connection)  # type: ignore[arg-type]
+        connection.transport.unsent = 4 * 4096  # much more than 4 pings, not 4 x 4 KiB
+        channel.put('{"type":"ping","id":1,"epoch":"x"}')
+        assert channel.closed is None and len(connection.protocol.sent) == 1
+        connection.transport.unsent = 4 * 4096 + 1
+        channel.put('{"type":"ping","id":1,"epoch":"x"}')
+        assert channel.closed is not None and channel.closed[0] == CLOSE["too-slow"]
+        await asyncio.sleep(0)
+        assert connection.closed is not None and connection.closed[0] == 4008
+        channel.put("{}")  # closed: nothing more is written
+        assert len(connection.protocol.sent) == 2
+
+    asyncio.run(scenario())

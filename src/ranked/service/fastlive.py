@@ -11,9 +11,10 @@ written to each connection's transport, no task and no await per connection), ab
 less server CPU per message per client (benchmarks/RESULTS-live.md).
 
 The slow-client bound is in bytes: a connection whose transport holds more than
-:attr:`~.live.LiveLimits.queue` times the message just written, unsent, is closed with
-4008 (never waited for; the close frame follows what is buffered, the connection is
-dropped after :attr:`~.live.LiveLimits.close_grace` seconds).
+:attr:`~.live.LiveLimits.queue` times the message just written (counted as at least
+4 KiB), unsent, is closed with 4008 (never waited for; the close frame follows what is
+buffered, the connection is dropped after :attr:`~.live.LiveLimits.close_grace`
+seconds).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import functools
 import logging
 import socket
 from collections.abc import Sequence
+from typing import Final
 
 from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.exceptions import ConnectionClosed
@@ -35,6 +37,10 @@ from .ws import LiveEndpoint, refusal
 __all__ = ["DirectChannel", "FastLive"]
 
 _log = logging.getLogger("ranked.service.live")
+
+_SMALLEST: Final = 4096
+"""The message size the bound counts at least (bytes): a small message (a ping, a
+member's update) after large ones does not shrink the bound to a few kilobytes."""
 
 
 class DirectChannel(Channel):
@@ -71,7 +77,7 @@ class DirectChannel(Channel):
         direct = [c for c in channels if isinstance(c, DirectChannel) and c.closed is None]
         broadcast([c.connection for c in direct], message)
         now = asyncio.get_running_loop().time()
-        size = len(message)
+        size = max(len(message), _SMALLEST)
         for channel in direct:
             channel.last_sent = now
             transport = channel.connection.transport
@@ -105,14 +111,6 @@ class FastLive:
         """Take the port now (before the service starts: a port in use is an error at
         once, :class:`OSError`); :meth:`start` accepts on it."""
         self.socket = socket.create_server((host, port), backlog=1024)
-
-    @property
-    def port(self) -> int:
-        """The port listened on (0 before :meth:`start`)."""
-        if self.server is None:
-            return 0
-        port: int = next(iter(self.server.sockets)).getsockname()[1]
-        return port
 
     async def start(self) -> None:
         """Accept connections on the port :meth:`bind` took."""

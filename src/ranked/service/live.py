@@ -63,7 +63,7 @@ class LiveLimits:
     queue: int = 256
     """Messages a channel may have waiting; one more closes it (4008, too slow). On the
     live port (:mod:`.fastlive`): unsent bytes past this many times the message just
-    written."""
+    written (at least 4 KiB)."""
     buffer: int = 1000
     """Events kept per board for clients that resume."""
     interval: float = 0.02
