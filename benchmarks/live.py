@@ -45,6 +45,11 @@ dropped and reported. The server's CPU time per message received by all clients 
 writes included) is little moved by other work on its core; on a shared machine the
 latencies are.
 
+Each row runs on both transports, alternated (``--transport`` picks one): ``same-port``,
+the channels under granian's ASGI server on the service's port, and ``live-port``, the
+service started with ``--live-port`` and the clients connected there (websockets, one
+synchronous write per connection; docs/live.md, The live port).
+
 ``--interval S`` sets the server's ``RANKED_LIVE_INTERVAL``; ``--profile DIR`` runs it under
 cProfile (one ``.prof`` per start); ``--clients``, ``--rate``, ``--batch``, ``--seconds``
 and ``--runs`` change the grid.
@@ -93,6 +98,7 @@ SAMPLED_PAIRS = 3_000_000
 TARGET_P99_MS = 50.0
 TARGET_CLIENTS = 1000
 TARGET_RATE = 5000.0
+TRANSPORTS = ("same-port", "live-port")
 LATE_S = 5.0
 """Writes not sent within this many seconds of the writer's end are not sent at all."""
 
@@ -356,15 +362,20 @@ class Settings:
     warmup: float
     runs: int
     interval: float | None
-    """``RANKED_LIVE_INTERVAL`` for the server (None: its default, 0.05 s)."""
+    """``RANKED_LIVE_INTERVAL`` for the server (None: its default)."""
+    transports: tuple[str, ...] = TRANSPORTS
+    """Where the clients connect: ``same-port`` (the channels under granian's ASGI
+    server), ``live-port`` (the service's ``--live-port``, :mod:`ranked.service.fastlive`)."""
     profile: Path | None = None
     """Run the server under cProfile, one ``.prof`` file per start in this folder."""
 
 
 @dataclass(slots=True)
 class Sample:
-    """One run: ``clients`` subscribers, ``rate`` writes/s in batches of ``batch``."""
+    """One run: ``clients`` subscribers on ``transport``, ``rate`` writes/s in batches of
+    ``batch``."""
 
+    transport: str
     clients: int
     batch: int
     p50_ms: float
@@ -414,9 +425,11 @@ def _role(*args: str) -> list[str]:
     return ["taskset", "-c", CLIENT_CPU, sys.executable, str(Path(__file__).resolve()), *args]
 
 
-def run_once(settings: Settings, clients: int, batch: int, env: dict[str, str]) -> Sample:
+def run_once(
+    settings: Settings, transport: str, clients: int, batch: int, env: dict[str, str]
+) -> Sample:
     """One server start, ``clients`` subscribers, the writer for warm-up + measured time."""
-    from benchmarks._wrk import Server, process_cpu_seconds
+    from benchmarks._wrk import Server, free_port, process_cpu_seconds
     from ranked.service.keys import KeyStore, Scope
 
     with tempfile.TemporaryDirectory(prefix="ranked-livebench-") as tmp:
@@ -436,6 +449,8 @@ def run_once(settings: Settings, clients: int, batch: int, env: dict[str, str]) 
             *runner, "serve", "--data-dir", str(data), "--host", HOST,
             "--port", "{port}", "--log-level", "warning",
         ]  # fmt: skip
+        live_port = free_port() if transport == "live-port" else 0
+        command += ["--live-port", str(live_port)]
         with Server(command, ready="/readyz", env=env, cwd=str(ROOT)) as server:
             port = server.port
             _post(port, f"/v1/boards/{BOARD}", {"public_reads": True}, admin, "PUT")
@@ -445,8 +460,8 @@ def run_once(settings: Settings, clients: int, batch: int, env: dict[str, str]) 
             out_clients = Path(tmp) / "clients.bin"
             out_writer = Path(tmp) / "writer.bin"
             listener = subprocess.Popen(
-                _role("--role", "clients", "--port", str(port), "--clients", str(clients),
-                      "--out", str(out_clients)),
+                _role("--role", "clients", "--port", str(live_port or port),
+                      "--clients", str(clients), "--out", str(out_clients)),
                 env=env, stdout=subprocess.PIPE, text=True,
             )  # fmt: skip
             try:
@@ -473,11 +488,12 @@ def run_once(settings: Settings, clients: int, batch: int, env: dict[str, str]) 
                 listener.wait(timeout=120)
             seen = marshal.loads(out_clients.read_bytes())
             wrote = marshal.loads(out_writer.read_bytes())
-    return analyse(settings, clients, batch, seen, wrote, served, client_cpu_now, wall)
+    return analyse(settings, transport, clients, batch, seen, wrote, served, client_cpu_now, wall)
 
 
 def analyse(
     settings: Settings,
+    transport: str,
     clients: int,
     batch: int,
     seen: dict[str, Any],
@@ -547,6 +563,7 @@ def analyse(
     elif len(done) < len(acks):
         notes.append(f"{len(acks) - len(done)} writes not acknowledged")
     return Sample(
+        transport=transport,
         clients=clients,
         batch=batch,
         p50_ms=_percentile(latencies, 0.50) * 1e3,
@@ -577,6 +594,7 @@ def _median(samples: list[Sample]) -> Sample:
 
     first = samples[0]
     return Sample(
+        transport=first.transport,
         clients=first.clients,
         batch=first.batch,
         p50_ms=med("p50_ms"),
@@ -600,8 +618,9 @@ def _median(samples: list[Sample]) -> Sample:
 
 def _line(s: Sample) -> str:
     return (
-        f"| {s.clients:,} | {_writes(s.batch)} | {s.writes_per_s:,.0f} | {s.p50_ms:.1f} | "
-        f"{s.p99_ms:.1f} | {s.max_ms:.1f} | {s.messages_per_s:,.0f} | {s.events_per_s:,.0f} | "
+        f"| {s.transport} | {s.clients:,} | {_writes(s.batch)} | {s.writes_per_s:,.0f} | "
+        f"{s.p50_ms:.1f} | {s.p99_ms:.1f} | {s.max_ms:.1f} | {s.messages_per_s:,.0f} | "
+        f"{s.events_per_s:,.0f} | "
         f"{s.lost_clients} | {s.dropped} | {s.write_p99_ms:.1f} | {s.server_cpu:.0%} | "
         f"{s.clients_cpu:.0%} | {s.writer_cpu:.0%} | {_per_message(s)} |"
     )
@@ -617,11 +636,11 @@ def _writes(batch: int) -> str:
 
 def table(medians: list[Sample], runs: int) -> str:
     lines = [
-        "| clients | writes | writes/s | p50 ms | p99 ms | max ms | fan-out messages/s "
+        "| transport | clients | writes | writes/s | p50 ms | p99 ms | max ms | fan-out messages/s "
         "| events delivered/s | clients with a lost event | clients dropped "
         "| write ack p99 ms | server CPU | clients' CPU | writer's CPU "
         "| server CPU µs per message |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     lines += [_line(s) for s in medians]
     lines.append("")
@@ -646,7 +665,7 @@ def verdict(medians: list[Sample]) -> str:
             and not s.dropped
         )
         lines.append(
-            f"- {TARGET_CLIENTS:,} clients, {s.writes_per_s:,.0f} writes/s "
+            f"- {s.transport}, {TARGET_CLIENTS:,} clients, {s.writes_per_s:,.0f} writes/s "
             f"({_writes(s.batch)}): p99 {s.p99_ms:.1f} ms (target <= {TARGET_P99_MS:g} ms "
             f"at {TARGET_RATE:,.0f} writes/s, no event lost): "
             f"**{'MET' if met else 'NOT MET'}**"
@@ -656,8 +675,13 @@ def verdict(medians: list[Sample]) -> str:
 
 def results(settings: Settings, medians: list[Sample]) -> str:
     from benchmarks.engine import machine_info
+    from ranked.service.live import LiveLimits
 
-    interval = "0.05 s (default)" if settings.interval is None else f"{settings.interval} s"
+    interval = (
+        f"{LiveLimits().interval} s (the default)"
+        if settings.interval is None
+        else f"{settings.interval} s"
+    )
     return "\n".join(
         [
             "# Live channels: write-to-client latency",
@@ -667,8 +691,11 @@ def results(settings: Settings, medians: list[Sample]) -> str:
             f"CPU 0; {settings.rate:,.0f} writes/s for {settings.warmup:g} s of warm-up and "
             f"{settings.seconds:g} s measured, while N clients subscribe to the board "
             f"channel (top {TOP_LIMIT}; every update carries every event since the previous "
-            f"one). `RANKED_LIVE_INTERVAL`: {interval}. Latency: the event's arrival at a "
-            "client - its write's acknowledgement, over every (client, event) pair.",
+            f"one). `RANKED_LIVE_INTERVAL`: {interval}. Transports: `same-port` (the "
+            "channels under granian's ASGI server), `live-port` (the service's "
+            "`--live-port`: websockets, one synchronous write per connection). Latency: the "
+            "event's arrival at a client - its write's acknowledgement, over every (client, "
+            "event) pair.",
             "",
             "## Machine",
             "",
@@ -696,6 +723,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=None)
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--interval", type=float, default=None, help="RANKED_LIVE_INTERVAL")
+    parser.add_argument(
+        "--transport", choices=TRANSPORTS, nargs="+", default=None, help="default: both"
+    )
     parser.add_argument("--profile", type=Path, default=None, help="cProfile the server to DIR")
     # the load generators' processes (started by the coordinator)
     parser.add_argument("--role", choices=("clients", "writer"), default=None)
@@ -726,6 +756,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         warmup=0.5 if args.quick else 2.0,
         runs=args.runs or (1 if args.quick else 3),
         interval=args.interval,
+        transports=tuple(args.transport or TRANSPORTS),
         profile=args.profile,
     )
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -734,23 +765,29 @@ def main(argv: Sequence[str] | None = None) -> None:
     if settings.interval is not None:
         env["RANKED_LIVE_INTERVAL"] = str(settings.interval)
     print(f"Python {platform.python_version()}; {settings}", flush=True)
-    samples: dict[tuple[int, int], list[Sample]] = {}
+    samples: dict[tuple[str, int, int], list[Sample]] = {}
+    grid = [
+        (transport, clients, batch)
+        for clients in settings.clients
+        for batch in settings.batches
+        for transport in settings.transports  # alternated: the machine's load drifts
+    ]
     for number in range(settings.runs):
-        for clients in settings.clients:
-            for batch in settings.batches:
-                sample = run_once(settings, clients, batch, env)
-                samples.setdefault((clients, batch), []).append(sample)
-                print(
-                    f"run {number + 1}/{settings.runs} {clients:5} clients {_writes(batch):17} "
-                    f"{sample.writes_per_s:7,.0f} writes/s  p50 {sample.p50_ms:6.1f} ms  "
-                    f"p99 {sample.p99_ms:6.1f} ms  max {sample.max_ms:6.1f} ms  "
-                    f"{sample.messages_per_s:8,.0f} msg/s  lost {sample.lost_clients}  "
-                    f"dropped {sample.dropped}  cpu server {sample.server_cpu:.0%} "
-                    f"clients {sample.clients_cpu:.0%} writer {sample.writer_cpu:.0%} "
-                    f"{_per_message(sample)} µs/msg"
-                    + (f"  ({'; '.join(sample.notes)})" if sample.notes else ""),
-                    flush=True,
-                )
+        for transport, clients, batch in grid:
+            sample = run_once(settings, transport, clients, batch, env)
+            samples.setdefault((transport, clients, batch), []).append(sample)
+            print(
+                f"run {number + 1}/{settings.runs} {transport:9} {clients:5} clients "
+                f"{_writes(batch):17} "
+                f"{sample.writes_per_s:7,.0f} writes/s  p50 {sample.p50_ms:6.1f} ms  "
+                f"p99 {sample.p99_ms:6.1f} ms  max {sample.max_ms:6.1f} ms  "
+                f"{sample.messages_per_s:8,.0f} msg/s  lost {sample.lost_clients}  "
+                f"dropped {sample.dropped}  cpu server {sample.server_cpu:.0%} "
+                f"clients {sample.clients_cpu:.0%} writer {sample.writer_cpu:.0%} "
+                f"{_per_message(sample)} µs/msg"
+                + (f"  ({'; '.join(sample.notes)})" if sample.notes else ""),
+                flush=True,
+            )
     medians = [_median(runs) for runs in samples.values()]
     print()
     print(table(medians, settings.runs))

@@ -47,6 +47,8 @@ def test_flags_over_environment_over_file(tmp_path: Path) -> None:
         ({}, {}, "port = 'x'\n", "port must be a int"),
         ({}, {}, "port = \n", "not TOML"),
         ({"max_delay_ms": 0}, {}, None, "max_delay_ms"),
+        ({"live_port": 8080}, {}, None, "live_port must differ from port"),
+        ({}, {"RANKED_LIVE_PORT": "70000"}, None, "live_port must be in"),
     ],
 )
 def test_a_bad_setting_is_named(

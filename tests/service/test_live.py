@@ -10,6 +10,7 @@ import itertools
 import json
 import socket
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +21,28 @@ from websockets.exceptions import ConnectionClosed
 
 from ranked.service.keys import KeyStore, Scope
 from ranked.service.live import CLOSE
-from servers import RankedService, ServerError
+from servers import RankedService, ServerError, free_port
 
 from .conftest import Api
 
 _names = itertools.count()
 
 
+TRANSPORTS = ("same-port", "live-port")
+"""The live channels under the HTTP server, and on the service's ``live_port``."""
+
+
+@dataclass
+class LiveApi(Api):
+    """An :class:`Api` whose WebSocket clients connect to ``ws_port``."""
+
+    ws_port: int = 0
+
+
 def _start(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch, **env: str
 ) -> tuple[RankedService, dict[str, str]]:
+    """``ranked serve`` with a ``live_port`` too, and the live channels' ``env``."""
     keys = {}
     with KeyStore(data_dir) as store:
         for scope in Scope:
@@ -37,7 +50,7 @@ def _start(
     with monkeypatch.context() as patch:
         for name, value in env.items():
             patch.setenv(f"RANKED_LIVE_{name.upper()}", value)
-        service = RankedService(data_dir)
+        service = RankedService(data_dir, ["--live-port", str(free_port())])
         try:
             service.start()
         except ServerError as error:
@@ -45,12 +58,22 @@ def _start(
     return service, keys
 
 
-def _api(service: RankedService, keys: dict[str, str]) -> Api:
-    return Api(service, keys, httpx.Client(base_url=service.url, timeout=30), "embedded")
+def _api(service: RankedService, keys: dict[str, str], transport: str = "same-port") -> LiveApi:
+    client = httpx.Client(base_url=service.url, timeout=30)
+    return _on(LiveApi(service, keys, client, "embedded"), transport)
+
+
+def _on(api: Api, transport: str) -> LiveApi:
+    """``api``, its WebSocket clients connecting over ``transport``."""
+    service = api.service
+    port = service.port
+    if transport == "live-port":
+        port = int(service.args[service.args.index("--live-port") + 1])
+    return LiveApi(service, api.keys, api.client, api.deployment, port)
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+def live_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
     """``ranked serve`` with the live channels' default limits."""
     with pytest.MonkeyPatch.context() as patch:
         service, keys = _start(tmp_path_factory.mktemp("live"), patch)
@@ -62,8 +85,20 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
         service.close()
 
 
+@pytest.fixture(params=TRANSPORTS)
+def live(live_service: Api, request: pytest.FixtureRequest) -> LiveApi:
+    """:func:`live_service`, its channels reached on either transport."""
+    return _on(live_service, request.param)
+
+
+@pytest.fixture(params=TRANSPORTS)
+def tight(tight_service: Api, request: pytest.FixtureRequest) -> LiveApi:
+    """:func:`tight_service`, its channels reached on either transport."""
+    return _on(tight_service, request.param)
+
+
 @pytest.fixture(scope="module")
-def tight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+def tight_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
     """``ranked serve`` with a queue of 4 messages, a 1 ms frame, a 0.3 s heartbeat, and
     60 s for a dropped client's last frames."""
     with pytest.MonkeyPatch.context() as patch:
@@ -84,7 +119,8 @@ def tight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
 
 
 def _ws_url(api: Api, path: str, **query: Any) -> str:
-    url = api.service.url.replace("http://", "ws://") + path
+    port = api.ws_port if isinstance(api, LiveApi) else api.service.port
+    url = f"ws://127.0.0.1:{port}{path}"
     if query:
         url += "?" + "&".join(f"{k}={v}" for k, v in query.items())
     return url
@@ -365,7 +401,7 @@ def test_heartbeats(tight: Api) -> None:
     asyncio.run(scenario())
 
 
-def test_a_slow_client_is_dropped_and_holds_nobody_back(tight: Api) -> None:
+def test_a_slow_client_is_dropped_and_holds_nobody_back(tight: LiveApi) -> None:
     board = _board(tight, public_reads=True)
     path = f"/v1/boards/{board}/live"
     long = "x" * 190
@@ -375,7 +411,7 @@ def test_a_slow_client_is_dropped_and_holds_nobody_back(tight: Api) -> None:
         # the slow client reads nothing: a tiny receive buffer, and no reading past one message
         raw = socket.socket()
         raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        raw.connect(("127.0.0.1", tight.service.port))
+        raw.connect(("127.0.0.1", tight.ws_port))
         slow = await connect(
             _ws_url(tight, path, limit=100), sock=raw, proxy=None, max_size=None, max_queue=1
         )
@@ -410,10 +446,11 @@ def test_every_close_code_is_documented() -> None:
         assert f"| {code} |" in doc, name
 
 
-def test_a_graceful_stop_closes_the_channels_with_1001(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_graceful_stop_closes_the_channels_with_1001(tmp_path: Path, transport: str) -> None:
     with pytest.MonkeyPatch.context() as patch:
         service, keys = _start(tmp_path / "data", patch)
-    api = _api(service, keys)
+    api = _api(service, keys, transport)
     try:
         board = _board(api, public_reads=True)
 
@@ -429,3 +466,92 @@ def test_a_graceful_stop_closes_the_channels_with_1001(tmp_path: Path) -> None:
     finally:
         api.client.close()
         service.close()
+
+
+def test_the_live_port_serves_the_channels_only_and_the_page_names_it(live_service: Api) -> None:
+    fast = _on(live_service, "live-port")
+    board = _board(fast, public_reads=True)
+    answer = httpx.get(f"http://127.0.0.1:{fast.ws_port}/v1/boards/{board}/top")
+    assert answer.status_code == 426  # not a WebSocket: no HTTP API on that port
+    page = fast.call("GET", f"/boards/{board}", scope=None)
+    assert f'<meta name="ranked-live" content="{fast.ws_port}">' in page.text
+
+
+def test_resume_on_the_other_port(live_service: Api) -> None:
+    """Both ports serve the same feeds: ids received on one resume on the other."""
+    board = _board(live_service, public_reads=True)
+    path = f"/v1/boards/{board}/live"
+
+    async def scenario() -> None:
+        same, fast = _on(live_service, "same-port"), _on(live_service, "live-port")
+        async with _open(same, path) as ws:
+            start = await _next(ws)
+            await _burst(same, board, 20)
+            received = [await _next(ws)]
+            while received[-1]["id"] < 20:
+                received.append(await _next(ws))
+        await _burst(same, board, 10, start=20)
+        async with _open(fast, path, after=received[-1]["id"], epoch=start["epoch"]) as ws:
+            resumed = await _next(ws)
+        assert resumed["type"] == "update"
+        assert _events([*received, resumed]) == list(range(1, 31))
+
+    asyncio.run(scenario())
+
+
+def test_a_live_port_in_use_stops_the_start(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        service = RankedService(tmp_path, ["--live-port", str(taken.getsockname()[1])])
+        with pytest.raises(ServerError, match="cannot listen on live_port"):
+            service.start()
+
+
+def test_the_live_port_bound_is_in_bytes_counting_a_message_as_4_kib_at_least() -> None:
+    """A small message (a ping) written after large ones does not shrink the bound: the
+    unsent bytes are compared with ``queue`` times the message, counted as 4 KiB at least."""
+    from websockets.protocol import State
+
+    from ranked.service.fastlive import DirectChannel
+
+    class Transport:
+        unsent = 0
+
+        def get_write_buffer_size(self) -> int:
+            return self.unsent
+
+    class Protocol:
+        state = State.OPEN
+
+        def __init__(self) -> None:
+            self.sent: list[bytes] = []
+
+        def send_text(self, data: bytes) -> None:
+            self.sent.append(data)
+
+    class Connection:
+        protocol = Protocol()
+        transport = Transport()
+        send_in_progress = None
+        closed: tuple[int, str] | None = None
+
+        def send_data(self) -> None:
+            pass
+
+        async def close(self, code: int, reason: str) -> None:
+            self.closed = (code, reason)
+
+    async def scenario() -> None:
+        connection = Connection()
+        channel = DirectChannel(None, 10, None, None, 4, connection=connection)  # type: ignore[arg-type]
+        connection.transport.unsent = 4 * 4096  # much more than 4 pings, not 4 x 4 KiB
+        channel.put('{"type":"ping","id":1,"epoch":"x"}')
+        assert channel.closed is None and len(connection.protocol.sent) == 1
+        connection.transport.unsent = 4 * 4096 + 1
+        channel.put('{"type":"ping","id":1,"epoch":"x"}')
+        assert channel.closed is not None and channel.closed[0] == CLOSE["too-slow"]
+        await asyncio.sleep(0)
+        assert connection.closed is not None and connection.closed[0] == 4008
+        channel.put("{}")  # closed: nothing more is written
+        assert len(connection.protocol.sent) == 2
+
+    asyncio.run(scenario())

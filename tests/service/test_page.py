@@ -22,7 +22,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import WebDriverWait
 
 from ranked.service.keys import KeyStore, Scope
-from servers import RankedService, ServerError
+from servers import RankedService, ServerError, free_port
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RankedServ
     data_dir = tmp_path_factory.mktemp("page")
     with KeyStore(data_dir) as store:
         key = store.create(Scope.ADMIN)[1]
-    service = RankedService(data_dir)
+    service = RankedService(data_dir, ["--live-port", str(free_port())])
     try:
         service.start()
     except ServerError as error:
@@ -99,6 +99,9 @@ def test_the_board_page_live(
     # the top rows, from the live channel's snapshot
     _wait(browser, lambda: len(_rows(browser)) == 100, "the top 100 rows")
     assert _rows(browser)[:2] == [["1", "player-149", "1,490"], ["2", "player-148", "1,480"]]
+    # over the service's live port, which the page is told in a <meta>
+    status = browser.find_element(By.ID, "status")
+    assert status.get_attribute("data-transport") == "live-port"
 
     # a submit over HTTP arrives as an update, highlighted
     with httpx.Client(base_url=service.url, headers={"Authorization": f"Bearer {key}"}) as http:

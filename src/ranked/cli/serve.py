@@ -18,6 +18,13 @@ def _service_options(function: Any) -> Any:
             click.option("--host", default=None, help="Address to listen on [default: 127.0.0.1]."),
             click.option("--port", type=int, default=None, help="TCP port [default: 8080]."),
             click.option(
+                "--live-port",
+                type=int,
+                default=None,
+                help="A second port for the live channels only, cheaper per message"
+                " [default: 0: none].",
+            ),
+            click.option(
                 "--backend",
                 default=None,
                 help="memory:// (default), redis://... or redis+cluster://...",
@@ -120,11 +127,25 @@ async def _serve(service: Any) -> None:
     logging.getLogger("_granian").setLevel(logging.ERROR)  # "embedded is experimental"
     loop = asyncio.get_running_loop()
 
+    fast = None
+    if config.live_port:  # the live channels' own listener, once the boards are open
+        from ..service.fastlive import FastLive
+
+        fast = FastLive(service.live)
+        try:
+            fast.bind(config.host, config.live_port)
+        except OSError as error:
+            message = f"cannot listen on live_port {config.live_port}: {error}"
+            raise click.UsageError(message) from None
+        service.on_started.append(fast.start)
+
     async def stop_after_channels() -> None:
         # the live channels close first (1001) and their close frames go out before the
         # server stops: the server's drain does not wait on them, and would cut them
         service.stopping()
         await service.hub.drained(_CHANNELS_GRACE)
+        if fast is not None:
+            await fast.stop(_CHANNELS_GRACE)
         server.stop()  # type: ignore[no-untyped-call]
 
     def stop() -> None:

@@ -65,7 +65,7 @@ class Service:
         """Rank-change notifications (docs/live.md): started once the boards are open."""
         routes += notification_routes(self.notifier)
         routes += self._own_routes()
-        self.router = Router(routes + page_routes(self.boards))
+        self.router = Router(routes + page_routes(self.boards, config.live_port))
         self.on_started: list[Callable[[], Awaitable[None]]] = []
         """Run once the boards are restored (``ranked demo`` starts its players here)."""
         self.on_stopping: list[Callable[[], Awaitable[None]]] = []

@@ -30,6 +30,8 @@ class ServiceConfig:
 
     host: str = "127.0.0.1"
     port: int = 8080
+    live_port: int = 0
+    """The live channels' own port (:mod:`.fastlive`); 0: none (same port only)."""
     data_dir: Path = Path("ranked-data")
     backend: str = "memory://"
     journal: str = ""
@@ -50,6 +52,12 @@ class ServiceConfig:
 SETTINGS: Final = (
     Setting("host", str, "The address to listen on."),
     Setting("port", int, "The TCP port to listen on."),
+    Setting(
+        "live_port",
+        int,
+        "A second port serving only the live channels, cheaper per message (docs/live.md);"
+        " 0: none.",
+    ),
     Setting("data_dir", Path, "The journal, its snapshots and the API keys live here."),
     Setting("backend", str, "memory://, redis://host:port/db or redis+cluster://host:port,..."),
     Setting("journal", str, "sqlite:///path or postgresql://...; empty: <data_dir>/journal.db."),
@@ -117,6 +125,10 @@ def _parse(setting: Setting, raw: str, source: str) -> Any:
 def _check(config: ServiceConfig) -> None:
     if not 0 <= config.port <= 65535:
         raise ConfigError(f"port must be in [0, 65535], not {config.port}")
+    if not 0 <= config.live_port <= 65535:
+        raise ConfigError(f"live_port must be in [0, 65535], not {config.live_port}")
+    if config.live_port and config.live_port == config.port:
+        raise ConfigError(f"live_port must differ from port ({config.port})")
     if config.durability not in ("always", "batch", "none"):
         raise ConfigError(f"durability must be always, batch or none, not {config.durability!r}")
     if config.log_level not in ("debug", "info", "warning", "error"):

@@ -4,10 +4,12 @@ channels (one per WebSocket) it feeds (docs/live.md).
 Per board, a :class:`Feed` numbers the board's events (from 1, per process; the hub's
 ``epoch`` names the numbering), keeps the newest :attr:`LiveLimits.buffer` of them for
 clients that resume, and runs one flush task: woken by a write or a new channel, it reads
-each subscribed window's top once, encodes one message per (window, limit) and puts it on
-every channel of that group, then sleeps :attr:`LiveLimits.interval` so that a burst of
-writes is one message. A write costs the handler O(1) (number the event, append it); a
-channel whose queue is full is closed (4008), never waited for.
+each subscribed window's top once, encodes one message per (window, limit) and hands it to
+every channel of that group at once (:meth:`Channel.put_all`: queued for a sender task
+under the HTTP server, written directly by :mod:`.fastlive`), then sleeps
+:attr:`LiveLimits.interval` so that a burst of writes is one message. A write costs the
+handler O(1) (number the event, append it); a channel whose queue (or unsent bytes) passes
+its bound is closed (4008), never waited for.
 
 The hub calls the boards' own reads (``top``, ``entry``) only: the service calls features,
 never backends.
@@ -59,10 +61,12 @@ class LiveLimits:
     """The live channels' bounds (environment: ``RANKED_LIVE_<NAME>``)."""
 
     queue: int = 256
-    """Messages a channel may have waiting; one more closes it (4008, too slow)."""
+    """Messages a channel may have waiting; one more closes it (4008, too slow). On the
+    live port (:mod:`.fastlive`): unsent bytes past this many times the message just
+    written (at least 4 KiB)."""
     buffer: int = 1000
     """Events kept per board for clients that resume."""
-    interval: float = 0.05
+    interval: float = 0.02
     """The shortest time between two flushes of a board (seconds): the coalescing frame."""
     heartbeat: float = 15.0
     """A ping after this many quiet seconds."""
@@ -141,6 +145,13 @@ class Channel:
             return
         self.queue.append(message)
         self._wake.set()
+
+    @classmethod
+    def put_all(cls, channels: Sequence[Channel], message: str) -> None:
+        """:meth:`put` ``message`` to each of ``channels`` (all of this class): a transport
+        that can write one message to many connections at once overrides it."""
+        for channel in channels:
+            channel.put(message)
 
     def close(self, code: int, reason: str) -> None:
         if self.closed is None:
@@ -273,13 +284,28 @@ class Feed:
         ids = _WindowIds(board)
         tops = await self._tops(board, channels, bool(events), ids)
         encoded: dict[tuple[str, int], str] = {}
+        # the started board channels get one update per window and limit, written to
+        # each group at once (Channel.put_all) after the others' messages
+        groups: dict[tuple[type[Channel], str, int], list[Channel]] = {}
         for channel in channels:
             if channel.member is None:
-                if events or not channel.started:  # a new channel: nothing for the others
-                    self._board_message(channel, events, last, tops, encoded, ids[channel.window])
+                if channel.started:
+                    if events:  # a new channel: nothing for the others
+                        key = (type(channel), ids[channel.window], channel.limit)
+                        groups.setdefault(key, []).append(channel)
+                else:
+                    self._board_message(channel, last, tops, ids[channel.window])
             else:
                 await self._member_message(board, channel, events, last)
             channel.started = True
+        for (kind, window, limit), group in groups.items():
+            if window in tops:
+                text = encoded.get((window, limit))
+                if text is None:
+                    top = tops[window][:limit]
+                    update = Update(last, self.hub.epoch, window, events, top)
+                    text = encoded[window, limit] = encode(update)
+                kind.put_all(group, text)
 
     async def _tops(
         self,
@@ -298,27 +324,17 @@ class Feed:
             window: list(entries(await board.top(n, window=window))) for window, n in wanted.items()
         }
 
-    def _board_message(
+    def _board_message(  # a new channel's first message
         self,
         channel: Channel,
-        events: list[Event],
         last: int,
         tops: dict[str, list[EntryOut]],
-        encoded: dict[tuple[str, int], str],
         window: str,
     ) -> None:
         if window not in tops:
             return
         top = tops[window][: channel.limit]
         epoch = self.hub.epoch
-        if channel.started:  # one encoding per window and limit, shared by its channels
-            text = encoded.get((window, channel.limit))
-            if text is None:
-                text = encoded[window, channel.limit] = encode(
-                    Update(last, epoch, window, events, top)
-                )
-            channel.put(text)
-            return
         missed = None if channel.after is None else self.missed_until(channel.after, last)
         if missed is None:
             reset = channel.after is not None

@@ -38,8 +38,13 @@ def _load() -> dict[str, bytes]:
 _FILES: Final = _load()
 
 
-def page_routes(boards: Boards) -> list[Route]:
-    """The page's routes, over ``boards``."""
+def page_routes(boards: Boards, live_port: int = 0) -> list[Route]:
+    """The page's routes, over ``boards``; ``live_port``: the live channels' own port
+    (0: none), told to the board page in its ``<meta name="ranked-live">``."""
+    board_page = _FILES["board.html"].replace(
+        b'<meta name="ranked-live" content="">',
+        f'<meta name="ranked-live" content="{live_port or ""}">'.encode(),
+    )
 
     async def index(request: Request) -> Response:
         links = "\n".join(
@@ -52,7 +57,7 @@ def page_routes(boards: Boards) -> list[Route]:
 
     async def board(request: Request) -> Response:
         boards.get(request.params["board"])  # 404 for no such board
-        return Response(200, _FILES["board.html"], _TYPES[".html"], list(_HEADERS))
+        return Response(200, board_page, _TYPES[".html"], list(_HEADERS))
 
     async def static(request: Request) -> Response:
         name = request.params["name"]

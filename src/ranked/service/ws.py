@@ -7,7 +7,11 @@ parameter, 4001 no good key, 4003 too small a scope, 4004 no such board or chann
 Keys are the HTTP API's (``Authorization: Bearer``, or ``?key=`` where a browser cannot
 set headers), scope ``read``; none on a ``public_reads`` board.
 
-Per connection two tasks: one sends the channel's queue (a ping after a quiet
+:meth:`LiveEndpoint.open` checks a connection's path, query string and headers for both
+transports: this endpoint under the HTTP server, and :mod:`.fastlive` on the service's
+``live_port``.
+
+Here, per connection two tasks: one sends the channel's queue (a ping after a quiet
 heartbeat), one listens for the client leaving. A channel closed by the hub (too slow,
 the service stopping) sends its close code once what is in flight is written, or is
 dropped after :attr:`~.live.LiveLimits.close_grace` seconds.
@@ -18,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Annotated, Any, Final
 from urllib.parse import parse_qsl
 
@@ -33,14 +37,14 @@ from .live import CLOSE, Channel, Feed, Hub
 from .registry import Boards
 from .routes import Window
 
-__all__ = ["LiveEndpoint", "LiveQuery"]
+__all__ = ["LiveEndpoint", "LiveQuery", "refusal"]
 
 _log = logging.getLogger("ranked.service.live")
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 
-_BEARER: Final = b"bearer "
+_BEARER: Final = "bearer "
 
 
 class LiveQuery(msgspec.Struct, forbid_unknown_fields=True):
@@ -64,6 +68,12 @@ _CODES: Final = {
     405: CLOSE["unknown-board"],
 }
 """The close code of a refusal, by the HTTP status the API would answer; others 4000."""
+
+
+def refusal(refused: HTTPProblem) -> tuple[int, str]:
+    """The close code and reason of a refused channel."""
+    # a close frame's reason is at most 123 bytes
+    return _CODES.get(refused.status, CLOSE["bad-request"]), refused.detail[:120]
 
 
 async def _nothing(*_: Any) -> Any:  # the router's routes need a handler; never called
@@ -90,12 +100,16 @@ class LiveEndpoint:
         if (await receive())["type"] != "websocket.connect":
             return
         await send({"type": "websocket.accept"})
+        path = scope.get("raw_path") or scope["path"].encode()
         try:
-            feed, channel = self._open(scope)
+            feed, channel = self.open(
+                path.decode("latin-1"),
+                scope.get("query_string", b"").decode("latin-1"),
+                ((k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]),
+            )
         except HTTPProblem as refused:
-            code = _CODES.get(refused.status, CLOSE["bad-request"])
-            # a close frame's reason is at most 123 bytes
-            await send({"type": "websocket.close", "code": code, "reason": refused.detail[:120]})
+            code, reason = refusal(refused)
+            await send({"type": "websocket.close", "code": code, "reason": reason})
             return
         feed.add(channel)
         try:
@@ -103,33 +117,43 @@ class LiveEndpoint:
         finally:
             feed.discard(channel)
 
-    def _open(self, scope: dict[str, Any]) -> tuple[Feed, Channel]:
-        """The channel a connection asks for, once its parameters and key are checked."""
+    def open(
+        self,
+        path: str,
+        query: str,
+        headers: Iterable[tuple[str, str]],
+        make: Callable[..., Channel] = Channel,
+    ) -> tuple[Feed, Channel]:
+        """The channel a connection asks for, once its parameters and key are checked:
+        ``path`` as sent (percent-encoded), ``query`` the query string, ``headers`` the
+        request's (name, value) pairs. Both transports call it (this endpoint under the
+        HTTP server, :mod:`.fastlive` on its own port); ``make`` builds the channel from
+        ``(window, limit, member, after, bound)``. :class:`HTTPProblem` refuses it
+        (:func:`refusal` gives the close code)."""
         try:
-            _, params = _ROUTER.match("GET", scope.get("raw_path") or scope["path"].encode())
-            raw = scope.get("query_string", b"").decode("latin-1")
-            args = checked_query(dict(parse_qsl(raw, keep_blank_values=True)), LiveQuery)
+            _, params = _ROUTER.match("GET", path.encode("latin-1"))
+            args = checked_query(dict(parse_qsl(query, keep_blank_values=True)), LiveQuery)
             board = self.boards.get(params["board"])
             member = checked_member(params["member"]) if "member" in params else None
             board.window_id(args.window)  # an unknown window is refused here
         except RankedError as error:
             raise HTTPProblem(422, "unknown-window", str(error)) from None
-        self._authorize(scope, board.name, args.key)
+        self._authorize(headers, board.name, args.key)
         after = args.after
         if after is not None and args.epoch != self.hub.epoch:  # none: maybe another's
             after = -1  # another process's numbering: a fresh snapshot
-        channel = Channel(args.window, args.limit, member, after, self.hub.limits.queue)
+        channel = make(args.window, args.limit, member, after, self.hub.limits.queue)
         return self.hub.feed(board.name), channel
 
-    def _authorize(self, scope: dict[str, Any], board: str, key: str | None) -> None:
+    def _authorize(self, headers: Iterable[tuple[str, str]], board: str, key: str | None) -> None:
         presented = key
-        for name, value in scope["headers"]:
-            if name == b"authorization":
+        for name, value in headers:
+            if name.lower() == "authorization":
                 if value[:7].lower() != _BEARER:
                     raise HTTPProblem(
                         401, "unauthorized", "the Authorization header is not 'Bearer <key>'"
                     )
-                presented = value[7:].decode("latin-1").strip()
+                presented = value[7:].strip()
                 break
         if presented is None:
             if self.boards.settings(board).public_reads:

@@ -17,6 +17,11 @@
   let epoch = null;
   let ranks = new Map(); // member -> [rank, score] as last shown
   let retries = 0;
+  // the live channels' own port, when the service has one (docs/live.md): cheaper for the
+  // service; if it cannot be reached (a proxy in front, a firewall) the page falls back to
+  // this page's own address for good
+  const livePort = (document.querySelector('meta[name="ranked-live"]') || {}).content || "";
+  let fastPort = location.protocol === "http:" && /^[0-9]+$/.test(livePort) ? livePort : "";
   let searched = null;
   let searchedScore = null; // the found player's score, marked in the histogram
   let histogram = null; // the last histogram answer
@@ -150,13 +155,24 @@
       query.set("after", String(lastId));
       query.set("epoch", epoch);
     }
-    const ws = new WebSocket(scheme + location.host + base + "/live?" + query);
+    const host = fastPort ? location.hostname + ":" + fastPort : location.host;
+    const ws = new WebSocket(scheme + host + base + "/live?" + query);
+    let opened = false;
     socket = ws;
-    ws.onopen = () => { retries = 0; };
+    ws.onopen = () => {
+      retries = 0;
+      opened = true;
+      $("status").dataset.transport = fastPort ? "live-port" : "same-port";
+    };
     ws.onmessage = (message) => receive(JSON.parse(message.data));
     ws.onclose = (event) => {
       if (socket !== ws) return;
       socket = null;
+      if (fastPort && !opened) {
+        fastPort = ""; // never reached: the same-port channel from now on
+        connect();
+        return;
+      }
       if (FINAL.has(event.code)) {
         status("closed: " + (event.reason || event.code), true);
         return;
