@@ -26,13 +26,12 @@ from ...backends.generic import HASH_GET, HASH_SET, SET_ADD, SET_MEMBERS, SET_RE
 from ...backends.procedure import Bound, Operation
 from ...errors import GuardArgumentError, GuardConfigError, PendingNotFoundError
 from ...journal.aio import Appender
-from ...journal.events import audit_stream
 from ...journal.store import JournalStore
 from ...leaderboard import Leaderboard
 from ...ratelimit.keys import SUFFIXES
 from .. import _procedures as steps
 from .._audit import Restored as _Restored
-from .._audit import record, verdict_event
+from .._audit import accepted_note, verdict_event, verdicts
 from .._hooks import call_validator, post_webhook, record_now, validate_now, wait_tasks_now
 from .._keys import GuardKeys, member_bytes
 from ..config import GuardConfig
@@ -357,9 +356,17 @@ class Guard:
                 limit=limit,
                 zscore=checked.zscore,
             )
-        if config.audit_accepted:  # queued first: it shares the board's commit
-            self._record(board, "accepted", who, value, now, actor, None, detail)
-        result = board.submit(member, score, operator=operator)  # type: ignore[arg-type]
+        note = None
+        if config.audit_accepted and board.journal_store is not None:
+            # the verdict rides in the board's own submission event: no row of its own
+            note = accepted_note(detail)
+        result = board.submit(
+            member,
+            score,
+            operator=operator,  # type: ignore[arg-type]
+            actor=actor if note is not None else None,
+            reason=note,
+        )
         return Verdict("accepted", submission=result, limit=limit, zscore=checked.zscore)
 
     def _signature(
@@ -524,7 +531,8 @@ class Guard:
         bans, held submissions, the nonces still inside their window, and each member's
         history (from the accepted and promoted scores; with ``audit_accepted``). Done
         once per board and guard, on first use; True when it restored. Reads the whole
-        audit stream: O(verdicts). The rate limits start afresh. Two guards restoring
+        audit stream and the board's own stream (the accepted verdicts ride in its
+        submission events): O(events). The rate limits start afresh. Two guards restoring
         one empty store at once may count a history twice (the z-score then judges a
         little more leniently); the marker key makes a third restore a no-op."""
         state = self._board(board)
@@ -540,8 +548,8 @@ class Guard:
         restored = _Restored()
         if store is not None:
             store.flush()
-            for event in store.read(board=audit_stream(board.name)):
-                restored.add(record(board.name, event))
+            for found in verdicts(store, board.name):
+                restored.add(found)
         if restored.bans:
             state.ban(keys.banned, sorted(restored.bans))
         if restored.held:
@@ -568,20 +576,17 @@ class Guard:
         self, board: Leaderboard, member: str | bytes | None = None, *, limit: int = 100
     ) -> list[AuditRecord]:
         """The board's newest journaled verdicts (of ``member`` only, if given), oldest
-        first, at most ``limit``. Reads the journal: O(verdicts of the board, or of the
-        member). [] for a board without a journal."""
+        first, at most ``limit``. Reads the board's audit stream and, for the accepted
+        verdicts, the board's own submission events (see :mod:`.._audit`): O(events of
+        the board, or of the member). [] for a board without a journal."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise GuardArgumentError(f"limit must be a positive int, not {limit!r}")
         store = board.journal_store
         if store is None:
             return []
         store.flush()  # the verdicts handed over behind their answers
-        stream = audit_stream(board.name)
-        if member is None:
-            events = list(store.read(board=stream))
-        else:
-            events = store.member_events(stream, _who(member))
-        return [record(board.name, event) for event in events[-limit:]]
+        who = None if member is None else _who(member)
+        return verdicts(store, board.name, who)[-limit:]
 
     # -- helpers --------------------------------------------------------------------------
 
