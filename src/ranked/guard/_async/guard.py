@@ -71,8 +71,8 @@ class _Board:
         self.steps = _Steps(board, config, self.keys)
         self.keys_of = self.steps.keys_of
         self.args_of = self.steps.args_of
-        procedure = steps.check_procedure(config.player_limit, config.ip_limit)
-        self.check: AsyncBound[steps.Checked] = backend.bind(Operation.raw(procedure))
+        operation = steps.check_operation(config.player_limit, config.ip_limit)
+        self.check: AsyncBound[steps.Checked] = backend.bind(operation)
         self.claim: AsyncBound[bytes | None] = backend.bind(Operation.raw(steps.CLAIM))
         self.list: AsyncBound[dict[bytes, bytes]] = backend.bind(Operation.raw(steps.PENDING))
         self.ban: AsyncBound[int] = backend.bind(SET_ADD)
