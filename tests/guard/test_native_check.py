@@ -328,3 +328,43 @@ def test_factory_declines_foreign_keyspaces() -> None:
     operation = check_operation(None, None)
     assert factory(Other(), threading.Lock(), operation) is None
     assert factory(Keyspace(), threading.Lock(), operation) is not None
+
+
+HOSTILE: list[tuple[Any, Any]] = [
+    ((), ()),
+    ([b"k"] * 5, [b"a"]),  # too few arguments: the twin's IndexError
+    ([b"k", 5, b"k", b"k", b"k"], None),  # a key that is not bytes
+    (None, None),
+]
+
+
+def test_native_check_hostile_calls() -> None:
+    """Calls the guard never makes: the C step answers as the twin does (an error of the
+    same type and text), or refuses its own call shape with TypeError."""
+    clock = Clock()
+    config = GuardConfig(player_limit=Policy(3, 1, "gcra", 1), z_threshold=2)
+    board = Leaderboard(MemoryBackend(clock=clock), "g")
+    steps = _Steps(board, config, GuardKeys("g"))
+    operation = check_operation(config.player_limit, config.ip_limit)
+    native = MemoryBackend(clock=clock).bind(_raw(operation, True))
+    twin = MemoryBackend(clock=clock).bind(_raw(operation, False))
+    good = steps.args_of(b"a", 1.0, False, False, False, None)
+    keys = steps.keys_of(board, b"a", None, None, False)
+    for bad_keys, bad_args in HOSTILE:
+        args = good if bad_args is None else bad_args
+        found = [_outcome(check, bad_keys, args, None) for check in (native, twin)]
+        assert found[0].split(":")[0] == found[1].split(":")[0], (bad_keys, args)
+    odd = list(good)
+    odd[1] = "1.5"  # a score of another type: the twin decides (ValueError there too)
+    assert _outcome(native, keys, odd, None) == _outcome(twin, keys, odd, None)
+    odd[1] = 2**80  # an int score: float() of it, as the twin takes it
+    assert _outcome(native, keys, odd, None) == _outcome(twin, keys, odd, None)
+    with pytest.raises(TypeError):
+        native(keys)
+    with pytest.raises(TypeError):
+        native(keys, good, None, None)
+    with pytest.raises(TypeError):
+        native(keys, good, now_us=None)
+    with pytest.raises(TypeError):
+        native(5, good)
+    board.close()
