@@ -30,6 +30,9 @@ __all__ = ["ACCEPTED", "Restored", "accepted_note", "record", "verdict_event", "
 
 _MAX_TEXT: Final = 500
 
+_ENCODE: Final = json.JSONEncoder(separators=(",", ":"), default=str).encode
+"""json.dumps's encoding, made once (json.dumps makes an encoder per call given options)."""
+
 ACCEPTED: Final = "guard:accepted"
 """The ``reason`` of a board's submission event that the guard accepted (then a space and
 the verdict's detail as JSON, when there is any)."""
@@ -41,7 +44,7 @@ def accepted_note(detail: dict[str, Any]) -> str:
     kept = {k: v for k, v in detail.items() if v is not None}
     if not kept:
         return ACCEPTED
-    return ACCEPTED + " " + json.dumps(kept, separators=(",", ":"), default=str)
+    return ACCEPTED + " " + _ENCODE(kept)
 
 
 def _accepted(board: str, event: Event) -> AuditRecord:

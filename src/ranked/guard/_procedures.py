@@ -241,20 +241,20 @@ def _text(value: Any) -> str:
 def _check_decoder(player: Policy | None, ip: Policy | None) -> Callable[[Any], Checked]:
     player_decision = None if player is None else decoder(player)
     ip_decision = None if ip is None else decoder(ip)
+    new = tuple.__new__  # the NamedTuple constructor costs a Python call more
 
     def decode(reply: Sequence[Any]) -> Checked:
         z = reply[8]
-        return Checked(
-            int(reply[0]),
-            _text(reply[1]),
-            None
-            if player_decision is None or reply[4] == -2
-            else player_decision([int(v) for v in reply[2:5]]),
-            None
-            if ip_decision is None or reply[7] == -2
-            else ip_decision([int(v) for v in reply[5:8]]),
-            float(z) if z not in (b"", "") else None,
-            int(reply[9]) or None,
+        return new(
+            Checked,
+            (
+                int(reply[0]),
+                _text(reply[1]),
+                None if player_decision is None or reply[4] == -2 else player_decision(reply[2:5]),
+                None if ip_decision is None or reply[7] == -2 else ip_decision(reply[5:8]),
+                float(z) if z != b"" and z != "" else None,
+                int(reply[9]) or None,
+            ),
         )
 
     return decode

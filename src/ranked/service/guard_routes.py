@@ -25,7 +25,8 @@ import msgspec
 from ..errors import GuardConfigError, PendingNotFoundError
 from ..guard import AsyncGuard, GuardConfig, PendingEntry, Secret, Verdict
 from ..leaderboard import AsyncLeaderboard
-from ..ratelimit import Policy, client_ip, forwarded_ip, problem_details, rate_limit_headers
+from ..ratelimit import Decision, Policy, client_ip, forwarded_ip, problem_details
+from ..ratelimit.headers import policy_value, ratelimit_value, retry_after_seconds
 from .convert import member as path_member
 from .convert import query, submitted
 from .http import HTTPProblem, Request, Response, Route, json_response
@@ -242,6 +243,26 @@ def _entry_out(entry: PendingEntry) -> PendingOut:
     )
 
 
+_POLICY_HEADERS: dict[Policy, tuple[bytes, bytes]] = {}
+"""Each policy's ``RateLimit-Policy`` header, made once (at most 1,024 kept)."""
+
+
+def _limit_headers(limit: Decision) -> list[tuple[bytes, bytes]]:
+    """``rate_limit_headers([limit], style="ietf")`` as raw header pairs, the policy's
+    header made once per policy: the same pairs in the same order."""
+    policy = _POLICY_HEADERS.get(limit.policy)
+    if policy is None:
+        if len(_POLICY_HEADERS) >= 1024:
+            _POLICY_HEADERS.clear()
+        policy = (b"ratelimit-policy", policy_value([limit.policy]).encode())
+        _POLICY_HEADERS[limit.policy] = policy
+    found = [policy, (b"ratelimit", ratelimit_value([limit]).encode())]
+    retry = retry_after_seconds([limit])
+    if retry is not None:
+        found.append((b"retry-after", str(retry).encode()))
+    return found
+
+
 def _actor(request: Request) -> str:
     return f"key:{request.key.id}" if request.key is not None else "anonymous"
 
@@ -326,14 +347,7 @@ class Guards:
             actor=_actor(request),
         )
         limit = verdict.limit
-        headers = (
-            []
-            if limit is None
-            else [
-                (name.lower().encode(), value.encode())
-                for name, value in rate_limit_headers([limit], style="ietf")
-            ]
-        )
+        headers = [] if limit is None else _limit_headers(limit)
         if verdict.submission is not None:  # accepted
             answer = json_response(submitted(verdict.submission))
             answer.headers = headers

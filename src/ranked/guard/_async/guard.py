@@ -105,6 +105,11 @@ class _Steps:
         self.config = config
         self.keys = keys
         self._members: dict[bytes, list[bytes]] = {}
+        self._player_head = keys.player(b"")
+        none: tuple[bytes, tuple[bytes, ...]] = (b"", ())
+        player_limit, ip_limit = config.player_limit, config.ip_limit
+        self._rp = none if player_limit is None else keys.limiter_parts(b"rp", player_limit)
+        self._ri = none if ip_limit is None else keys.limiter_parts(b"ri", ip_limit)
         self._ips: dict[str, tuple[bytes, ...]] = {}
         self._window: tuple[str, bytes] = ("", b"")
         span_us = 0 if config.change_span is None else round(config.change_span * 1e6)
@@ -144,9 +149,9 @@ class _Steps:
             self._window = (window_id, keys.board.window(window_id))
         base = self._members.get(who)
         if base is None:
-            player = keys.player(who)
-            limiter = self.config.player_limit
-            base = [player, *(() if limiter is None else keys.limiter(b"rp", limiter, who))]
+            base = [self._player_head + who]
+            head, suffixes = self._rp
+            base += [head + who + suffix for suffix in suffixes]
             if len(self._members) >= _CACHED_MEMBERS:
                 self._members.clear()
             self._members[who] = base
@@ -164,7 +169,8 @@ class _Steps:
             if by_ip is not None and ip is not None:
                 ip_keys = self._ips.get(ip)
                 if ip_keys is None:
-                    ip_keys = keys.limiter(b"ri", by_ip, ip.encode())
+                    head, suffixes = self._ri
+                    ip_keys = tuple(head + ip.encode() + suffix for suffix in suffixes)
                     if len(self._ips) >= _CACHED_MEMBERS:
                         self._ips.clear()
                     self._ips[ip] = ip_keys
