@@ -3,11 +3,13 @@ own); the audit and the state restore read them back from there, and replay igno
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ranked.errors import InvalidEventError
 from ranked.guard import Guard, GuardConfig, Secret
-from ranked.guard._audit import verdict_event
+from ranked.guard._audit import accepted_note, verdict_event
 from ranked.journal.events import Event, audit_stream
 from ranked.journal.store import JournalStore
 
@@ -129,3 +131,21 @@ def test_accepted_verdicts_of_an_older_journal_still_read(env: Env) -> None:
         ("accepted", "a"),
         ("accepted", "b"),
     ]
+
+
+@pytest.mark.parametrize(
+    "detail",
+    [
+        {"ip": "127.0.0.1", "scope": "read", "nonce": "n0001-000000001", "z": 0.5, "rank": None},
+        {"ip": 'a"b\\c', "scope": None},
+        {"ip": "é", "nonce": None},
+        {"z": float("inf"), "rank": 3},
+        {"z": -1e-300, "rank": 12},
+        {"scope": True},
+        {},
+    ],
+)
+def test_accepted_note_is_the_json_of_its_detail(detail: dict[str, object]) -> None:
+    kept = {k: v for k, v in detail.items() if v is not None}
+    expected = "guard:accepted" + (" " + json.dumps(kept, separators=(",", ":")) if kept else "")
+    assert accepted_note(detail) == expected

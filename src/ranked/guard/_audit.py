@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import heapq
 import json
+import math
+import re
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -38,13 +40,30 @@ ACCEPTED: Final = "guard:accepted"
 the verdict's detail as JSON, when there is any)."""
 
 
+_PLAIN: Final = re.compile(r"[ !#-\[\]-~]*")
+"""Printable ASCII but ``"`` and ``\\``: a JSON string's text as it is."""
+
+
 def accepted_note(detail: dict[str, Any]) -> str:
     """The ``reason`` an accepted submission's event carries: :data:`ACCEPTED` and the
-    detail's JSON (the keys whose value is not None)."""
-    kept = {k: v for k, v in detail.items() if v is not None}
-    if not kept:
+    detail's JSON (the keys whose value is not None). Plain strings, ints and finite
+    floats are written directly (what ``json.dumps`` writes for them); anything else
+    goes through the JSON encoder."""
+    parts = []
+    for name, value in detail.items():
+        kind = type(value)
+        if value is None:
+            continue
+        if kind is str and _PLAIN.fullmatch(value) is not None:
+            parts.append(f'"{name}":"{value}"')
+        elif kind is int or (kind is float and math.isfinite(value)):
+            parts.append(f'"{name}":{value!r}')
+        else:
+            kept = {k: v for k, v in detail.items() if v is not None}
+            return ACCEPTED + " " + _ENCODE(kept)
+    if not parts:
         return ACCEPTED
-    return ACCEPTED + " " + _ENCODE(kept)
+    return ACCEPTED + " {" + ",".join(parts) + "}"
 
 
 def _accepted(board: str, event: Event) -> AuditRecord:

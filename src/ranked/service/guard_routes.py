@@ -26,7 +26,7 @@ from ..errors import GuardConfigError, PendingNotFoundError
 from ..guard import AsyncGuard, GuardConfig, PendingEntry, Secret, Verdict
 from ..leaderboard import AsyncLeaderboard
 from ..ratelimit import Decision, Policy, client_ip, forwarded_ip, problem_details
-from ..ratelimit.headers import policy_value, ratelimit_value, retry_after_seconds
+from ..ratelimit.headers import policy_value, reset_seconds, sf_string
 from .convert import member as path_member
 from .convert import query, submitted
 from .http import HTTPProblem, Request, Response, Route, json_response
@@ -243,23 +243,26 @@ def _entry_out(entry: PendingEntry) -> PendingOut:
     )
 
 
-_POLICY_HEADERS: dict[Policy, tuple[bytes, bytes]] = {}
-"""Each policy's ``RateLimit-Policy`` header, made once (at most 1,024 kept)."""
+_POLICY_HEADERS: dict[Policy, tuple[tuple[bytes, bytes], str]] = {}
+"""Each policy's ``RateLimit-Policy`` header and its ``RateLimit`` item's head, made once
+(at most 1,024 kept)."""
 
 
 def _limit_headers(limit: Decision) -> list[tuple[bytes, bytes]]:
-    """``rate_limit_headers([limit], style="ietf")`` as raw header pairs, the policy's
-    header made once per policy: the same pairs in the same order."""
-    policy = _POLICY_HEADERS.get(limit.policy)
-    if policy is None:
+    """``rate_limit_headers([limit], style="ietf")`` as raw header pairs: the same pairs in
+    the same order (``ratelimit_value``'s item for one decision), the policy's parts made
+    once per policy."""
+    known = _POLICY_HEADERS.get(limit.policy)
+    if known is None:
         if len(_POLICY_HEADERS) >= 1024:
             _POLICY_HEADERS.clear()
-        policy = (b"ratelimit-policy", policy_value([limit.policy]).encode())
-        _POLICY_HEADERS[limit.policy] = policy
-    found = [policy, (b"ratelimit", ratelimit_value([limit]).encode())]
-    retry = retry_after_seconds([limit])
-    if retry is not None:
-        found.append((b"retry-after", str(retry).encode()))
+        policy = limit.policy
+        header = (b"ratelimit-policy", policy_value([policy]).encode())
+        known = _POLICY_HEADERS[policy] = (header, sf_string(policy.name) + ";r=")
+    t = reset_seconds(limit)
+    found = [known[0], (b"ratelimit", f"{known[1]}{limit.remaining};t={t}".encode())]
+    if not limit.allowed:  # retry_after_seconds of one decision: its t when denied
+        found.append((b"retry-after", str(t).encode()))
     return found
 
 

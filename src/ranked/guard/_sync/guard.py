@@ -104,7 +104,10 @@ class _Steps:
                 " composite or lexicographic tie-break"
             )
         self.config = config
-        self.keys = keys
+        self._keys = keys
+        self._tiered = config.pending_rank is not None
+        # without a pending tier the step reads no window: any key of the slot stands in
+        self._window: tuple[str, bytes] = ("", keys.held)
         self._members: dict[bytes, list[bytes]] = {}
         self._player_head = keys.player(b"")
         none: tuple[bytes, tuple[bytes, ...]] = (b"", ())
@@ -112,7 +115,6 @@ class _Steps:
         self._rp = none if player_limit is None else keys.limiter_parts(b"rp", player_limit)
         self._ri = none if ip_limit is None else keys.limiter_parts(b"ri", ip_limit)
         self._ips: dict[str, tuple[bytes, ...]] = {}
-        self._window: tuple[str, bytes] = ("", b"")
         span_us = 0 if config.change_span is None else round(config.change_span * 1e6)
         high = b"1" if board.config.higher_is_better else b"0"
         self._operator = board.config.operator.encode()
@@ -144,10 +146,11 @@ class _Steps:
         trusted: bool,
     ) -> list[bytes]:
         """The check's keys: O(1) for a member seen lately."""
-        keys = self.keys
-        window_id = board.window_id()
-        if window_id != self._window[0]:
-            self._window = (window_id, keys.board.window(window_id))
+        keys = self._keys
+        if self._tiered:
+            window_id = board.window_id()
+            if window_id != self._window[0]:
+                self._window = (window_id, keys.board.window(window_id))
         base = self._members.get(who)
         if base is None:
             base = [self._player_head + who]
