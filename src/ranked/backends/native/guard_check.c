@@ -51,9 +51,11 @@ typedef struct {
     Py_ssize_t slots[S_COUNT];
     PyObject *keyspace, *ks_dict, *acquire, *release, *expire, *now_us, *now_ms;
     PyObject *store, *put_deadline, *player, *ip, *stats_type, *twin, *tier, *decode;
+    PyObject *probe; /* a fresh state cell: what a new one holds (its fields, its slots) */
 } GuardCheckObject;
 
-static PyObject *s_values, *s_deadlines, *empty_bytes, *one_bytes, *int_one;
+static PyObject *s_values, *s_deadlines, *s_listpack, *s_heap, *heappush;
+static PyObject *empty_bytes, *one_bytes, *int_one;
 static PyObject *r_banned, *r_rate, *r_rate_ip, *r_replayed, *r_step, *r_span, *r_zscore;
 
 /* round(x) as float.__round__ does it (halves to even). */
@@ -349,6 +351,95 @@ out:
     return rc;
 }
 
+/* Keyspace.store(key, value) (no deadline, not listpack) on the held tables;
+ * 0, or -1 with an exception set. */
+static int store_value(GuardCheckObject *self, PyObject *key, PyObject *value) {
+    PyObject *values = ks_table(self, s_values);
+    PyObject *deadlines = values ? ks_table(self, s_deadlines) : NULL;
+    PyObject *listpack = deadlines ? Py_XNewRef(PyDict_GetItemWithError(self->ks_dict, s_listpack))
+                                   : NULL;
+    int rc = -1;
+    if (!listpack || !PySet_CheckExact(listpack)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_SystemError, "keyspace tables changed type");
+        goto out;
+    }
+    int has = PyDict_Contains(deadlines, key);
+    if (has < 0 || (has && PyDict_DelItem(deadlines, key) < 0) ||
+        PySet_Discard(listpack, key) < 0 || PyDict_SetItem(values, key, value) < 0)
+        goto out;
+    rc = 0;
+out:
+    Py_XDECREF(listpack);
+    Py_XDECREF(deadlines);
+    Py_XDECREF(values);
+    return rc;
+}
+
+/* The nonce as the twin writes it: store(key, b"1"), then put_deadline(key,
+ * when) (Keyspace._set_deadline: the deadline, a heap entry; the heap's
+ * rebuild, when due, through the Python method). 0, or -1 with an exception. */
+static int set_nonce(GuardCheckObject *self, PyObject *key, int64_t when) {
+    if (store_value(self, key, one_bytes) < 0)
+        return -1;
+    PyObject *deadlines = ks_table(self, s_deadlines);
+    PyObject *heap = deadlines ? Py_XNewRef(PyDict_GetItemWithError(self->ks_dict, s_heap)) : NULL;
+    PyObject *value = PyLong_FromLongLong(when);
+    int rc = -1;
+    if (!value || PyErr_Occurred())
+        goto out;
+    if (heap && PyList_CheckExact(heap)) {
+        int has = PyDict_Contains(deadlines, key); /* absent after the store, unless a
+                                                      stored key's __eq__ put it back */
+        if (has < 0)
+            goto out;
+        Py_ssize_t after = PyDict_GET_SIZE(deadlines) + (has ? 0 : 1);
+        if (PyList_GET_SIZE(heap) + 1 <= 2 * after + 64) {
+            PyObject *entry = PyTuple_Pack(2, value, key);
+            PyObject *pushed = NULL;
+            if (entry && PyDict_SetItem(deadlines, key, value) == 0)
+                pushed = PyObject_CallFunctionObjArgs(heappush, heap, entry, NULL);
+            Py_XDECREF(entry);
+            rc = pushed ? 0 : -1;
+            Py_XDECREF(pushed);
+            goto out;
+        }
+    }
+    PyObject *r = PyObject_CallFunctionObjArgs(self->put_deadline, key, value, NULL);
+    rc = r ? 0 : -1;
+    Py_XDECREF(r);
+out:
+    Py_XDECREF(value);
+    Py_XDECREF(heap);
+    Py_XDECREF(deadlines);
+    return rc;
+}
+
+/* A new state cell as the type's __init__ makes it (the probe's fields and
+ * slots, copied) without running it; a new reference or NULL. */
+static PyObject *new_stats(GuardCheckObject *self) {
+    PyTypeObject *type = (PyTypeObject *)self->stats_type;
+    PyObject *empty = PyTuple_New(0);
+    PyObject *cell = empty ? type->tp_new(type, empty, NULL) : NULL;
+    Py_XDECREF(empty);
+    if (!cell)
+        return NULL;
+    if (PyDict_Update(cell, self->probe) < 0) {
+        Py_DECREF(cell);
+        return NULL;
+    }
+    for (int i = 0; i < S_COUNT; i++) {
+        PyObject *v = slot_get(self->probe, self->slots[i]);
+        if (!v || slot_set(cell, self->slots[i], Py_NewRef(v)) < 0) {
+            if (!v)
+                PyErr_SetString(PyExc_SystemError, "the state's probe has an unset slot");
+            Py_DECREF(cell);
+            return NULL;
+        }
+    }
+    return cell;
+}
+
 /* The member's state after an accepted submission (Welford as _welford, then
  * last and the span's base); the cell made and stored when absent. 0 or -1. */
 static int record_state(GuardCheckObject *self, state *s, PyObject *score_obj, int keep_base,
@@ -361,14 +452,11 @@ static int record_state(GuardCheckObject *self, state *s, PyObject *score_obj, i
         mean = s->mean;
         m2 = s->m2;
     } else {
-        cell = PyObject_CallNoArgs(self->stats_type);
-        PyObject *key = PySequence_Fast_GET_ITEM(s->keys, 0);
-        PyObject *r = cell ? PyObject_CallFunctionObjArgs(self->store, key, cell, NULL) : NULL;
-        if (!r) {
+        cell = new_stats(self);
+        if (!cell || store_value(self, PySequence_Fast_GET_ITEM(s->keys, 0), cell) < 0) {
             Py_XDECREF(cell);
             return -1;
         }
-        Py_DECREF(r);
     }
     n += 1;
     double delta = s->score - mean;
@@ -504,20 +592,9 @@ static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *
         if (PyTuple_GET_ITEM(tier_found, 1) != Py_None)
             held = PyTuple_GET_ITEM(tier_found, 1); /* held by tier_found until done */
     }
-    if (s.ttl > 0) {
-        PyObject *key = PySequence_Fast_GET_ITEM(keys, 1);
-        PyObject *deadline = PyLong_FromLongLong(now_ms + s.ttl);
-        PyObject *r1 =
-            deadline ? PyObject_CallFunctionObjArgs(self->store, key, one_bytes, NULL) : NULL;
-        PyObject *r2 =
-            r1 ? PyObject_CallFunctionObjArgs(self->put_deadline, key, deadline, NULL) : NULL;
-        Py_XDECREF(deadline);
-        Py_XDECREF(r1);
-        Py_XDECREF(r2);
-        if (!r2) {
-            Py_CLEAR(reply);
-            goto done;
-        }
+    if (s.ttl > 0 && set_nonce(self, PySequence_Fast_GET_ITEM(keys, 1), now_ms + s.ttl) < 0) {
+        Py_CLEAR(reply);
+        goto done;
     }
     if (held) {
         reply = verdict(reply, 2, held);
@@ -589,7 +666,7 @@ out:
 
 #define OBJECT_FIELDS(X)                                                                       \
     X(keyspace) X(ks_dict) X(acquire) X(release) X(expire) X(now_us) X(now_ms) X(store)        \
-    X(put_deadline) X(player) X(ip) X(stats_type) X(twin) X(tier) X(decode)
+    X(put_deadline) X(player) X(ip) X(stats_type) X(twin) X(tier) X(decode) X(probe)
 
 /* GC: visit every object held. */
 static int GuardCheck_traverse(GuardCheckObject *self, visitproc visit, void *arg) {
@@ -677,7 +754,8 @@ static PyObject *GuardCheck_new(PyTypeObject *type, PyObject *args, PyObject *kw
     self->twin = Py_NewRef(twin);
     self->tier = Py_NewRef(tier);
     self->decode = Py_NewRef(decode);
-    if (!(self->ks_dict = PyObject_GenericGetDict(keyspace, NULL)) ||
+    if (!(self->probe = PyObject_CallNoArgs(stats_type)) ||
+        !(self->ks_dict = PyObject_GenericGetDict(keyspace, NULL)) ||
         bound(&self->acquire, lock, "acquire") || bound(&self->release, lock, "release") ||
         bound(&self->now_us, keyspace, "now_us") || bound(&self->now_ms, keyspace, "now_ms") ||
         bound(&self->store, keyspace, "store") ||
@@ -704,8 +782,15 @@ static PyTypeObject GuardCheckType = {
 
 /* Registers GuardCheck and its constants; 0, or -1 with an exception set. */
 int guard_check_add_to_module(PyObject *m) {
-    if (!(s_values = PyUnicode_InternFromString("_values")) ||
+    PyObject *heapq = PyImport_ImportModule("_heapq");
+    if (!heapq)
+        return -1;
+    heappush = PyObject_GetAttrString(heapq, "heappush");
+    Py_DECREF(heapq);
+    if (!heappush ||!(s_values = PyUnicode_InternFromString("_values")) ||
         !(s_deadlines = PyUnicode_InternFromString("_deadlines")) ||
+        !(s_listpack = PyUnicode_InternFromString("_listpack")) ||
+        !(s_heap = PyUnicode_InternFromString("_heap")) ||
         !(empty_bytes = PyBytes_FromStringAndSize("", 0)) ||
         !(one_bytes = PyBytes_FromString("1")) || !(int_one = PyLong_FromLong(1)) ||
         !(r_banned = PyBytes_FromString("banned")) ||
