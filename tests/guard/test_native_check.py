@@ -368,3 +368,31 @@ def test_native_check_hostile_calls() -> None:
     with pytest.raises(TypeError):
         native(5, good)
     board.close()
+
+
+@pytest.mark.parametrize("repeat", [(1, 0), (5, 0), (5, 1), (6, 5)])
+def test_native_check_repeated_keys(repeat: tuple[int, int]) -> None:
+    """A key given twice (a call the guard never makes): the twin's order of reads and
+    writes decides, on both sides."""
+    clock = Clock()
+    config = GuardConfig(
+        secrets=(Secret(KEY),),
+        player_limit=Policy(3, 1, "gcra", 1),
+        ip_limit=Policy(5, 1, "token_bucket", 2),
+    )
+    board = Leaderboard(MemoryBackend(clock=clock), "g")
+    steps = _Steps(board, config, GuardKeys("g"))
+    operation = check_operation(config.player_limit, config.ip_limit)
+    backends = [MemoryBackend(clock=clock) for _ in range(2)]
+    native = backends[0].bind(_raw(operation, True))
+    twin = backends[1].bind(_raw(operation, False))
+    for score in (1.0, 2.0, 3.0):
+        keys = steps.keys_of(board, b"a", "nonce-1", "1.2.3.4", False)
+        at, source = repeat
+        keys[at] = keys[source]
+        args = steps.args_of(b"a", score, True, False, True, None)
+        found = [_outcome(check, keys, args, None) for check in (native, twin)]
+        assert found[0] == found[1]
+        assert _live(backends[0].keyspace) == _live(backends[1].keyspace)
+        clock.now += 0.5
+    board.close()

@@ -253,6 +253,15 @@ static int clock_readings(GuardCheckObject *self, PyObject *given, int64_t *now,
     return small_int(*now_obj, now) && small_int(*now_ms_obj, now_ms) ? 0 : 1;
 }
 
+/* The most keys one limiter takes (ranked.ratelimit.keys' suffixes). */
+#define MAX_LIMITER_KEYS 4
+
+/* 1 when two exact bytes objects hold the same bytes. */
+static int same_bytes(PyObject *a, PyObject *b) {
+    Py_ssize_t n = PyBytes_GET_SIZE(a);
+    return n == PyBytes_GET_SIZE(b) && memcmp(PyBytes_AS_STRING(a), PyBytes_AS_STRING(b), n) == 0;
+}
+
 /* What the step reads before its first write, checked. */
 typedef struct {
     PyObject *member, *keys, *args;     /* borrowed: the call's */
@@ -291,6 +300,22 @@ static int prepare(GuardCheckObject *self, PyObject *keys, PyObject *args, int64
     for (Py_ssize_t i = 0; i < 5 + s->np + s->ni; i++)
         if (!PyBytes_CheckExact(k[i]))
             return 1;
+    /* The keys written or read back after a write (the member's state, the nonce, the
+     * limiters') are distinct on every call the guard makes; a caller repeating one
+     * would see the twin's order of reads and writes: the twin decides. */
+    PyObject *written[2 + 2 * MAX_LIMITER_KEYS];
+    Py_ssize_t count = 0;
+    written[count++] = k[0];
+    if (s->ttl > 0)
+        written[count++] = k[1];
+    if (s->np + s->ni > 2 * MAX_LIMITER_KEYS)
+        return 1;
+    for (Py_ssize_t i = 5; i < 5 + s->np + s->ni; i++)
+        written[count++] = k[i];
+    for (Py_ssize_t i = 0; i < count; i++)
+        for (Py_ssize_t j = i + 1; j < count; j++)
+            if (same_bytes(written[i], written[j]))
+                return 1;
     PyObject *values = ks_table(self, s_values);
     PyObject *deadlines = values ? ks_table(self, s_deadlines) : NULL;
     if (!deadlines) {
