@@ -11,7 +11,8 @@ Each deployment is one ``ranked serve`` (pinned to CPU 0, wrk on CPU 1, 64 conne
 2 threads; ``benchmarks/_wrk.py``) with two boards: ``plain`` (no guard) and ``guarded``
 (the full guard of issue 19: rate limits per member and per IP (GCRA), bounds, velocity
 cap, HMAC-SHA256 + clock skew + nonce, z-score; the limits set high enough that nothing is
-refused, so every layer runs and every write is applied; accepted verdicts journaled).
+refused, so every layer runs and every write is applied; accepted verdicts journaled, in
+the board's own submission events).
 The unguarded board is driven with a write key and ``{"member", "score"}`` bodies; the
 guarded one with a read key (a client: every layer applies) and signed bodies, generated
 beforehand (HMAC needs a computation per request, and each nonce is accepted once): one
