@@ -58,7 +58,8 @@ ASAN_LOG := $(OUT)/asan.log
 ASAN_REPORTS := $(OUT)/asan-report
 # The engine suite plus the tests that drive the native procedures (backends/native/*.c).
 C_SUITES := tests/engine tests/backends/test_native_hostile.py tests/backends/test_native_ready.py tests/backends/test_native_locked.py \
-  tests/ratelimit/test_native_twin.py tests/leaderboard/test_fast_submit.py tests/queues/test_c_lane.py
+  tests/ratelimit/test_native_twin.py tests/leaderboard/test_fast_submit.py tests/queues/test_c_lane.py \
+  tests/guard/test_native_check.py
 asan: | $(OUT)
 	RANKED_SANITIZE=1 $(PYTHON) setup.py -q build_ext --inplace --force
 	rm -f $(ASAN_REPORTS).*; status=0; \

@@ -41,6 +41,7 @@ setup(
                     "queue_lane.c",
                     "ready.c",
                     "locked.c",
+                    "guard_check.c",
                 )
             ],
             include_dirs=[ENGINE],

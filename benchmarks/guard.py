@@ -5,12 +5,14 @@ Run from the repository root (needs Debian's ``wrk`` and redis-server)::
     python benchmarks/guard.py              # 6 s cells, 3 rounds
     python benchmarks/guard.py --quick      # smoke run: 2 s cells, 1 round
     python benchmarks/guard.py --markdown   # also write RESULTS-guard.md
+    python benchmarks/guard.py --only "(default)"   # the deployments so named only
 
 Each deployment is one ``ranked serve`` (pinned to CPU 0, wrk on CPU 1, 64 connections,
 2 threads; ``benchmarks/_wrk.py``) with two boards: ``plain`` (no guard) and ``guarded``
 (the full guard of issue 19: rate limits per member and per IP (GCRA), bounds, velocity
 cap, HMAC-SHA256 + clock skew + nonce, z-score; the limits set high enough that nothing is
-refused, so every layer runs and every write is applied; accepted verdicts journaled).
+refused, so every layer runs and every write is applied; accepted verdicts journaled, in
+the board's own submission events).
 The unguarded board is driven with a write key and ``{"member", "score"}`` bodies; the
 guarded one with a read key (a client: every layer applies) and signed bodies, generated
 beforehand (HMAC needs a computation per request, and each nonce is accepted once): one
@@ -335,11 +337,16 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=float, default=6.0)
+    parser.add_argument(
+        "--only", default="", help="run the deployments whose name contains this text"
+    )
     args = parser.parse_args()
     duration, warmup, rounds = (2.0, 1.0, 1) if args.quick else (args.duration, 2.0, args.rounds)
     rows: list[tuple[str, Result]] = []
     trips = None
     for deployment in DEPLOYMENTS:
+        if args.only not in deployment.name:
+            continue
         found = bench(deployment, duration, warmup, rounds)
         rows.append((deployment.name, found))
         trips = found.trips or trips

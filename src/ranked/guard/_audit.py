@@ -1,23 +1,113 @@
 """Verdicts as journal events, and back.
 
-A board's verdicts go to the board's journal under the board's audit stream
+An accepted submission's verdict rides in the board's own submission event (no row of
+its own): the board's ``submit(actor=, reason=)`` keeps the caller in ``actor`` and
+:func:`accepted_note` in ``reason`` (``guard:accepted``, then a space and the detail's
+JSON when there is any). Replay ignores both columns, so it writes what it always did.
+
+Every other verdict and moderation action (rejected, held, promoted, dismissed, banned,
+unbanned, removed) goes to the board's audit stream
 (:func:`ranked.journal.events.audit_stream`: ``<board>~guard``), one ``verdict`` event
 each: ``member``, ``score``, ``actor`` and ``reason`` in their columns, the rest (the
 action, pending id, IP, z-score, message) as a JSON ``value``. The board's replay reads
 its own stream only, so a verdict can neither change a replayed score nor slow a rebuild.
+
+:func:`verdicts` reads both back in journal order.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
+import math
+import re
+from collections.abc import Iterable
 from typing import Any, Final
 
 from ..journal.events import VERDICT, Event, NewEvent, audit_stream
+from ..journal.store import JournalStore
 from .verdict import AuditRecord
 
-__all__ = ["Restored", "record", "verdict_event"]
+__all__ = ["ACCEPTED", "Restored", "accepted_note", "record", "verdict_event", "verdicts"]
 
 _MAX_TEXT: Final = 500
+
+_ENCODE: Final = json.JSONEncoder(separators=(",", ":"), default=str).encode
+"""json.dumps's encoding, made once (json.dumps makes an encoder per call given options)."""
+
+ACCEPTED: Final = "guard:accepted"
+"""The ``reason`` of a board's submission event that the guard accepted (then a space and
+the verdict's detail as JSON, when there is any)."""
+
+
+_PLAIN: Final = re.compile(r"[ !#-\[\]-~]*")
+"""Printable ASCII but ``"`` and ``\\``: a JSON string's text as it is."""
+
+
+def accepted_note(detail: dict[str, Any]) -> str:
+    """The ``reason`` an accepted submission's event carries: :data:`ACCEPTED` and the
+    detail's JSON (the keys whose value is not None). Plain strings, ints and finite
+    floats are written directly (what ``json.dumps`` writes for them); anything else
+    goes through the JSON encoder."""
+    parts = []
+    for name, value in detail.items():
+        kind = type(value)
+        if value is None:
+            continue
+        if kind is str and _PLAIN.fullmatch(value) is not None:
+            parts.append(f'"{name}":"{value}"')
+        elif kind is int or (kind is float and math.isfinite(value)):
+            parts.append(f'"{name}":{value!r}')
+        else:
+            kept = {k: v for k, v in detail.items() if v is not None}
+            return ACCEPTED + " " + _ENCODE(kept)
+    if not parts:
+        return ACCEPTED
+    return ACCEPTED + " {" + ",".join(parts) + "}"
+
+
+def _accepted(board: str, event: Event) -> AuditRecord:
+    """A board's submission event carrying an accepted verdict, read back."""
+    reason = event.reason or ""
+    body = reason[len(ACCEPTED) + 1 :]
+    member = None if event.member is None else event.member.decode("utf-8", "surrogateescape")
+    return AuditRecord(
+        event.seq,
+        event.at_us / 1e6,
+        board,
+        member,
+        "accepted",
+        event.score,
+        event.actor,
+        None,
+        json.loads(body) if body else {},
+    )
+
+
+def _is_accepted(event: Event) -> bool:
+    reason = event.reason
+    return (
+        reason is not None
+        and (reason == ACCEPTED or reason.startswith(ACCEPTED + " "))
+        and event.operation != VERDICT
+    )
+
+
+def verdicts(store: JournalStore, board: str, member: bytes | None = None) -> list[AuditRecord]:
+    """Every journaled verdict of ``board`` (of ``member`` only, if given), in journal
+    order: the audit stream's events merged with the accepted ones in the board's own
+    stream. Reads both streams (of the member only, if given): O(events)."""
+    stream = audit_stream(board)
+    own: Iterable[Event]
+    if member is None:
+        audited: Iterable[Event] = store.read(board=stream)
+        own = store.read(board=board)
+    else:
+        audited = store.member_events(stream, member)
+        own = store.member_events(board, member)
+    found = (record(board, event) for event in audited)
+    accepted = (_accepted(board, event) for event in own if _is_accepted(event))
+    return list(heapq.merge(found, accepted, key=lambda r: r.seq))
 
 
 def verdict_event(

@@ -52,5 +52,11 @@ class GuardKeys:
     def limiter(self, kind: bytes, policy: Policy, identity: bytes) -> tuple[bytes, ...]:
         """A limiter's keys: ``kind`` ``rp`` (member) or ``ri`` (IP); the suffixes of
         :mod:`ranked.ratelimit.keys` keep two identities' keys apart."""
+        head, suffixes = self.limiter_parts(kind, policy)
+        return tuple(head + identity + suffix for suffix in suffixes)
+
+    def limiter_parts(self, kind: bytes, policy: Policy) -> tuple[bytes, tuple[bytes, ...]]:
+        """What :meth:`limiter` puts around the identity: the head and the suffixes (a
+        caller making many identities' keys takes these once)."""
         head = b"%s:%s:%s:" % (self.prefix, kind, policy.name.translate(_ESCAPES).encode())
-        return tuple(head + identity + suffix for suffix in SUFFIXES[policy.algorithm])
+        return head, tuple(SUFFIXES[policy.algorithm])

@@ -20,18 +20,31 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Final, NamedTuple
 
 from ..backends._scripts import Script, feature_script
-from ..backends.procedure import Local, Procedure
+from ..backends.procedure import Local, Operation, Procedure
 from ..engine.keyspace import Keyspace
 from ..engine.zset import SortedSet
 from ..errors import ResponseError
 from ..ratelimit import Decision, Policy
 from ..ratelimit._memory import CORES
+from ..ratelimit._memory import native_args as limiter_native_args
 from ..ratelimit._procedures import decoder
 from ..ratelimit._procedures import policy_args as limiter_args
 
-__all__ = ["CLAIM", "PENDING", "Checked", "check_procedure"]
+__all__ = [
+    "CLAIM",
+    "NATIVE",
+    "PENDING",
+    "STATS_FIELDS",
+    "Checked",
+    "check_operation",
+    "check_procedure",
+]
 
 _PACKAGE: Final = "ranked.guard"
+NATIVE: Final = "guard"
+"""The check's native name: memory's C check (``ranked.backends.native.guard``)."""
+STATS_FIELDS: Final = ("last", "base", "bt", "n", "mean", "m2")
+"""The member state's slots, in the order the native check reads them."""
 _WRONGTYPE: Final = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 
@@ -170,26 +183,7 @@ def _check_twin(player: Policy | None, ip: Policy | None) -> Local:
                     held = b"z-score"
         tier = int(args[8])
         if held is None and tier > 0:
-            high = args[9] == b"1"
-            window = ks.get_at(keys[2], now_ms)
-            if window is not None and not isinstance(window, SortedSet):
-                raise ResponseError(_WRONGTYPE)
-            current = None if window is None else window.score(member)
-            result = score
-            if args[20] == b"incr":
-                result = (current or 0.0) + score
-            elif args[20] == b"decr":
-                result = (current or 0.0) - score
-            if window is None:
-                better = 0
-            elif high:
-                better = window.count_by_score(result, math.inf, min_exclusive=True)
-            else:
-                better = window.count_by_score(-math.inf, result, max_exclusive=True)
-            reply[9] = better + 1
-            gains = current is None or (result > current if high else result < current)
-            if better + 1 <= tier and gains:
-                held = b"rank-tier"
+            reply[9], held = _tier(ks, now_ms, keys[2], member, score, args[9], args[20], tier)
         if nonce_ttl > 0:
             ks.store(keys[1], b"1")
             ks.put_deadline(keys[1], now_ms + nonce_ttl)
@@ -207,6 +201,39 @@ def _check_twin(player: Policy | None, ip: Policy | None) -> Local:
     return local
 
 
+def _tier(
+    ks: Keyspace,
+    now_ms: int,
+    key: bytes,
+    member: bytes,
+    score: float,
+    high: bytes,
+    operator: bytes,
+    tier: int,
+) -> tuple[int, bytes | None]:
+    """The pending tier: the rank ``score`` would take in the window at ``key`` (after the
+    operator), and ``b"rank-tier"`` when that is within ``tier`` and better than the
+    member's current score, else None. O(log n). The twin's and the native step's."""
+    higher = high == b"1"
+    window = ks.get_at(key, now_ms)
+    if window is not None and not isinstance(window, SortedSet):
+        raise ResponseError(_WRONGTYPE)
+    current = None if window is None else window.score(member)
+    result = score
+    if operator == b"incr":
+        result = (current or 0.0) + score
+    elif operator == b"decr":
+        result = (current or 0.0) - score
+    if window is None:
+        better = 0
+    elif higher:
+        better = window.count_by_score(result, math.inf, min_exclusive=True)
+    else:
+        better = window.count_by_score(-math.inf, result, max_exclusive=True)
+    gains = current is None or (result > current if higher else result < current)
+    return better + 1, b"rank-tier" if better + 1 <= tier and gains else None
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -214,32 +241,45 @@ def _text(value: Any) -> str:
 def _check_decoder(player: Policy | None, ip: Policy | None) -> Callable[[Any], Checked]:
     player_decision = None if player is None else decoder(player)
     ip_decision = None if ip is None else decoder(ip)
+    new = tuple.__new__  # the NamedTuple constructor costs a Python call more
 
     def decode(reply: Sequence[Any]) -> Checked:
         z = reply[8]
-        return Checked(
-            int(reply[0]),
-            _text(reply[1]),
-            None
-            if player_decision is None or reply[4] == -2
-            else player_decision([int(v) for v in reply[2:5]]),
-            None
-            if ip_decision is None or reply[7] == -2
-            else ip_decision([int(v) for v in reply[5:8]]),
-            float(z) if z not in (b"", "") else None,
-            int(reply[9]) or None,
+        return new(
+            Checked,
+            (
+                int(reply[0]),
+                _text(reply[1]),
+                None if player_decision is None or reply[4] == -2 else player_decision(reply[2:5]),
+                None if ip_decision is None or reply[7] == -2 else ip_decision(reply[5:8]),
+                float(z) if z != b"" and z != "" else None,
+                int(reply[9]) or None,
+            ),
         )
 
     return decode
 
 
 class _Composed(Procedure[Checked]):
-    """The check, whose script is its own text with the limiters' scripts in front."""
+    """The check, whose script is its own text with the limiters' scripts in front; its
+    native implementation on memory is ``guard`` (``ranked.backends.native.guard``)."""
 
-    __slots__ = ("_source",)
+    __slots__ = ("_source", "native_args")
 
     def __init__(self, policies: tuple[Policy | None, Policy | None]) -> None:
-        super().__init__(_PACKAGE, "check", _check_twin(*policies), _check_decoder(*policies))
+        twin, decode = _check_twin(*policies), _check_decoder(*policies)
+        super().__init__(_PACKAGE, "check", twin, decode, native=NATIVE)
+        player, ip = policies
+        self.native_args: dict[str, Any] = {
+            "player": None if player is None else limiter_native_args(player),
+            "ip": None if ip is None else limiter_native_args(ip),
+            "stats": _Stats,
+            "fields": STATS_FIELDS,
+            "twin": twin,
+            "tier": _tier,
+            "decode": decode,
+        }
+        """What the native check needs (see ``ranked.backends.native.guard``)."""
         parts = []
         names = []
         for name, policy in zip((b"rl_player", b"rl_ip"), policies, strict=True):
@@ -259,6 +299,19 @@ class _Composed(Procedure[Checked]):
 def check_procedure(player: Policy | None, ip: Policy | None) -> Procedure[Checked]:
     """The check step for these limiters (either may be None)."""
     return _Composed((player, ip))
+
+
+def _given(
+    keys: Sequence[bytes], args: Sequence[Any], now_us: int | None = None
+) -> tuple[Sequence[bytes], Sequence[Any], int | None]:
+    return keys, args, now_us
+
+
+def check_operation(player: Policy | None, ip: Policy | None) -> Operation[Checked]:
+    """The check step as an operation called with the script's own arguments, ``(keys,
+    args, now_us=None)``, with what its native implementation on memory needs."""
+    procedure = _Composed((player, ip))
+    return Operation(procedure, _given, native_args=procedure.native_args)
 
 
 def _claim(ks: Keyspace, now: int, keys: Sequence[bytes], args: Sequence[Any]) -> bytes | None:

@@ -10,7 +10,8 @@ the same configuration writes exactly what the call wrote.
 
 - ``best`` / ``set`` / ``incr`` / ``decr``: a submission; ``score`` the value as given
   (as a float, exact for every score a board accepts), ``value`` ``i`` when it was an
-  ``int``, then ``|<tie>`` on a secondary tie-break board;
+  ``int``, then ``|<tie>`` on a secondary tie-break board; ``actor`` / ``reason`` the
+  caller's notes if it gave any (not replayed);
 - ``lex``: ``submit_lex``; ``value`` the JSON list of fields, then ``|<operator>``;
 - ``remove``, ``clear``: nothing more;
 - ``member_data``: ``value`` the JSON ``{"name", "meta"}``;
@@ -54,11 +55,14 @@ def submit_event(
     tie: int | None,
     key: str | None,
     batch: int = 1,
+    actor: str | None = None,
+    reason: str | None = None,
 ) -> NewEvent:
     """The event of one member's submission (``score`` already accepted by the board).
     ``batch``: on the first event of a submission of several members, how many there are
     (``n<count>`` in the flags), so that a replay applies them together, atomically, as
-    the live call did."""
+    the live call did. ``actor`` / ``reason``: the caller's notes (``submit(actor=,
+    reason=)``), kept in their columns; :func:`decode` ignores them."""
     value = b"i" if isinstance(score, int) else b""
     if batch > 1:
         value += b"n%d" % batch
@@ -72,6 +76,8 @@ def submit_event(
         value=value,
         at_us=at_ms * 1000,
         key=key,
+        actor=actor,
+        reason=reason,
     )
 
 

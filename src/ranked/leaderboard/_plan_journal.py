@@ -84,9 +84,12 @@ class Journaling:
         at: Any,
         tie: int | None,
         key: str | None,
+        actor: str | None = None,
+        reason: str | None = None,
     ) -> tuple[list[NewEvent], Prepared]:
         """The events of a submission call and its prepared requests (the live write
-        applies them without preparing again)."""
+        applies them without preparing again). ``actor`` / ``reason`` go in every event
+        (notes for readers of the journal; replay ignores them)."""
         core = self.plan.core
         pairs = list(items)
         at_ms = core.now_ms() if at is None else to_ms(at)
@@ -103,6 +106,8 @@ class Journaling:
                 tie,
                 _key(key, i, count),
                 count if i == 0 else 1,
+                actor,
+                reason,
             )
             for i, (request, (_member, score)) in enumerate(
                 zip(prepared.requests, pairs, strict=True)

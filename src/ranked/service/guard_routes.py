@@ -25,7 +25,8 @@ import msgspec
 from ..errors import GuardConfigError, PendingNotFoundError
 from ..guard import AsyncGuard, GuardConfig, PendingEntry, Secret, Verdict
 from ..leaderboard import AsyncLeaderboard
-from ..ratelimit import Policy, client_ip, forwarded_ip, problem_details, rate_limit_headers
+from ..ratelimit import Decision, Policy, client_ip, forwarded_ip, problem_details
+from ..ratelimit.headers import policy_value, reset_seconds, sf_string
 from .convert import member as path_member
 from .convert import query, submitted
 from .http import HTTPProblem, Request, Response, Route, json_response
@@ -243,6 +244,29 @@ def _entry_out(entry: PendingEntry) -> PendingOut:
     )
 
 
+_POLICY_HEADERS: dict[Policy, tuple[tuple[bytes, bytes], str]] = {}
+"""Each policy's ``RateLimit-Policy`` header and its ``RateLimit`` item's head, made once
+(at most 1,024 kept)."""
+
+
+def _limit_headers(limit: Decision) -> list[tuple[bytes, bytes]]:
+    """``rate_limit_headers([limit], style="ietf")`` as raw header pairs: the same pairs in
+    the same order (``ratelimit_value``'s item for one decision), the policy's parts made
+    once per policy."""
+    known = _POLICY_HEADERS.get(limit.policy)
+    if known is None:
+        if len(_POLICY_HEADERS) >= 1024:
+            _POLICY_HEADERS.clear()
+        policy = limit.policy
+        header = (b"ratelimit-policy", policy_value([policy]).encode())
+        known = _POLICY_HEADERS[policy] = (header, sf_string(policy.name) + ";r=")
+    t = reset_seconds(limit)
+    found = [known[0], (b"ratelimit", f"{known[1]}{limit.remaining};t={t}".encode())]
+    if not limit.allowed:  # retry_after_seconds of one decision: its t when denied
+        found.append((b"retry-after", str(t).encode()))
+    return found
+
+
 def _actor(request: Request) -> str:
     return f"key:{request.key.id}" if request.key is not None else "anonymous"
 
@@ -327,14 +351,7 @@ class Guards:
             actor=_actor(request),
         )
         limit = verdict.limit
-        headers = (
-            []
-            if limit is None
-            else [
-                (name.lower().encode(), value.encode())
-                for name, value in rate_limit_headers([limit], style="ietf")
-            ]
-        )
+        headers = [] if limit is None else _limit_headers(limit)
         if verdict.submission is not None:  # accepted
             answer = json_response(submitted(verdict.submission))
             answer.headers = headers

@@ -15,6 +15,7 @@ static const native_extension native_extensions[] = {
     queue_lane_add_to_module,
     ready_add_to_module,
     locked_add_to_module,
+    guard_check_add_to_module,
     NULL,
 };
 

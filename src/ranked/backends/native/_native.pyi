@@ -180,3 +180,36 @@ class Locked:
         /,
     ) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+class GuardCheck:
+    """The write guard's check step on memory (``src/ranked/backends/native/guard_check.c``).
+
+    Built once per guarded board by ``ranked.backends.native.guard.factory`` from the
+    operation's ``native_args`` (see that module): the keyspace, its lock, the active
+    expiry's share (``every`` calls, ``expire``), whether the keyspace's clock is
+    ``time.time``, the two limiters' deciders (or None), the member state's type and its
+    slot names, the step's Python twin (it decides what the C code does not take, before
+    any write), the pending tier's helper and the reply's decoder (None: the raw reply).
+
+    ``check(keys, args, now_us=None)`` returns exactly what the procedure's Python
+    reference returns, raises the same errors, and leaves the same state.
+    """
+
+    def __init__(
+        self,
+        keyspace: object,
+        lock: object,
+        every: int,
+        expire: Callable[[], object],
+        system_clock: bool,
+        player: RateDecider | None,
+        ip: RateDecider | None,
+        stats_type: type,
+        slot_names: tuple[str, ...],
+        twin: Callable[..., Any],
+        tier: Callable[..., Any],
+        decode: Callable[[Any], Any] | None,
+        /,
+    ) -> None: ...
+    def __call__(self, keys: Any, args: Any, now_us: int | None = None, /) -> Any:
+        """The check's reply (decoded when a decoder was given)."""

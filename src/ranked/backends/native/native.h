@@ -53,6 +53,9 @@ int queue_lane_add_to_module(PyObject *m);
 /* ready.c: AwaitNow (a call made awaitable without a coroutine) and Ready. */
 int ready_add_to_module(PyObject *m);
 
+/* guard_check.c: GuardCheck (the write guard's check step). */
+int guard_check_add_to_module(PyObject *m);
+
 /* locked.c: Locked (a step's Python reference run under the backend's lock). */
 int locked_add_to_module(PyObject *m);
 

@@ -600,6 +600,9 @@ static PyTypeObject RateDeciderType = {
     .tp_vectorcall_offset = offsetof(RateDeciderObject, vectorcall),
 };
 
+/* 1 when `o` is a RateDecider (the guard's check calls its cores), else 0. */
+int rl_is_decider(PyObject *o) { return Py_IS_TYPE(o, &RateDeciderType); }
+
 /* Registers RateDecider and the constants it needs; 0, or -1 with an
  * exception set. */
 int rl_fast_add_to_module(PyObject *m) {

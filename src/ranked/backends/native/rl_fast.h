@@ -150,6 +150,9 @@ PyObject *rl_store_cell(RateDeciderObject *self, const hit *h);
 /* Keyspace.keep_deadline(h->key, when); 0, or -1 with an exception. */
 int rl_keep_deadline(RateDeciderObject *self, const hit *h, int64_t when);
 
+/* 1 when `o` is a RateDecider, else 0 (no exception). */
+int rl_is_decider(PyObject *o);
+
 /* ==== rl_cores.c ============================================================ */
 
 /* One algorithm's decision for a validated hit, under the backend's lock: a

@@ -26,13 +26,12 @@ from ...backends.generic import HASH_GET, HASH_SET, SET_ADD, SET_MEMBERS, SET_RE
 from ...backends.procedure import Bound, Operation
 from ...errors import GuardArgumentError, GuardConfigError, PendingNotFoundError
 from ...journal.aio import Appender
-from ...journal.events import audit_stream
 from ...journal.store import JournalStore
 from ...leaderboard import Leaderboard
 from ...ratelimit.keys import SUFFIXES
 from .. import _procedures as steps
 from .._audit import Restored as _Restored
-from .._audit import record, verdict_event
+from .._audit import accepted_note, verdict_event, verdicts
 from .._hooks import call_validator, post_webhook, record_now, validate_now, wait_tasks_now
 from .._keys import GuardKeys, member_bytes
 from ..config import GuardConfig
@@ -73,8 +72,8 @@ class _Board:
         self.steps = _Steps(board, config, self.keys)
         self.keys_of = self.steps.keys_of
         self.args_of = self.steps.args_of
-        procedure = steps.check_procedure(config.player_limit, config.ip_limit)
-        self.check: Bound[steps.Checked] = backend.bind(Operation.raw(procedure))
+        operation = steps.check_operation(config.player_limit, config.ip_limit)
+        self.check: Bound[steps.Checked] = backend.bind(operation)
         self.claim: Bound[bytes | None] = backend.bind(Operation.raw(steps.CLAIM))
         self.list: Bound[dict[bytes, bytes]] = backend.bind(Operation.raw(steps.PENDING))
         self.ban: Bound[int] = backend.bind(SET_ADD)
@@ -105,10 +104,17 @@ class _Steps:
                 " composite or lexicographic tie-break"
             )
         self.config = config
-        self.keys = keys
+        self._keys = keys
+        self._tiered = config.pending_rank is not None
+        # without a pending tier the step reads no window: any key of the slot stands in
+        self._window: tuple[str, bytes] = ("", keys.held)
         self._members: dict[bytes, list[bytes]] = {}
+        self._player_head = keys.player(b"")
+        none: tuple[bytes, tuple[bytes, ...]] = (b"", ())
+        player_limit, ip_limit = config.player_limit, config.ip_limit
+        self._rp = none if player_limit is None else keys.limiter_parts(b"rp", player_limit)
+        self._ri = none if ip_limit is None else keys.limiter_parts(b"ri", ip_limit)
         self._ips: dict[str, tuple[bytes, ...]] = {}
-        self._window: tuple[str, bytes] = ("", b"")
         span_us = 0 if config.change_span is None else round(config.change_span * 1e6)
         high = b"1" if board.config.higher_is_better else b"0"
         self._operator = board.config.operator.encode()
@@ -140,15 +146,16 @@ class _Steps:
         trusted: bool,
     ) -> list[bytes]:
         """The check's keys: O(1) for a member seen lately."""
-        keys = self.keys
-        window_id = board.window_id()
-        if window_id != self._window[0]:
-            self._window = (window_id, keys.board.window(window_id))
+        keys = self._keys
+        if self._tiered:
+            window_id = board.window_id()
+            if window_id != self._window[0]:
+                self._window = (window_id, keys.board.window(window_id))
         base = self._members.get(who)
         if base is None:
-            player = keys.player(who)
-            limiter = self.config.player_limit
-            base = [player, *(() if limiter is None else keys.limiter(b"rp", limiter, who))]
+            base = [self._player_head + who]
+            head, suffixes = self._rp
+            base += [head + who + suffix for suffix in suffixes]
             if len(self._members) >= _CACHED_MEMBERS:
                 self._members.clear()
             self._members[who] = base
@@ -166,7 +173,8 @@ class _Steps:
             if by_ip is not None and ip is not None:
                 ip_keys = self._ips.get(ip)
                 if ip_keys is None:
-                    ip_keys = keys.limiter(b"ri", by_ip, ip.encode())
+                    head, suffixes = self._ri
+                    ip_keys = tuple(head + ip.encode() + suffix for suffix in suffixes)
                     if len(self._ips) >= _CACHED_MEMBERS:
                         self._ips.clear()
                     self._ips[ip] = ip_keys
@@ -361,9 +369,17 @@ class Guard:
                 limit=limit,
                 zscore=checked.zscore,
             )
-        if config.audit_accepted:  # queued first: it shares the board's commit
-            self._record(board, "accepted", who, value, now, actor, None, detail)
-        result = board.submit(member, score, operator=operator)  # type: ignore[arg-type]
+        note = None
+        if config.audit_accepted and board.journal_store is not None:
+            # the verdict rides in the board's own submission event: no row of its own
+            note = accepted_note(detail)
+        result = board.submit(
+            member,
+            score,
+            operator=operator,  # type: ignore[arg-type]
+            actor=actor if note is not None else None,
+            reason=note,
+        )
         return Verdict("accepted", submission=result, limit=limit, zscore=checked.zscore)
 
     def _signature(
@@ -528,7 +544,8 @@ class Guard:
         bans, held submissions, the nonces still inside their window, and each member's
         history (from the accepted and promoted scores; with ``audit_accepted``). Done
         once per board and guard, on first use; True when it restored. Reads the whole
-        audit stream: O(verdicts). The rate limits start afresh. Two guards restoring
+        audit stream and the board's own stream (the accepted verdicts ride in its
+        submission events): O(events). The rate limits start afresh. Two guards restoring
         one empty store at once may count a history twice (the z-score then judges a
         little more leniently); the marker key makes a third restore a no-op."""
         state = self._board(board)
@@ -544,8 +561,8 @@ class Guard:
         restored = _Restored()
         if store is not None:
             store.flush()
-            for event in store.read(board=audit_stream(board.name)):
-                restored.add(record(board.name, event))
+            for found in verdicts(store, board.name):
+                restored.add(found)
         if restored.bans:
             state.ban(keys.banned, sorted(restored.bans))
         if restored.held:
@@ -572,20 +589,17 @@ class Guard:
         self, board: Leaderboard, member: str | bytes | None = None, *, limit: int = 100
     ) -> list[AuditRecord]:
         """The board's newest journaled verdicts (of ``member`` only, if given), oldest
-        first, at most ``limit``. Reads the journal: O(verdicts of the board, or of the
-        member). [] for a board without a journal."""
+        first, at most ``limit``. Reads the board's audit stream and, for the accepted
+        verdicts, the board's own submission events (see :mod:`.._audit`): O(events of
+        the board, or of the member). [] for a board without a journal."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise GuardArgumentError(f"limit must be a positive int, not {limit!r}")
         store = board.journal_store
         if store is None:
             return []
         store.flush()  # the verdicts handed over behind their answers
-        stream = audit_stream(board.name)
-        if member is None:
-            events = list(store.read(board=stream))
-        else:
-            events = store.member_events(stream, _who(member))
-        return [record(board.name, event) for event in events[-limit:]]
+        who = None if member is None else _who(member)
+        return verdicts(store, board.name, who)[-limit:]
 
     # -- helpers --------------------------------------------------------------------------
 

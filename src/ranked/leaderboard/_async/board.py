@@ -179,6 +179,8 @@ class AsyncLeaderboard:
         at: Instant | None = None,
         tie: int | None = None,
         key: str | None = None,
+        actor: str | None = None,
+        reason: str | None = None,
     ) -> Submission:
         """Submit a score to every window open at ``at`` (default: now), atomically.
 
@@ -200,11 +202,18 @@ class AsyncLeaderboard:
 
         ``key`` (a board with a journal): an idempotency key; a retried call with the same
         key is applied once and answers as the first did.
+
+        ``actor`` / ``reason`` (a board with a journal): who submitted and a note on it
+        (a non-empty str each), kept in the submission's journal event (the write
+        guard's accepted verdicts ride there, docs/guard.md). Replay and rebuild ignore
+        them; a board without a journal does too.
         """
         journal = self._journal
         if journal is not None:
             await self._ready()
-            events, prepared = journal.journaling.submit(((member, score),), operator, at, tie, key)
+            events, prepared = journal.journaling.submit(
+                ((member, score),), operator, at, tie, key, actor, reason
+            )
             found: list[Submission] | None = await journal.write(events, prepared)
             if self._archive_due is not None:
                 await self._archive_when_due()

@@ -180,6 +180,8 @@ class Leaderboard:
         at: Instant | None = None,
         tie: int | None = None,
         key: str | None = None,
+        actor: str | None = None,
+        reason: str | None = None,
     ) -> Submission:
         """Submit a score to every window open at ``at`` (default: now), atomically.
 
@@ -201,11 +203,18 @@ class Leaderboard:
 
         ``key`` (a board with a journal): an idempotency key; a retried call with the same
         key is applied once and answers as the first did.
+
+        ``actor`` / ``reason`` (a board with a journal): who submitted and a note on it
+        (a non-empty str each), kept in the submission's journal event (the write
+        guard's accepted verdicts ride there, docs/guard.md). Replay and rebuild ignore
+        them; a board without a journal does too.
         """
         journal = self._journal
         if journal is not None:
             self._ready()
-            events, prepared = journal.journaling.submit(((member, score),), operator, at, tie, key)
+            events, prepared = journal.journaling.submit(
+                ((member, score),), operator, at, tie, key, actor, reason
+            )
             found: list[Submission] | None = journal.write(events, prepared)
             if self._archive_due is not None:
                 self._archive_when_due()

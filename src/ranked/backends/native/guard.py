@@ -1,0 +1,101 @@
+"""The memory backend's native check step of the write guard: ``GuardCheck``
+(``guard_check.c``).
+
+Registered as ``guard``: the native name of the guard's check procedure. The factory
+builds one per guarded board from the operation's ``native_args``; it knows nothing of the
+feature beyond them (no import from ``ranked.guard`` or ``ranked.ratelimit``):
+
+- ``player`` and ``ip``: each limiter's own native arguments (what the limiter hands its
+  C decider, see :mod:`.ratelimit`), or None without that limit; a ``RateDecider`` is
+  built from each as the holder of its policy, and the check calls its C core directly
+  (under the backend's lock the check already holds; the decider's own lock is unused);
+- ``stats`` and ``fields``: the member's state type (a dict subclass with ``__slots__``)
+  and its slot names in the order the C code reads them (last, base, bt, n, mean, m2);
+- ``twin``: the step's Python twin, ``(keyspace, now_us, keys, args) -> reply``, which
+  decides a call whose state or arguments the C code does not take (before any write);
+- ``tier``: the pending tier's read, ``(keyspace, now_ms, window key, member, score,
+  high, operator, tier) -> (rank, held reason or None)``;
+- ``decode``: the reply's decoder (None: the callable returns the raw reply).
+
+The check takes ``(keys, args, now_us=None)``, the operation's own call arguments, and
+returns what the procedure's Python reference returns, with the same state.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+from ...core.limits import MAX_INSTANT_S
+from ...engine.keyspace import Keyspace
+from ..procedure import Operation
+from . import HOUSEKEEPING_DELETES, HOUSEKEEPING_EVERY
+from ._native import GuardCheck, RateDecider
+
+__all__ = ["factory"]
+
+_CLOCK_BACKEND: Final = 1
+"""The decider's clock mode: unused here (the check hands the instant to the cores)."""
+
+_BOUND: Final = 1 << 52
+
+
+def _unused(*_args: Any) -> Any:  # pragma: no cover - the check never calls the decider
+    raise AssertionError("the guard's check calls the limiter's core only")
+
+
+def _decider(keyspace: Keyspace, limiter: dict[str, Any]) -> RateDecider:
+    return RateDecider(
+        limiter["algorithm"],
+        _CLOCK_BACKEND,
+        limiter["numbers"],
+        limiter["floats"],
+        limiter["policy"],
+        limiter["decision"],
+        keyspace,
+        threading.Lock(),
+        {},
+        _unused,
+        _unused,
+        None,
+        limiter["core"],
+        limiter["cell"],
+        limiter["fields"],
+        limiter["wrongtype"],
+        _unused,
+        float(MAX_INSTANT_S),
+    )
+
+
+def factory(
+    keyspace: Keyspace, lock: threading.Lock, operation: Operation[Any]
+) -> Callable[..., Any] | None:
+    """The C check of ``operation`` on ``keyspace`` under ``lock``, or None when the
+    keyspace is not a plain :class:`Keyspace` (its tables are read directly) or a
+    limiter's numbers reach 2**52 (the reference then runs)."""
+    args = operation.native_args
+    if type(keyspace) is not Keyspace:
+        return None
+    deciders: list[RateDecider | None] = []
+    for limiter in (args["player"], args["ip"]):
+        if limiter is not None and max(limiter["numbers"]) >= _BOUND:
+            return None
+        deciders.append(None if limiter is None else _decider(keyspace, limiter))
+    check: Callable[..., Any] = GuardCheck(
+        keyspace,
+        lock,
+        HOUSEKEEPING_EVERY,
+        functools.partial(keyspace.expire_pending, HOUSEKEEPING_DELETES),
+        keyspace.clock is time.time,
+        deciders[0],
+        deciders[1],
+        args["stats"],
+        args["fields"],
+        args["twin"],
+        args["tier"],
+        args["decode"],
+    )
+    return check
