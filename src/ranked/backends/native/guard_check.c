@@ -716,26 +716,6 @@ static void GuardCheck_dealloc(GuardCheckObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Byte offset of the writable object slot `name` of `type`; -1 with an
- * exception when `name` is not one. */
-static Py_ssize_t member_offset(PyTypeObject *type, PyObject *name) {
-    PyObject *descr = PyDict_GetItemWithError(type->tp_dict, name);
-    if (descr && Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
-        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
-        if (member->type == T_OBJECT_EX && !(member->flags & READONLY))
-            return member->offset;
-    }
-    if (!PyErr_Occurred())
-        PyErr_Format(PyExc_TypeError, "%R is not a __slots__ field of the state type", name);
-    return -1;
-}
-
-/* A bound method of `owner` in *field (new reference); -1 on error. */
-static int bound(PyObject **field, PyObject *owner, const char *name) {
-    *field = PyObject_GetAttrString(owner, name);
-    return *field ? 0 : -1;
-}
-
 /* GuardCheck(keyspace, lock, every, expire, system_clock, player, ip,
  * stats_type, slot_names, twin, tier, decode): see _native.pyi and
  * ranked/backends/native/guard.py; a new reference, or NULL with TypeError /
@@ -768,7 +748,7 @@ static PyObject *GuardCheck_new(PyTypeObject *type, PyObject *args, PyObject *kw
     self->every = every;
     self->system_clock = system_clock;
     for (Py_ssize_t i = 0; i < S_COUNT; i++)
-        if ((self->slots[i] = member_offset((PyTypeObject *)stats_type,
+        if ((self->slots[i] = native_slot_offset((PyTypeObject *)stats_type,
                                             PyTuple_GET_ITEM(slot_names, i))) < 0)
             goto error;
     self->keyspace = Py_NewRef(keyspace);
@@ -781,10 +761,12 @@ static PyObject *GuardCheck_new(PyTypeObject *type, PyObject *args, PyObject *kw
     self->decode = Py_NewRef(decode);
     if (!(self->probe = PyObject_CallNoArgs(stats_type)) ||
         !(self->ks_dict = PyObject_GenericGetDict(keyspace, NULL)) ||
-        bound(&self->acquire, lock, "acquire") || bound(&self->release, lock, "release") ||
-        bound(&self->now_us, keyspace, "now_us") || bound(&self->now_ms, keyspace, "now_ms") ||
-        bound(&self->store, keyspace, "store") ||
-        bound(&self->put_deadline, keyspace, "put_deadline"))
+        native_method(&self->acquire, lock, "acquire") ||
+        native_method(&self->release, lock, "release") ||
+        native_method(&self->now_us, keyspace, "now_us") ||
+        native_method(&self->now_ms, keyspace, "now_ms") ||
+        native_method(&self->store, keyspace, "store") ||
+        native_method(&self->put_deadline, keyspace, "put_deadline"))
         goto error;
     return (PyObject *)self;
 error:

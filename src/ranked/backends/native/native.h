@@ -10,6 +10,7 @@
 
 #include "_zset_object.h" /* Python.h first: it sets the POSIX feature macros */
 #include "zset_api.h"
+#include <structmember.h>
 
 /* Adds one procedure family's types and functions to the module `m`; 0 on
  * success, -1 with an exception set. Called once by PyInit__native, after
@@ -35,6 +36,29 @@ static inline PyObject *native_release(PyObject *release, PyObject *result) {
     Py_DECREF(r);
     PyErr_Restore(type, value, tb);
     return result;
+}
+
+/* Byte offset of the writable object slot `name` of `type` (a __slots__
+ * field), for reading and writing instances of it from C; -1 with TypeError
+ * when `name` is not one. Runs no Python code. */
+static inline Py_ssize_t native_slot_offset(PyTypeObject *type, PyObject *name) {
+    PyObject *descr = PyDict_GetItemWithError(type->tp_dict, name);
+    if (descr && Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type == T_OBJECT_EX && !(member->flags & READONLY))
+            return member->offset;
+    }
+    if (!PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "%R is not a __slots__ field of %s", name, type->tp_name);
+    return -1;
+}
+
+/* The attribute `name` of `owner` (a bound method, kept to call later) in
+ * *field as a new reference; 0, or -1 with an exception set. Runs Python code
+ * (the attribute lookup). */
+static inline int native_method(PyObject **field, PyObject *owner, const char *name) {
+    *field = PyObject_GetAttrString(owner, name);
+    return *field ? 0 : -1;
 }
 
 /* rl_fast.c: the memory rate limiter's decision, RateDecider. */

@@ -471,26 +471,6 @@ static void RateDecider_dealloc(RateDeciderObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Byte offset of the writable object slot `name` of the cell type; -1 with
- * an exception when `name` is not one. */
-static Py_ssize_t slot_offset(PyTypeObject *type, PyObject *name) {
-    PyObject *descr = PyDict_GetItemWithError(type->tp_dict, name);
-    if (descr && Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
-        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
-        if (member->type == T_OBJECT_EX && !(member->flags & READONLY))
-            return member->offset;
-    }
-    if (!PyErr_Occurred())
-        PyErr_Format(PyExc_TypeError, "%R is not a __slots__ field of the cell type", name);
-    return -1;
-}
-
-/* A bound method of `owner`, stored in *field (new reference); -1 on error. */
-static int method(PyObject **field, PyObject *owner, const char *name) {
-    *field = PyObject_GetAttrString(owner, name);
-    return *field ? 0 : -1;
-}
-
 /* RateDecider(...): see _native.pyi and ranked/backends/native/ratelimit.py;
  * new reference, or NULL with TypeError / ValueError. */
 static PyObject *RateDecider_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
@@ -539,7 +519,7 @@ static PyObject *RateDecider_new(PyTypeObject *type, PyObject *args, PyObject *k
     self->tolerance = tolerance;
     self->clock_max = clock_max;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(slot_names); i++)
-        if ((self->slots[i] = slot_offset(ct, PyTuple_GET_ITEM(slot_names, i))) < 0)
+        if ((self->slots[i] = native_slot_offset(ct, PyTuple_GET_ITEM(slot_names, i))) < 0)
             goto error;
 #define KEEP(f, v) Py_INCREF(v), self->f = (v)
     KEEP(policy, policy);
@@ -561,20 +541,21 @@ static PyObject *RateDecider_new(PyTypeObject *type, PyObject *args, PyObject *k
     Py_DECREF(probe);
     if (!self->cell_template || !(self->limit_obj = PyLong_FromLongLong(limit)) ||
         !(self->ks_dict = PyObject_GenericGetDict(keyspace, NULL)) ||
-        method(&self->acquire, lock, "acquire") || method(&self->release, lock, "release") ||
-        method(&self->now_ms, keyspace, "now_ms") ||
-        method(&self->expire, keyspace, "expire_pending") ||
-        method(&self->get_at, keyspace, "get_at") ||
-        method(&self->keep_deadline, keyspace, "keep_deadline") ||
-        method(&self->delete, keyspace, "delete"))
+        native_method(&self->acquire, lock, "acquire") ||
+        native_method(&self->release, lock, "release") ||
+        native_method(&self->now_ms, keyspace, "now_ms") ||
+        native_method(&self->expire, keyspace, "expire_pending") ||
+        native_method(&self->get_at, keyspace, "get_at") ||
+        native_method(&self->keep_deadline, keyspace, "keep_deadline") ||
+        native_method(&self->delete, keyspace, "delete"))
         goto error;
     PyObject *collections = PyImport_ImportModule("collections");
     if (!collections)
         goto error;
     self->deque_type = PyObject_GetAttrString(collections, "deque");
     Py_DECREF(collections);
-    if (!self->deque_type || method(&self->popleft, self->deque_type, "popleft") ||
-        method(&self->append, self->deque_type, "append"))
+    if (!self->deque_type || native_method(&self->popleft, self->deque_type, "popleft") ||
+        native_method(&self->append, self->deque_type, "append"))
         goto error;
     if (clock_mode == CLOCK_BACKEND) { /* the keyspace's clock is the one to read */
         Py_SETREF(self->clock, PyObject_GetAttrString(keyspace, "clock"));
