@@ -5,6 +5,9 @@ Run from the repository root::
     python benchmarks/live.py              # 100 and 1,000 clients x 5,000 writes/s, 3 runs
     python benchmarks/live.py --quick      # smoke run: 20 clients, 500 writes/s, 1 s (CI)
     python benchmarks/live.py --markdown   # also write RESULTS-live.md
+    python benchmarks/live.py --coalescing # the coalescing ratio of batched increments
+                                           # (benchmarks/live_batching.py, its results
+                                           # RESULTS-live-batching.md)
 
 What runs, in three processes besides this one:
 
@@ -727,6 +730,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--transport", choices=TRANSPORTS, nargs="+", default=None, help="default: both"
     )
     parser.add_argument("--profile", type=Path, default=None, help="cProfile the server to DIR")
+    parser.add_argument(
+        "--coalescing",
+        action="store_true",
+        help="measure the coalescing ratio of batched increments instead (live_batching.py)",
+    )
     # the load generators' processes (started by the coordinator)
     parser.add_argument("--role", choices=("clients", "writer"), default=None)
     parser.add_argument("--port", type=int, default=0)
@@ -734,6 +742,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.coalescing:
+        flags = ["--quick", "--no-write"] if args.quick else ["--service"]
+        raise SystemExit(subprocess.call([sys.executable, str(HERE / "live_batching.py"), *flags]))
     if args.role is not None:
         import uvloop
 
