@@ -26,6 +26,7 @@ from ...backends.generic import HASH_GET, HASH_SET, SET_ADD, SET_MEMBERS, SET_RE
 from ...backends.procedure import Bound, Operation
 from ...errors import GuardArgumentError, GuardConfigError, PendingNotFoundError
 from ...journal.aio import Appender
+from ...journal.events import NewEvent
 from ...journal.store import JournalStore
 from ...leaderboard import Leaderboard
 from ...ratelimit.keys import SUFFIXES
@@ -632,19 +633,9 @@ class Guard:
         detail: dict[str, Any],
     ) -> None:
         store = board.journal_store
-        if store is None:
-            return
-        event = verdict_event(
-            board.name,
-            action,
-            member,
-            score,
-            round(now * 1e6),
-            actor=actor,
-            reason=reason,
-            detail={k: v for k, v in detail.items() if v is not None},
-        )
-        self._appender(store).append([event])
+        if store is not None:
+            event = _verdict(board, action, member, score, now, actor, reason, detail)
+            self._appender(store).append([event])
 
     def _record(
         self,
@@ -661,19 +652,9 @@ class Guard:
         committer without waiting (it goes with the next group commit; :meth:`audit`
         and :meth:`restore` flush first). A verdict lost in a crash loses no score."""
         store = board.journal_store
-        if store is None:
-            return
-        event = verdict_event(
-            board.name,
-            action,
-            member,
-            score,
-            round(now * 1e6),
-            actor=actor,
-            reason=reason,
-            detail={k: v for k, v in detail.items() if v is not None},
-        )
-        record_now(self._verdicts, store, event)
+        if store is not None:
+            event = _verdict(board, action, member, score, now, actor, reason, detail)
+            record_now(self._verdicts, store, event)
 
     def _appender(self, store: JournalStore) -> Appender:
         appender = self._appenders.get(id(store))
@@ -726,3 +707,27 @@ def _webhook_answer(answer: Any) -> Any:
         if why is True:
             return False
     return None
+
+
+def _verdict(
+    board: Leaderboard,
+    action: str,
+    member: bytes | None,
+    score: float | None,
+    now: float,
+    actor: str | None,
+    reason: str | None,
+    detail: dict[str, Any],
+) -> NewEvent:
+    """The journal event of one verdict on ``board`` at ``now`` (Unix seconds), with the
+    detail's fields that are set."""
+    return verdict_event(
+        board.name,
+        action,
+        member,
+        score,
+        round(now * 1e6),
+        actor=actor,
+        reason=reason,
+        detail={k: v for k, v in detail.items() if v is not None},
+    )
