@@ -88,11 +88,32 @@ def _run(flags: dict[str, Any], data_dir: Path, demo_mode: bool) -> None:
         level=config.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s"
     )
     service = Service(config)
+    service.on_started.append(_settle_collector)
     if demo_mode:
         from ..service.demo import Demo
 
         Demo(service).install()
     uvloop.run(_serve(service))
+
+
+_COLLECTOR_THRESHOLDS: Final = (10_000, 10, 100)
+"""The cyclic collector's thresholds while serving (CPython's defaults: 700, 10, 10).
+
+A request allocates a few dozen containers, so the defaults ran a young collection every
+few dozen requests and a full one, which walks every live object (the boards' limiter
+and guard state included), every few thousand (benchmarks/RESULTS-service.md). Memory
+is freed by reference counting either way; only cyclic garbage waits longer."""
+
+
+async def _settle_collector() -> None:
+    """Once the boards are restored: what startup built lives as long as the process,
+    so it leaves the collector's generations (``gc.freeze``), and later collections run
+    less often (:data:`_COLLECTOR_THRESHOLDS`)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*_COLLECTOR_THRESHOLDS)
 
 
 _CHANNELS_GRACE: Final = 2.0

@@ -44,13 +44,40 @@ _PLAIN: Final = re.compile(r"[ !#-\[\]-~]*")
 """Printable ASCII but ``"`` and ``\\``: a JSON string's text as it is."""
 
 
-def accepted_note(detail: dict[str, Any]) -> str:
-    """The ``reason`` an accepted submission's event carries: :data:`ACCEPTED` and the
-    detail's JSON (the keys whose value is not None). Plain strings, ints and finite
-    floats are written directly (what ``json.dumps`` writes for them); anything else
-    goes through the JSON encoder."""
+def accepted_note(
+    ip: str | None, scope: str | None, nonce: str | None, z: float | None, rank: int | None
+) -> str:
+    """The ``reason`` an accepted submission's event carries: :data:`ACCEPTED` and, when
+    any field is not None, a space and the JSON object of those fields (in this order).
+    ``nonce`` was checked by :func:`~ranked.guard.signing.check_nonce` (its characters
+    need no escaping). The ip and scope part is made once per pair."""
+    head = _HEADS.get((ip, scope))
+    if head is None:
+        if len(_HEADS) >= 4096:
+            _HEADS.clear()
+        head = _HEADS[ip, scope] = _members({"ip": ip, "scope": scope})
+    parts = [head] if head else []
+    if nonce is not None:
+        parts.append(f'"nonce":"{nonce}"')
+    if z is not None or rank is not None:
+        rest = _members({"z": z, "rank": rank})
+        if rest:
+            parts.append(rest)
+    if not parts:
+        return ACCEPTED
+    return ACCEPTED + " {" + ",".join(parts) + "}"
+
+
+_HEADS: dict[tuple[str | None, str | None], str] = {}
+"""The ip and scope members of recent notes."""
+
+
+def _members(fields: dict[str, Any]) -> str:
+    """The JSON object members (no braces) of the fields whose value is not None: plain
+    strings, ints and finite floats written directly (what ``json.dumps`` writes for
+    them), anything else through the JSON encoder."""
     parts = []
-    for name, value in detail.items():
+    for name, value in fields.items():
         kind = type(value)
         if value is None:
             continue
@@ -59,11 +86,8 @@ def accepted_note(detail: dict[str, Any]) -> str:
         elif kind is int or (kind is float and math.isfinite(value)):
             parts.append(f'"{name}":{value!r}')
         else:
-            kept = {k: v for k, v in detail.items() if v is not None}
-            return ACCEPTED + " " + _ENCODE(kept)
-    if not parts:
-        return ACCEPTED
-    return ACCEPTED + " {" + ",".join(parts) + "}"
+            parts.append(_ENCODE({name: value})[1:-1])
+    return ",".join(parts)
 
 
 def _accepted(board: str, event: Event) -> AuditRecord:

@@ -325,7 +325,8 @@ class Guards:
         """The verdict of a guarded board: (the board's Submission or None, the answer).
         None for a board without a guard (the route submits as it always did); a
         ``read``-scope key may not submit there (403)."""
-        guarded = await self.get(board)
+        known = self._guards.get(board.name)  # the hot path: no coroutine
+        guarded = known[1] if known is not None and known[0] is board else await self.get(board)
         key = request.key
         scope = None if key is None else key.scope
         if guarded is None:

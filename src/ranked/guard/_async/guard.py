@@ -206,6 +206,13 @@ class _Steps:
         ]
 
 
+def _detail(
+    ip: str | None, scope: str | None, nonce: str | None, z: float | None, rank: int | None
+) -> dict[str, Any]:
+    """A verdict's detail for its journal record (the keys :func:`accepted_note` writes)."""
+    return {"ip": ip, "scope": scope, "nonce": nonce, "z": z, "rank": rank}
+
+
 def _rejected(reason: str, message: str | None = None, **rest: Any) -> Verdict:
     return Verdict("rejected", reason, message or REASONS[reason], **rest)
 
@@ -245,6 +252,7 @@ class AsyncGuard:
         self._clock = clock
         self.validator = validator
         self._boards: dict[tuple[int, str], _Board] = {}
+        self._last: tuple[AsyncLeaderboard, _Board] | None = None
         self._appenders: dict[int, AsyncAppender] = {}
         self._tasks: set[Any] = set()
         self._verdicts: dict[int, tuple[Any, list[Any]]] = {}
@@ -283,7 +291,7 @@ class AsyncGuard:
         :class:`~ranked.errors.GuardArgumentError` before anything is checked.
         """
         config = self.config
-        who = member_bytes(member) if isinstance(member, str | bytes) else None
+        who = member_bytes(member) if isinstance(member, (str, bytes)) else None
         if not who:
             raise GuardArgumentError("member must be a non-empty str or bytes")
         value = _check_score(score)
@@ -305,7 +313,6 @@ class AsyncGuard:
                 raise GuardArgumentError(f"replay must be a JSON value: {error}") from None
         trusted = key_scope in TRUSTED_SCOPES
         now = self._now()
-        detail: dict[str, Any] = {"ip": ip, "scope": key_scope, "nonce": nonce}
         # -- cheap checks: no I/O -----------------------------------------------------
         verdict: Verdict | None = None
         if config.trusted_only and not trusted:
@@ -321,6 +328,7 @@ class AsyncGuard:
         elif config.signed and not trusted:
             verdict = self._signature(board.name, member, score, client_time, nonce, signature, now)
         if verdict is not None:
+            detail: dict[str, Any] = {"ip": ip, "scope": key_scope, "nonce": nonce}
             self._record(board, "rejected", who, value, now, actor, verdict.reason, detail)
             return verdict
         # -- the stateful layers: one atomic step -------------------------------------
@@ -337,12 +345,12 @@ class AsyncGuard:
         limit = player if by_ip is None or (player is not None and not player.allowed) else by_ip
         if player is not None and by_ip is not None and player.allowed and by_ip.allowed:
             limit = player if player.remaining <= by_ip.remaining else by_ip
-        detail["z"] = checked.zscore
-        detail["rank"] = checked.rank
         if checked.code == 1:
+            detail = _detail(ip, key_scope, nonce, checked.zscore, checked.rank)
             self._record(board, "rejected", who, value, now, actor, checked.reason, detail)
             return _rejected(checked.reason, limit=limit, zscore=checked.zscore)
         if checked.code == 2:  # held: kept on the pending list (one more step, rare)
+            detail = _detail(ip, key_scope, nonce, checked.zscore, checked.rank)
             pending_id = secrets.token_hex(8)
             entry = {
                 "member": member if isinstance(member, str) else None,
@@ -372,7 +380,7 @@ class AsyncGuard:
         note = None
         if config.audit_accepted and board.journal_store is not None:
             # the verdict rides in the board's own submission event: no row of its own
-            note = accepted_note(detail)
+            note = accepted_note(ip, key_scope, nonce, checked.zscore, checked.rank)
         result = await board.submit(
             member,
             score,
@@ -610,6 +618,9 @@ class AsyncGuard:
     # -- helpers --------------------------------------------------------------------------
 
     def _board(self, board: AsyncLeaderboard) -> _Board:
+        last = self._last
+        if last is not None and last[0] is board:
+            return last[1]  # a guard mostly serves one board
         if not isinstance(board, AsyncLeaderboard):
             raise GuardArgumentError(
                 f"board must be an AsyncLeaderboard, not {type(board).__name__}"
@@ -618,6 +629,7 @@ class AsyncGuard:
         state = self._boards.get(key)
         if state is None:
             state = self._boards[key] = _Board(board.backend, board, self.config)
+        self._last = (board, state)
         return state
 
     def _now(self) -> float:
