@@ -346,7 +346,7 @@ class Guards:
             nonce=body.nonce,
             signature=body.signature,
             ip=guarded.identity(request.scope),
-            key_scope=None if scope is None else scope.value,
+            key_scope=None if scope is None else scope._value_,  # .value is a descriptor call
             replay=body.replay,
             operator=body.operator,
             actor=_actor(request),

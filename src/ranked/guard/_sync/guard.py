@@ -219,7 +219,7 @@ def _rejected(reason: str, message: str | None = None, **rest: Any) -> Verdict:
 
 
 def _check_score(score: object) -> float:
-    if isinstance(score, bool) or not isinstance(score, int | float):
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
         raise GuardArgumentError(f"score must be a number, not {type(score).__name__}")
     value = float(score)
     if not math.isfinite(value):
