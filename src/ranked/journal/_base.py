@@ -169,6 +169,8 @@ class JournalBase(ABC):
     """The page query over one board by board_seq: arguments ``(board, after, limit)``."""
     _LAST_BOARD_SEQ: ClassVar[str]
     """The greatest board_seq of one board: argument ``(board,)``."""
+    _OPERATIONS: ClassVar[str]
+    """SQL aggregate: the distinct ``operation`` values of the rows, joined by commas."""
     _NOT_WHOLE: ClassVar[str]
     """SQL true when ``score`` is not a whole number (the store's own spelling)."""
     _MEMBER_EVENTS: ClassVar[str]
@@ -328,13 +330,13 @@ class JournalBase(ABC):
         """:meth:`aggregate_scores` inside its read transaction (the reader lock held)."""
         query = self._fetch
         p = self._PARAM
-        stats = query(
-            f"SELECT operation, count(score), max(abs(score)),"
+        ((found, count, largest, fractions),) = query(
+            f"SELECT {self._OPERATIONS}, count(score), max(abs(score)),"
             f" sum(CASE WHEN {self._NOT_WHOLE} THEN 1 ELSE 0 END)"
-            f" FROM events WHERE board = {p} GROUP BY operation",
+            f" FROM events WHERE board = {p}",
             (board,),
-        )  # one pass over the covering index: the operations found, what a sum needs
-        ops = {str(row[0]) for row in stats} - _RECORDS
+        )  # one pass over the covering index (a GROUP BY would sort it): what a sum needs
+        ops = set(str(found or "").split(",")) - _RECORDS - {""}
         if ops and ops <= {"incr", "decr"}:
             fold = "sum"
         elif ops == {"best"}:
@@ -345,10 +347,8 @@ class JournalBase(ABC):
             return None
         ((last_seq,),) = query(self._LAST_BOARD_SEQ, (board,))
         last = int(cast(int, last_seq or 0))
-        count = sum(cast(int, row[1]) for row in stats)
-        largest = max(float(cast(float, row[2] or 0)) for row in stats)
-        fractions = sum(cast(int, row[3] or 0) for row in stats)
-        if fold == "sum" and (fractions or largest * count >= 2.0**53):
+        total = float(cast(float, largest or 0)) * int(cast(int, count))
+        if fold == "sum" and (fractions or total >= 2.0**53):
             return None
         if fold == "last":
             sql = (

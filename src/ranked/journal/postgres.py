@@ -110,6 +110,7 @@ class PostgresJournal(JournalBase):
     )
     _LAST_BOARD_SEQ = "SELECT max(board_seq) FROM events WHERE board = %s"
     _PARAM = "%s"
+    _OPERATIONS = "string_agg(DISTINCT operation, ',')"
     _NOT_WHOLE = "score <> trunc(score)"
     _MEMBER_EVENTS = (
         f"SELECT {COLUMNS} FROM events WHERE board = %s AND member = %s AND seq > %s"

@@ -95,6 +95,7 @@ class SQLiteJournal(JournalBase):
     )
     _LAST_BOARD_SEQ = "SELECT max(board_seq) FROM events WHERE board = ?"
     _PARAM = "?"
+    _OPERATIONS = "group_concat(DISTINCT operation)"
     _NOT_WHOLE = "score <> CAST(score AS INTEGER)"
     _MEMBER_EVENTS = (
         f"SELECT {COLUMNS} FROM events WHERE board = ? AND member = ? AND seq > ?"
