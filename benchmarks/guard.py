@@ -278,7 +278,7 @@ def bench(deployment: Deployment, duration: float, warmup: float, rounds: int) -
                 status, text = _request(
                     port, "PUT", "/v1/boards/guarded/guard", keys["admin"], guard
                 )
-                assert status == 200, text
+                assert status == 201, text
                 plain = Target(
                     "/v1/boards/plain/scores",
                     "POST",

@@ -50,3 +50,5 @@ def test_guard_commands(service: RunningService, board: str) -> None:
     actions = [line.split()[1] for line in audit.output.splitlines()]
     assert actions == ["held", "promoted", "banned", "removed", "unbanned"]
     assert "guard removed" in service.cli("guard", "off", board).output
+    again = service.cli("guard", "off", board)  # nothing left to remove: not an error
+    assert again.exit_code == 0 and "the board had no guard" in again.output

@@ -25,7 +25,7 @@ def _signed(board: str, member: str, score: float, nonce: str, **extra: Any) -> 
 def _guarded(api: Api, **settings: Any) -> str:
     board = api.board()
     answer = api.call("PUT", f"/v1/boards/{board}/guard", json=settings)
-    assert answer.status_code == 200, answer.text
+    assert answer.status_code == 201, answer.text  # the board had no guard
     return board
 
 
@@ -39,7 +39,8 @@ def test_guard_settings_round_trip(api: Api) -> None:
         "pending_rank": 10,
     }
     put = api.call("PUT", path, json=settings)
-    assert put.status_code == 200, put.text
+    assert put.status_code == 201, put.text  # created
+    assert api.call("PUT", path, json=settings).status_code == 200  # replaced
     shown = api.call("GET", path).json()["settings"]
     assert shown["pending_rank"] == 10 and shown["player_limit"]["limit"] == 5
     assert KEY not in api.call("GET", path).text  # secrets are shown by id only
@@ -47,6 +48,8 @@ def test_guard_settings_round_trip(api: Api) -> None:
     assert api.call("PUT", path, json={"min_score": 5, "max_score": 1}).status_code == 422
     assert api.call("DELETE", path).json() == {"changed": True}
     assert api.call("GET", path).status_code == 404
+    gone = api.call("DELETE", path)  # as GET, and as a board's notifications
+    assert gone.status_code == 404 and gone.json()["type"].endswith("no-guard")
 
 
 def test_read_keys_submit_only_to_guarded_boards(api: Api) -> None:

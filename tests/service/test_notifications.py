@@ -82,7 +82,7 @@ def test_a_notification_reaches_the_member_channel_and_the_webhook(
         "webhook": {"url": receiver.url, "secret": SECRET},
     }
     answer = served.call("PUT", f"/v1/boards/{board}/notifications", json=settings)
-    assert answer.status_code == 200, answer.text
+    assert answer.status_code == 201, answer.text  # the board had none
     body = answer.json()
     assert body["policy"]["kinds"] == ["entered_top", "first_lost", "first_taken"]
     assert body["policy"]["interval_seconds"] == 0.5 and body["policy"]["top"] == 2
@@ -175,7 +175,7 @@ def test_settings_are_checked_kept_and_secret(served: Api) -> None:
         "webhook": {"url": "http://127.0.0.1:9/hook"},
     }
     answer = served.call("PUT", path, json=seed)
-    assert answer.status_code == 200, answer.text
+    assert answer.status_code == 201, answer.text
     made = answer.json()["secret"]
     assert len(made) >= 32
     policy = answer.json()["policy"]
@@ -188,7 +188,9 @@ def test_settings_are_checked_kept_and_secret(served: Api) -> None:
         "ends_at": None,
         "top": 10,
     }
-    again = served.call("PUT", path, json=seed).json()
+    replaced = served.call("PUT", path, json=seed)
+    assert replaced.status_code == 200, replaced.text
+    again = replaced.json()
     assert "secret" not in again  # the same URL keeps the secret it has
 
     served.restart()

@@ -386,11 +386,12 @@ def guard_routes(guards: Guards) -> list[Route]:
     A = Scope.ADMIN
     return [
         Route("PUT", b + "/guard", h.put, A, "Set a board's write guard", body=GuardSettings,
-              response=GuardOut, tag="guard"),
+              response=GuardOut, tag="guard",
+              answers=((201, "Created: the board had no guard", GuardOut),)),
         Route("GET", b + "/guard", h.get, A, "A board's write guard", response=GuardOut,
               tag="guard"),
         Route("DELETE", b + "/guard", h.delete, A, "Remove a board's write guard",
-              response=Flag, tag="guard"),
+              response=Flag, tag="guard", problems=(404,)),
         Route("GET", b + "/pending", h.pending, A, "The submissions held for review",
               response=PendingList, tag="guard"),
         Route("POST", b + "/pending/{id}/promote", h.promote, A,
@@ -448,11 +449,12 @@ class _Handlers:
     async def put(self, request: Request) -> Response:
         board = self.guards.boards.get(request.params["board"])
         settings: GuardSettings = await _body(request, GuardSettings)
+        had = await self.guards.get(board) is not None
         try:
             await self.guards.set(board, settings)
         except (GuardConfigError, ValueError) as error:
             raise HTTPProblem(422, "invalid-guard", str(error)) from None
-        return json_response(_out(board.name, settings))
+        return json_response(_out(board.name, settings), 200 if had else 201)
 
     async def get(self, request: Request) -> Response:
         board = self.guards.boards.get(request.params["board"])
@@ -463,10 +465,10 @@ class _Handlers:
 
     async def delete(self, request: Request) -> Response:
         board = self.guards.boards.get(request.params["board"])
-        had = await self.guards.get(board) is not None
-        if had:
-            await self.guards.set(board, None)
-        return json_response(Flag(had))
+        if await self.guards.get(board) is None:  # as GET: 404 (and as notifications)
+            raise HTTPProblem(404, "no-guard", f"board {board.name!r} has no guard")
+        await self.guards.set(board, None)
+        return json_response(Flag(True))
 
     async def pending(self, request: Request) -> Response:
         board, guard = await self.guards.required(request)

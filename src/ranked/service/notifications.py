@@ -259,6 +259,10 @@ class Notifier:
         answer.secret = made
         return answer
 
+    def has(self, name: str) -> bool:
+        """Whether board ``name`` has notification settings."""
+        return name in self._watches
+
     async def delete(self, name: str) -> None:
         board = self.boards.get(name)
         watch = self._watches.pop(name, None)
@@ -357,7 +361,9 @@ def notification_routes(notifier: Notifier) -> list[Route]:
 
     async def put(request: Request) -> Response:
         settings: NotificationSettings = await _body(request, NotificationSettings)
-        return json_response(await notifier.put(request.params["board"], settings))
+        name = request.params["board"]
+        had = notifier.has(name)
+        return json_response(await notifier.put(name, settings), 200 if had else 201)
 
     async def delete(request: Request) -> Response:
         await notifier.delete(request.params["board"])
@@ -384,6 +390,7 @@ def notification_routes(notifier: Notifier) -> list[Route]:
             body=NotificationSettings,
             response=NotificationsOut,
             tag=tag,
+            answers=((201, "Created: the board had no notifications", NotificationsOut),),
         ),
         Route(
             "DELETE",
