@@ -281,6 +281,14 @@ class _Guarded:
         self.identity = client_ip if hops == 0 else forwarded_ip(hops)
 
 
+class _Unread:
+    """The type of :data:`_UNREAD`."""
+
+
+_UNREAD: Final = _Unread()
+"""A board whose guard setting was not read yet."""
+
+
 class Guards:
     """The guards of one service's boards, read from each board's metadata once."""
 
@@ -288,12 +296,18 @@ class Guards:
         self.boards = boards
         self._guards: dict[str, tuple[AsyncLeaderboard, _Guarded | None]] = {}
 
+    def known(self, board: AsyncLeaderboard) -> _Guarded | _Unread | None:
+        """The board's guard as last read (None: none), or :data:`_UNREAD` when its
+        metadata was not read yet for this opening of the board. No I/O."""
+        known = self._guards.get(board.name)
+        return known[1] if known is not None and known[0] is board else _UNREAD
+
     async def get(self, board: AsyncLeaderboard) -> _Guarded | None:
         """The board's guard (None: none). Read from its metadata on first use, and again
         when the registry opened the board anew (its settings changed)."""
-        known = self._guards.get(board.name)
-        if known is not None and known[0] is board:
-            return known[1]
+        known = self.known(board)
+        if not isinstance(known, _Unread):
+            return known
         raw = (await board.metadata()).get(_KEY)
         found = None
         if raw is not None:
@@ -325,8 +339,9 @@ class Guards:
         """The verdict of a guarded board: (the board's Submission or None, the answer).
         None for a board without a guard (the route submits as it always did); a
         ``read``-scope key may not submit there (403)."""
-        known = self._guards.get(board.name)  # the hot path: no coroutine
-        guarded = known[1] if known is not None and known[0] is board else await self.get(board)
+        guarded = self.known(board)  # the hot path: no coroutine
+        if isinstance(guarded, _Unread):
+            guarded = await self.get(board)
         key = request.key
         scope = None if key is None else key.scope
         if guarded is None:
