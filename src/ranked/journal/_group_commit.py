@@ -137,7 +137,12 @@ class _Countdown:
     def one(self) -> None:
         self.left -= 1
         if not self.left:
-            self.on_settled()
+            on_settled, self.on_settled = self.on_settled, _settled_already
+            on_settled()  # dropped first: it may hold the tickets, which hold this countdown
+
+
+def _settled_already() -> None:
+    """A countdown's ``on_settled`` once it has been called."""
 
 
 class GroupCommit:
