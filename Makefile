@@ -57,7 +57,7 @@ check-c: $(OUT)/check_skiplist $(OUT)/check_board
 ASAN_LOG := $(OUT)/asan.log
 ASAN_REPORTS := $(OUT)/asan-report
 # The engine suite plus the tests that drive the native procedures (backends/native/*.c).
-C_SUITES := tests/engine tests/backends/test_native_hostile.py tests/backends/test_native_ready.py tests/backends/test_native_locked.py \
+C_SUITES := tests/engine tests/backends/test_native_hostile.py tests/backends/test_native_sequenced_writer.py tests/backends/test_native_ready.py tests/backends/test_native_locked.py \
   tests/ratelimit/test_native_twin.py tests/leaderboard/test_fast_submit.py tests/queues/test_c_lane.py \
   tests/guard/test_native_check.py
 asan: | $(OUT)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Any, Final
 
 from ..core._names import check_name
@@ -87,6 +88,11 @@ _GOOD_BOARDS: set[str] = set()
 """Board names already checked (a board writes many events): the first 4,096 seen."""
 
 
+_GOOD_OPERATIONS: Final = frozenset(("best", "set", "incr", "decr", "verdict"))
+"""The operations written most (a cheaper check; any other is matched against the
+pattern)."""
+
+
 def _optional_text(value: object, name: str) -> None:
     if value is not None and not isinstance(value, str):
         raise InvalidEventError(f"{name} must be a str or None, not {type(value).__name__}")
@@ -114,7 +120,9 @@ def _check_fields(
             _GOOD_BOARDS.add(board)
     if member is not None and not isinstance(member, bytes):
         raise InvalidEventError(f"member must be bytes or None, not {type(member).__name__}")
-    if not isinstance(operation, str) or _OPERATION.fullmatch(operation) is None:
+    if operation.__class__ is str and operation in _GOOD_OPERATIONS:
+        pass
+    elif not isinstance(operation, str) or _OPERATION.fullmatch(operation) is None:
         raise InvalidEventError(
             f"operation {operation!r} is not a name of 1 to 32 characters [a-z0-9_],"
             " starting with a letter"
@@ -133,7 +141,7 @@ def _check_fields(
     _optional_text(reason, "reason")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class NewEvent:
     """An event to append: the store assigns its ``seq``.
 
@@ -160,9 +168,26 @@ class NewEvent:
     _checked: tuple[Any, ...] = field(default=(), init=False, repr=False, compare=False)
     """The fields as they were checked at construction (see :func:`check_event`)."""
 
-    def __post_init__(self) -> None:
-        check_event(self)
-        object.__setattr__(self, "_checked", stored_fields(self))
+    def __init__(
+        self,
+        *,
+        board: str,
+        operation: str,
+        at_us: int,
+        value: bytes = b"",
+        member: bytes | None = None,
+        score: float | None = None,
+        key: str | None = None,
+        actor: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        # the dataclass's own __init__ would set each field through the frozen
+        # __setattr__ guard: the slots are filled directly, once the fields are checked
+        fields = (board, member, operation, score, value, at_us, key, actor, reason)
+        _check_fields(*fields)
+        for put, given in zip(_NEW_SETTERS, fields, strict=True):
+            put(self, given)
+        _SET_CHECKED(self, fields)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -219,9 +244,7 @@ def check_event(event: object) -> None:
 
 
 def _unchanged(fields: tuple[Any, ...], checked: tuple[Any, ...]) -> bool:
-    if len(fields) != len(checked):
-        return False
-    return all([a is b for a, b in zip(fields, checked, strict=True)])
+    return len(fields) == len(checked) and all(map(is_, fields, checked))
 
 
 def recorded(event: NewEvent, seq: int, board_seq: int) -> Event:
@@ -229,8 +252,8 @@ def recorded(event: NewEvent, seq: int, board_seq: int) -> Event:
     checked again: ``event`` was checked when it was appended, and the store gave the
     numbers."""
     record = object.__new__(Event)
-    for name, value in zip(_RECORD_FIELDS, (seq, board_seq, *stored_fields(event)), strict=True):
-        object.__setattr__(record, name, value)
+    for put, value in zip(_RECORD_SETTERS, (seq, board_seq, *stored_fields(event)), strict=True):
+        put(record, value)
     return record
 
 
@@ -247,6 +270,11 @@ _RECORD_FIELDS: Final = (
     "actor",
     "reason",
 )
+_RECORD_SETTERS: Final = tuple(getattr(Event, name).__set__ for name in _RECORD_FIELDS)
+_NEW_SETTERS: Final = tuple(getattr(NewEvent, name).__set__ for name in _RECORD_FIELDS[2:])
+"""A new event's slot setters, in :func:`stored_fields`' order."""
+_SET_CHECKED: Final = getattr(NewEvent, "_checked").__set__  # noqa: B009 - a slot descriptor
+"""Each field's slot setter: a frozen record is filled without its ``__setattr__``."""
 
 
 def event_from_row(row: tuple[object, ...]) -> Event:

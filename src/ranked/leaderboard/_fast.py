@@ -65,10 +65,17 @@ def _general_path_call(*_args: Any) -> Call[Submission | None]:
     return answer(None)
 
 
-def plain_submit(plan: BoardPlan) -> Step[Submission | None] | None:
+def plain_submit(plan: BoardPlan, seq_key: bytes | None = None) -> Step[Submission | None] | None:
     """The one-call submit step of an eligible board (:func:`fast_eligible`) once its
     window is registered and while it has no deadline; None until then. Its Python and
-    Redis forms answer None (the general path is that step there)."""
+    Redis forms answer None (the general path is that step there).
+
+    With ``seq_key`` (a journaled board's, :mod:`ranked.backends.sequenced`), the step is
+    the sequenced twin: ``(after, last, member, score, operator or None) -> Submission``,
+    written only when the index holds event ``after``, recording ``last`` with it; None
+    for anything else (the general ``submit_seq`` step then answers APPLIED or a Gap).
+    The event's instant does not change an all-time board's plain scores, so the one-call
+    submit applies an event as the general step does."""
     core = plan.core
     if core.deadline_ms is not None or not plan.windows.is_registered(_ALL_TIME):
         return None
@@ -84,6 +91,7 @@ def plain_submit(plan: BoardPlan) -> Step[Submission | None] | None:
             "operator": core.config.operator,
             "result_type": WindowResult,
             "submission_type": Submission,
+            "seq_key": seq_key,
         },
     )
 

@@ -75,10 +75,11 @@ class BoardWriter:
         every: int,
         result_type: type[tuple[Any, ...]],
         submission_type: type[tuple[Any, ...]],
+        seq_key: bytes | None = None,
     ) -> None: ...
-    def __call__(
-        self, member: str | bytes, score: float, operator: str | None, /
-    ) -> tuple[Any, ...] | None: ...
+    def __call__(self, *args: Any) -> tuple[Any, ...] | None:
+        """``(member, score, operator)``; with ``seq_key``: ``(after, last, member, score,
+        operator)``."""
 
 class BoardSubmit:
     """A board's ``submit`` as one C call (``board_method.c``): runs ``writer`` for a

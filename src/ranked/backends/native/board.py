@@ -10,7 +10,13 @@ the feature beyond them (no import from ``ranked.leaderboard``):
   operator;
 - ``result_type``, ``submission_type``: the results' types; the writer returns
   ``submission_type(member, result, MappingProxyType({window: result}))`` with ``result =
-  result_type(window, score, previous_score, rank, previous_rank, changed)``.
+  result_type(window, score, previous_score, rank, previous_rank, changed)``;
+- ``seq_key`` (optional): a journaled board's key of the number of the last event applied
+  (:mod:`ranked.backends.sequenced`). The writer is then sequenced: it takes ``(after,
+  last, member, score, operator or None)`` and writes only when that key holds ``after``,
+  recording ``last`` with the write, as the ``sequenced`` submit step does (it answers
+  None, having changed nothing, for an absent key and for any other number too: the
+  general step then answers APPLIED or a Gap).
 
 The writer takes ``(member, score, operator or None)``. It validates, writes (atomic: it
 runs only while nobody holds the lock, and runs no Python code in the middle), ranks
@@ -64,6 +70,7 @@ def factory(
         HOUSEKEEPING_EVERY,
         args["result_type"],
         args["submission_type"],
+        args.get("seq_key"),
     )
     return writer
 

@@ -37,6 +37,7 @@ typedef struct {
     PyTypeObject *submission_type; /* Submission: a 3-field tuple subclass */
     PyObject *last;                /* the Submission returned last, or NULL (bw_reuse) */
     PyObject *last_windows;        /* borrowed: the dict under last's read-only windows */
+    PyObject *seq_key; /* bytes: a journaled board's applied-event number, or NULL */
     Py_ssize_t every;
     Py_ssize_t writes;
     int reverse;
@@ -47,6 +48,7 @@ typedef struct {
 static PyObject *name_values;    /* interned "_values" */
 static PyObject *name_deadlines; /* interned "_deadlines" */
 static PyObject *name_heap;      /* interned "_heap" */
+static PyObject *name_listpack;  /* interned "_listpack" */
 static PyObject *op_names[4];    /* interned "best", "set", "incr", "decr" (ZBOARD_* order) */
 static const char *const op_text[4] = {"best", "set", "incr", "decr"};
 static const char *const style_text[3] = {"unique", "competition", "dense"};
@@ -88,16 +90,20 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
 static PyObject *BoardWriter_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"keyspace_vars", "key", "window", "reverse", "style",
                              "operator", "lock", "housekeeping", "every", "result_type",
-                             "submission_type", NULL};
-    PyObject *kvars, *key, *window, *lock, *housekeeping, *rtype, *stype;
+                             "submission_type", "seq_key", NULL};
+    PyObject *kvars, *key, *window, *lock, *housekeeping, *rtype, *stype, *seq_key = Py_None;
     const char *style, *op;
     int reverse;
     Py_ssize_t every;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!UpssOOnOO:BoardWriter", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!UpssOOnOO|O:BoardWriter", kwlist,
                                      &PyDict_Type, &kvars, &PyBytes_Type, &key, &window,
                                      &reverse, &style, &op, &lock, &housekeeping, &every, &rtype,
-                                     &stype))
+                                     &stype, &seq_key))
         return NULL;
+    if (seq_key != Py_None && !PyBytes_Check(seq_key)) {
+        PyErr_SetString(PyExc_TypeError, "seq_key must be bytes or None");
+        return NULL;
+    }
     int s = -1, o = -1;
     for (int i = 0; i < 3; i++)
         if (strcmp(style, style_text[i]) == 0)
@@ -130,13 +136,19 @@ static PyObject *BoardWriter_new(PyTypeObject *type, PyObject *args, PyObject *k
                             ? Py_NewRef(key)
                             : PyBytes_FromStringAndSize(PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key));
     PyObject *own_window = own_key ? PyUnicode_FromObject(window) : NULL;
-    BoardWriterObject *w = own_window ? (BoardWriterObject *)type->tp_alloc(type, 0) : NULL;
+    PyObject *own_seq = NULL;
+    if (own_window && seq_key != Py_None)
+        own_seq = PyBytes_FromStringAndSize(PyBytes_AS_STRING(seq_key), PyBytes_GET_SIZE(seq_key));
+    int ok = own_window && (seq_key == Py_None || own_seq);
+    BoardWriterObject *w = ok ? (BoardWriterObject *)type->tp_alloc(type, 0) : NULL;
     if (!w) {
         Py_DECREF(locked);
         Py_XDECREF(own_key);
         Py_XDECREF(own_window);
+        Py_XDECREF(own_seq);
         return NULL;
     }
+    w->seq_key = own_seq;
     w->vectorcall = BoardWriter_call;
     w->kvars = Py_NewRef(kvars);
     w->key = own_key;
@@ -176,6 +188,7 @@ static int BoardWriter_clear(BoardWriterObject *w) {
     Py_CLEAR(w->result_type);
     Py_CLEAR(w->submission_type);
     Py_CLEAR(w->last);
+    Py_CLEAR(w->seq_key);
     w->last_windows = NULL;
     return 0;
 }
@@ -192,6 +205,7 @@ static void BoardWriter_dealloc(BoardWriterObject *w) {
  * is freed, running finalisers, between the lookup and the write). */
 typedef struct {
     PyObject *values, *deadlines; /* the keyspace's tables, or NULL */
+    PyObject *seq;                /* the applied-event number's bytes (sequenced), or NULL */
     SortedSetObject *set;         /* the set to write, or NULL: not here */
 } bw_found;
 
@@ -199,26 +213,63 @@ typedef struct {
  * was replaced meanwhile (then its finalisers may run): call it last. */
 static void bw_release(bw_found *f) {
     Py_XDECREF(f->set);
+    Py_XDECREF(f->seq);
     Py_XDECREF(f->deadlines);
     Py_XDECREF(f->values);
+}
+
+/* Whether the number key of a sequenced writer holds exactly `after` as
+ * Keyspace.store left it: an exact bytes value of decimal digits, no
+ * deadline, not marked listpack; then f->seq holds it (strong), so that the
+ * caller's replacement frees nothing it still reads. 0 with no exception
+ * otherwise (absent, another type or number: the general path answers). The
+ * caller holds f->values and f->deadlines. */
+static int bw_seq_holds(BoardWriterObject *w, bw_found *f, long long after) {
+    if (PyDict_GET_SIZE(f->deadlines) && PyDict_Contains(f->deadlines, w->seq_key) != 0)
+        return 0;
+    PyObject *listpack = PyDict_GetItemWithError(w->kvars, name_listpack);
+    if (!listpack || !PyAnySet_CheckExact(listpack) ||
+        (PySet_GET_SIZE(listpack) && PySet_Contains(listpack, w->seq_key) != 0))
+        return 0;
+    PyObject *v = PyDict_GetItemWithError(f->values, w->seq_key);
+    if (!v || !PyBytes_CheckExact(v))
+        return 0;
+    Py_ssize_t n = PyBytes_GET_SIZE(v);
+    const char *text = PyBytes_AS_STRING(v);
+    if (n < 1 || n > 18)
+        return 0;
+    long long held = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (text[i] < '0' || text[i] > '9')
+            return 0;
+        held = held * 10 + (text[i] - '0');
+    }
+    if (held != after || (n > 1 && text[0] == '0'))
+        return 0;
+    f->seq = Py_NewRef(v);
+    return 1;
 }
 
 /* Fill *f with the sorted set at the writer's key when the fast path may
  * write it (live, non-empty, no deadline: Keyspace.zset_fast's test), else
  * f->set = NULL; never leaves an exception (a failed lookup means "not
- * here"). A lookup may run Python code (the __eq__ of a stored key that
+ * here"). A sequenced writer also needs its number key to hold `after`
+ * (bw_seq_holds), looked up before the set. A lookup may run Python code (the __eq__ of a stored key that
  * hashes like the writer's key): each table is held while it is looked up,
  * and the set is looked up last, so it is the set stored once all such code
  * has run, and nothing runs between taking it and the caller's write. The
  * caller calls bw_release(f) after the write, on every path. */
-static void bw_target(BoardWriterObject *w, bw_found *f) {
+static void bw_target(BoardWriterObject *w, bw_found *f, long long after) {
     f->set = NULL;
+    f->seq = NULL;
     f->values = Py_XNewRef(PyDict_GetItemWithError(w->kvars, name_values));
     f->deadlines = f->values ? Py_XNewRef(PyDict_GetItemWithError(w->kvars, name_deadlines)) : NULL;
     if (!f->values || !f->deadlines || !PyDict_CheckExact(f->values) ||
         !PyDict_CheckExact(f->deadlines))
         goto none;
     if (PyDict_GET_SIZE(f->deadlines) && PyDict_Contains(f->deadlines, w->key) != 0)
+        goto none;
+    if (w->seq_key && !bw_seq_holds(w, f, after))
         goto none;
     PyObject *v = PyDict_GetItemWithError(f->values, w->key);
     if (!v || Py_TYPE(v) != &SortedSetType || ((SortedSetObject *)v)->z.length == 0)
@@ -348,7 +399,24 @@ static int bw_expiry_pending(BoardWriterObject *w) {
     return !(heap && PyList_CheckExact(heap) && PyList_GET_SIZE(heap) == 0);
 }
 
+/* The event numbers of a sequenced call: exact ints with 0 <= after < last
+ * below 10^18 (1), else 0 with no exception (the general path answers). */
+static int bw_seq_numbers(PyObject *a, PyObject *b, long long *after, long long *last) {
+    if (!PyLong_CheckExact(a) || !PyLong_CheckExact(b))
+        return 0;
+    *after = PyLong_AsLongLong(a);
+    *last = PyLong_AsLongLong(b);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 0 <= *after && *after < *last && *last < 1000000000000000000LL;
+}
+
 /* writer(member, score, operator) -> Submission | None; see the file comment.
+ * A sequenced writer (built with seq_key) takes (after, last, member, score,
+ * operator): it writes only when seq_key holds `after`, and records `last`
+ * there with the write, as the sequenced submit step does; None otherwise.
  * The caller keeps the writer and the arguments alive for the call (as any
  * vectorcall caller does); the housekeeping and `locked` calls run Python
  * code before the set is looked up, and the member's bytes (m, borrowed from
@@ -357,7 +425,17 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
                                   PyObject *kwnames) {
     BoardWriterObject *w = (BoardWriterObject *)self;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kwnames || nargs != 3) {
+    long long after = 0, last = 0;
+    if (w->seq_key) {
+        if (kwnames || nargs != 5) {
+            PyErr_SetString(PyExc_TypeError,
+                            "a sequenced BoardWriter takes (after, last, member, score, operator)");
+            return NULL;
+        }
+        if (!bw_seq_numbers(args[0], args[1], &after, &last))
+            Py_RETURN_NONE;
+        args += 2;
+    } else if (kwnames || nargs != 3) {
         PyErr_SetString(PyExc_TypeError, "BoardWriter takes (member, score, operator)");
         return NULL;
     }
@@ -421,14 +499,35 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
         Py_RETURN_NONE; /* someone is inside the lock: the general path waits for it */
     /* From the end of bw_target's last lookup to the end of zboard_submit no
      * Python code runs. */
+    /* The number recorded with a sequenced write, made before it: once the
+     * set is written, replacing the number's value cannot fail. */
+    PyObject *recorded = NULL;
+    if (w->seq_key) {
+        char digits[24];
+        int n = snprintf(digits, sizeof digits, "%lld", last);
+        recorded = PyBytes_FromStringAndSize(digits, n);
+        if (!recorded)
+            return NULL;
+    }
     bw_found found;
-    bw_target(w, &found);
+    bw_target(w, &found, after);
     if (!found.set) {
         bw_release(&found);
+        Py_XDECREF(recorded);
         Py_RETURN_NONE;
     }
     zboard_result r;
     int rc = zboard_submit(&found.set->z, m, (size_t)len, h, value, op, w->style, w->reverse, &r);
+    if (rc == ZBOARD_OK && recorded) {
+        /* the key is in the table (bw_seq_holds): its value is replaced in place,
+         * with no allocation; the old value is held by found.seq until released */
+        if (PyDict_SetItem(found.values, w->seq_key, recorded) < 0) {
+            Py_DECREF(recorded);
+            bw_release(&found);
+            return NULL; /* cannot happen for a key present: no resize */
+        }
+    }
+    Py_XDECREF(recorded);
     bw_release(&found);
     if (rc == ZBOARD_NOMEM)
         return PyErr_NoMemory();
@@ -487,6 +586,7 @@ static PyMethodDef board_functions[] = {
 /* Adds BoardWriter and board_rank to module m; 0, or -1 with an exception. */
 int board_fast_add_to_module(PyObject *m) {
     if (!(name_values = PyUnicode_InternFromString("_values")) ||
+        !(name_listpack = PyUnicode_InternFromString("_listpack")) ||
         !(name_deadlines = PyUnicode_InternFromString("_deadlines")) ||
         !(name_heap = PyUnicode_InternFromString("_heap")))
         return -1;

@@ -21,6 +21,7 @@ from ...journal.aio import Appender
 from ...journal.events import Event, NewEvent
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
+from .._fast import fast_eligible, plain_submit
 from .._journal_events import decode
 from .._off_loop import in_line
 from .._plan_core import run_sync
@@ -59,6 +60,10 @@ class BoardJournal:
         self._since_snapshot = 0
         self._answers: OrderedDict[str, Any] = OrderedDict()
         self._appender = Appender(store)
+        self._eligible = True
+        """Whether to ask the backend for the board's sequenced one-call submit (see
+        .._fast): until it answers None, or the board is not eligible."""
+        self._writer: Any = None
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -85,8 +90,19 @@ class BoardJournal:
             try:
                 direct = journaling.direct(records, prepared)
                 if direct is not None:  # one request, no window to register: one step
-                    answer = self.steps.submit_seq(*direct)
-                    result = journaling.finish_direct(prepared, answer)
+                    result: Any = None
+                    writer = self._writer if self._writer is not None else self._ask_writer()
+                    if writer is not None:  # the native one-call submit, sequenced
+                        assert prepared is not None
+                        request = direct[3]
+                        done = writer(
+                            direct[1], direct[2], prepared.members[0], request.value,
+                            request.operator,
+                        )  # fmt: skip
+                        result = None if done is None else [done]
+                    if result is None:  # the general step: errors, APPLIED, a Gap
+                        answer = self.steps.submit_seq(*direct)
+                        result = journaling.finish_direct(prepared, answer)
                 else:
                     result = run_sync(self.steps, journaling.apply(records, prepared))
             except _REFUSALS:
@@ -103,6 +119,23 @@ class BoardJournal:
             ):
                 self.snapshot()
             return None if result is APPLIED else result
+
+    def _ask_writer(self) -> Any:
+        """The backend's sequenced one-call submit for this board, once its window is
+        registered (None until then, and for good when the board or the backend has
+        none)."""
+        if not self._eligible:
+            return None
+        plan = self.journaling.plan
+        if not fast_eligible(plan):
+            self._eligible = False
+            return None
+        step = plain_submit(plan, self.journaling.seq_key)
+        if step is None:
+            return None
+        self._writer = self.steps.backend.accelerate(step)
+        self._eligible = self._writer is not None
+        return self._writer
 
     def _refused(self, records: Sequence[Event]) -> Any:
         """Mark ``records`` applied with no effect: the index refused them (a value it
