@@ -94,7 +94,7 @@ class Journaling:
         pairs = list(items)
         at_ms = core.now_ms() if at is None else to_ms(at)
         op = core.config.operator if operator is None else operator
-        prepared: Prepared = self.plan.writes.prepare(pairs, op, from_ms(at_ms), tie)
+        prepared: Prepared = self.plan.writes.prepare(pairs, op, None, tie, at_ms=at_ms)
         count = len(pairs)
         events = [
             submit_event(
@@ -365,7 +365,11 @@ class Journaling:
                 items = [(_member(c), c.score) for c in calls]
                 operator = cast(Operator, call.operation)
                 prepared = self.plan.writes.prepare(
-                    cast(list[tuple[Member, float]], items), operator, from_ms(call.at_ms), call.tie
+                    cast(list[tuple[Member, float]], items),
+                    operator,
+                    None,
+                    call.tie,
+                    at_ms=call.at_ms,
                 )
             return (
                 yield from self._sequenced(self.plan.writes.submit_steps(prepared), after, last)

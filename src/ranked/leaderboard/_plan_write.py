@@ -62,10 +62,15 @@ class Writes:
         self.windows = windows
 
     def _head(
-        self, operator: Operator | None, at: Instant | None, tie: int | None
+        self,
+        operator: Operator | None,
+        at: Instant | None,
+        tie: int | None,
+        at_ms: int | None = None,
     ) -> tuple[Operator, int, bytes | None, WriteWindows]:
         """What every submission call checks and resolves first: the operator, the
-        instant, the tie value and the windows written."""
+        instant (``at_ms``, Unix ms, when the caller has it so already), the tie value and
+        the windows written."""
         core = self.core
         if core.lex is not None:
             raise BoardConfigError(
@@ -76,7 +81,9 @@ class Writes:
         op = core.config.operator if operator is None else operator
         if op not in _OPERATORS:
             raise BoardConfigError(f"unknown operator {op!r}; expected one of {sorted(_OPERATORS)}")
-        instant = core.now_ms() if at is None else to_ms(at)
+        if at_ms is None:
+            at_ms = core.now_ms() if at is None else to_ms(at)
+        instant = at_ms
         if core.composite is not None:
             core.check_time(instant)
         tie_bytes = None
@@ -150,13 +157,16 @@ class Writes:
         operator: Operator | None,
         at: Instant | None,
         tie: int | None = None,
+        *,
+        at_ms: int | None = None,
     ) -> Prepared:
         """The requests for submitting ``items`` (validated; nothing sent yet).
 
         ``tie``: the tie-break value of a secondary board (default: the instant in ms).
+        ``at_ms``: the instant as Unix ms, in place of ``at`` (a journal event's).
         """
         core = self.core
-        op, instant, tie_bytes, windows = self._head(operator, at, tie)
+        op, instant, tie_bytes, windows = self._head(operator, at, tie, at_ms)
         members: list[Member] = []
         requests: list[SubmitRequest] = []
         target_tuple = windows.targets
