@@ -114,6 +114,26 @@ def test_idempotent_retry_returns_the_first_record(journal: JournalStore) -> Non
     assert [e.seq for e in journal.read()] == [1, 2, 3, 4]
 
 
+def test_a_large_append_is_written_whole_and_in_order(journal: JournalStore) -> None:
+    """341 events in one append: on SQLite, multi-row INSERTs of 256, 64, 16 and 4 rows
+    and a single one. A keyed event in the middle of a large append whose key is taken
+    answers the first record; the others are written around it."""
+    journal.append([_event(0, key="taken")])
+    count = 256 + 64 + 16 + 4 + 1
+    records = journal.append([_event(i + 1, board=f"b{i % 3}") for i in range(count)])
+    assert [r.seq for r in records] == list(range(2, count + 2))
+    assert [r.at_us - 1_700_000_000_000_000 for r in records] == list(range(1, count + 1))
+    for board in ("b0", "b1", "b2"):
+        mine = [r for r in records if r.board == board]
+        assert [r.board_seq for r in mine] == list(range(1, len(mine) + 1))
+    assert list(journal.read(after_seq=1)) == records
+    mixed = [_event(1000 + i) for i in range(100)]
+    mixed[50] = _event(7, key="taken")  # answers the first record, writes nothing
+    again = journal.append(mixed)
+    assert again[50].seq == 1 and again[51].seq == again[49].seq + 1
+    assert journal.last_seq() == count + 1 + 99
+
+
 @pytest.mark.parametrize(
     ("fields", "error"),
     [

@@ -70,6 +70,11 @@ _SCHEMA: Final = (
 )
 
 
+_CHUNKS: Final = (256, 64, 16, 4, 1)
+"""The row counts of the multi-row INSERTs a round is cut into (few distinct statements,
+so the driver's statement cache keeps them all)."""
+
+
 class _Writer(SQLWriter[sqlite3.Connection]):
     """The committer's connection."""
 
@@ -80,7 +85,32 @@ class _Writer(SQLWriter[sqlite3.Connection]):
         self.conn.execute("BEGIN IMMEDIATE")
 
     def _executemany(self, sql: str, rows: list[tuple[object, ...]]) -> None:
-        self.conn.executemany(sql, rows)
+        # One multi-row INSERT per chunk, not one statement per row: the driver lets go
+        # of the GIL around every statement it steps, and each time it must win the GIL
+        # back from the event loop's thread before the next row.
+        width = len(rows[0]) if rows else 0
+        at = 0
+        for size in _CHUNKS:
+            while len(rows) - at >= size:
+                chunk = rows[at : at + size]
+                at += size
+                if size == 1:
+                    self.conn.execute(sql, chunk[0])
+                else:
+                    self.conn.execute(_many(sql, size, width), [v for row in chunk for v in row])
+
+
+_STATEMENTS: dict[tuple[str, int], str] = {}
+
+
+def _many(sql: str, size: int, width: int) -> str:
+    """``sql`` (an INSERT of one row of ``width`` placeholders) for ``size`` rows."""
+    found = _STATEMENTS.get((sql, size))
+    if found is None:
+        head, _, _ = sql.rpartition("VALUES")
+        one = "(" + ", ".join(["?"] * width) + ")"
+        found = _STATEMENTS[sql, size] = head + "VALUES " + ", ".join([one] * size)
+    return found
 
 
 class SQLiteJournal(JournalBase):
@@ -155,6 +185,9 @@ class SQLiteJournal(JournalBase):
         if str(mode).lower() != "wal":
             raise JournalError(f"journal {self.path!r} cannot use WAL mode (got {mode!r})")
         conn.execute(f"PRAGMA synchronous={'OFF' if durability == 'none' else 'FULL'}")
+        # a round's savepoint keeps the pages it changes in a sub-journal: in memory, not
+        # in a temporary file created, written and deleted at every group commit
+        conn.execute("PRAGMA temp_store=MEMORY")
         conn.execute("BEGIN IMMEDIATE")
         try:
             tables = {
