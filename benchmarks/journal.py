@@ -47,6 +47,7 @@ elif str(HERE.parent) not in sys.path:
     sys.path.insert(0, str(HERE.parent))
 
 from benchmarks._servers import BenchPostgres, BenchRedis  # noqa: E402 - path set above
+from benchmarks._wrk import write_results  # noqa: E402
 from benchmarks.engine import machine_info  # noqa: E402
 from ranked import AsyncLeaderboard, Leaderboard  # noqa: E402
 from ranked.backends.memory import AsyncMemoryBackend, MemoryBackend  # noqa: E402
@@ -376,7 +377,7 @@ def _write_markdown(
         f" ({sizes['snapshot_bytes'] / sizes['engine_bytes']:.2f}x)",
         "",
     ]
-    Path(__file__).with_name("RESULTS-journal.md").write_text("\n".join(lines))
+    write_results(Path(__file__).with_name("RESULTS-journal.md"), "\n".join(lines))
 
 
 if __name__ == "__main__":
