@@ -5,6 +5,7 @@ headers, 202 with the pending id), moderation, and settings kept across a restar
 from __future__ import annotations
 
 import time
+from datetime import datetime, timedelta
 from typing import Any
 
 from ranked.guard import sign
@@ -108,6 +109,9 @@ def test_pending_promote_reject_ban_purge_audit(api: Api) -> None:
     pending_id = held.json()["pending"]
     (entry,) = api.call("GET", f"{base}/pending").json()["pending"]
     assert entry["id"] == pending_id and entry["replay"] == [1, 2]
+    held_at = datetime.fromisoformat(entry["at"])  # RFC 3339 in UTC, as every time shown
+    assert held_at.utcoffset() == timedelta(0)
+    assert abs(held_at.timestamp() - time.time()) < 60
     promoted = api.call("POST", f"{base}/pending/{pending_id}/promote")
     assert promoted.status_code == 200 and promoted.json()["rank"] == 1
     assert api.call("POST", f"{base}/pending/{pending_id}/promote").status_code == 404
@@ -123,7 +127,9 @@ def test_pending_promote_reject_ban_purge_audit(api: Api) -> None:
     purge = api.call("POST", f"{base}/members/a/purge", json={"reason": "cheat"})
     assert purge.json() == {"changed": True}
     assert api.call("GET", f"{base}/members/a").status_code == 404
-    actions = [r["action"] for r in api.call("GET", f"{base}/audit").json()["audit"]]
+    audit = api.call("GET", f"{base}/audit").json()["audit"]
+    assert all(datetime.fromisoformat(r["at"]).utcoffset() == timedelta(0) for r in audit)
+    actions = [r["action"] for r in audit]
     assert actions == [
         "accepted",
         "held",

@@ -18,10 +18,10 @@ from websockets.asyncio.client import connect
 
 from ranked.notify import verify
 from ranked.service.keys import KeyStore, Scope
+from receiver import Receiver
 from servers import RankedService, ServerError
 
 from .conftest import Api
-from .receiver import Receiver
 
 SECRET = "the-board-secret-0123456789abcdef"
 

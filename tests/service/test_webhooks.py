@@ -18,8 +18,7 @@ import pytest
 
 from ranked.notify import verify
 from ranked.service.webhooks import WebhookLimits, WebhookSender, backoff_bound
-
-from .receiver import Receiver
+from receiver import Receiver
 
 SECRET = "a-board-secret-of-32-characters!"
 PAYLOAD = {"type": "notification", "id": "0123456789abcdef0123456789abcdef", "member": "ann"}

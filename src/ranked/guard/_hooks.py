@@ -9,10 +9,14 @@ import asyncio
 import inspect
 import json
 import logging
+import random
+import time
+import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..core.webhook_signature import HEADERS, sign
 from .verdict import PendingEntry
 
 __all__ = [
@@ -31,6 +35,11 @@ __all__ = [
 _log = logging.getLogger("ranked.guard")
 
 WEBHOOK_TIMEOUT_S = 10.0
+WEBHOOK_ATTEMPTS = 4
+"""How many times the asyncio guard asks a failing webhook about one held submission."""
+WEBHOOK_BACKOFF_S = 0.5
+"""The delay before its first retry at most; it doubles with each retry (drawn in
+[d/2, d])."""
 
 
 def validate_later(tasks: set[Any], work: Callable[[], Awaitable[None]]) -> None:
@@ -58,22 +67,51 @@ def call_validator(validator: Callable[[PendingEntry], Any], entry: PendingEntry
     return validator(entry)
 
 
-def post_webhook(url: str, entry: PendingEntry) -> Any:
-    """POST the entry as JSON to ``url``; its JSON answer, or None when it fails (the
-    submission then stays pending, and the failure is logged)."""
+def _attempt(url: str, entry: PendingEntry, secret: str | None, attempt: int) -> tuple[bool, Any]:
+    """One POST of the entry as JSON to ``url`` (signed with ``secret`` when given, with
+    the headers of :data:`ranked.core.webhook_signature.HEADERS`): (True, its JSON answer),
+    or (False, None) when it failed and may succeed later (no answer, a 5xx, a 429, a body
+    that is not JSON). A 4xx otherwise is the webhook's answer: (True, None), pending."""
     body = json.dumps(entry.to_json()).encode()
-    request = urllib.request.Request(url, body, {"Content-Type": "application/json"}, method="POST")
+    headers = {"Content-Type": "application/json", HEADERS["delivery"]: entry.id}
+    headers[HEADERS["attempt"]] = str(attempt)
+    if secret is not None:
+        timestamp = int(time.time())
+        headers[HEADERS["timestamp"]] = str(timestamp)
+        headers[HEADERS["signature"]] = sign(secret, timestamp, body)
+    request = urllib.request.Request(url, body, headers, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_S) as answer:
-            return json.loads(answer.read() or b"null")
+            return True, json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as error:
+        retry = error.code >= 500 or error.code == 429
+        _log.warning("webhook %s for pending %s answered %d", url, entry.id, error.code)
+        return not retry, None
     except (OSError, ValueError) as error:
         _log.warning("webhook %s for pending %s failed: %s", url, entry.id, error)
-        return None
+        return False, None
 
 
-async def apost_webhook(url: str, entry: PendingEntry) -> Any:
-    """:func:`post_webhook` in a worker thread (the loop keeps answering)."""
-    return await asyncio.to_thread(post_webhook, url, entry)
+def post_webhook(url: str, entry: PendingEntry, secret: str | None) -> Any:
+    """The webhook's JSON answer about ``entry``, or None when it fails (the submission
+    then stays pending, and the failure is logged). The blocking guard asks once: it runs
+    in line, and a retry would hold its caller."""
+    return _attempt(url, entry, secret, 1)[1]
+
+
+async def apost_webhook(url: str, entry: PendingEntry, secret: str | None) -> Any:
+    """The webhook's JSON answer about ``entry``, asked in a worker thread (the loop keeps
+    answering) up to :data:`WEBHOOK_ATTEMPTS` times while it fails and may succeed later,
+    with exponential backoff and jitter between attempts; None when every attempt failed
+    (the submission stays pending)."""
+    for attempt in range(1, WEBHOOK_ATTEMPTS + 1):
+        done, answer = await asyncio.to_thread(_attempt, url, entry, secret, attempt)
+        if done:
+            return answer
+        if attempt < WEBHOOK_ATTEMPTS:
+            bound = WEBHOOK_BACKOFF_S * 2 ** (attempt - 1)
+            await asyncio.sleep(random.uniform(bound / 2, bound))
+    return None
 
 
 async def wait_tasks(tasks: set[Any]) -> None:

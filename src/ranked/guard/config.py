@@ -74,7 +74,9 @@ class GuardConfig:
     - ``pending_rank``: a score that would rank at or above this rank (1 = the top) in the
       board's primary window is held as pending;
     - ``webhook``: an http(s) URL that receives every held submission (JSON) and answers
-      whether to promote it (docs/guard.md);
+      whether to promote it (docs/guard.md), retried with backoff when it fails;
+      ``webhook_secret`` signs each POST (``X-Ranked-Signature``, as notification
+      webhooks are signed: :mod:`ranked.core.webhook_signature`);
     - ``audit_accepted``: journal accepted verdicts too (rejections, holds and moderation
       are always journaled on a board with a journal).
 
@@ -96,6 +98,7 @@ class GuardConfig:
     z_min_history: int = 10
     pending_rank: int | None = None
     webhook: str | None = None
+    webhook_secret: str | None = None
     audit_accepted: bool = True
 
     def __post_init__(self) -> None:
@@ -140,6 +143,12 @@ class GuardConfig:
             not isinstance(hook, str) or not hook.startswith(("http://", "https://"))
         ):
             raise GuardConfigError(f"webhook must be an http(s) URL, not {hook!r}")
+        secret = self.webhook_secret
+        if secret is not None:
+            if not isinstance(secret, str) or not 16 <= len(secret) <= 256:
+                raise GuardConfigError("webhook_secret must be a str of 16 to 256 characters")
+            if hook is None:
+                raise GuardConfigError("webhook_secret signs the webhook's POSTs: set webhook")
 
     @property
     def nonce_ttl_ms(self) -> int:

@@ -17,11 +17,12 @@ judged alone.
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
+from ..core._time import UNIX_EPOCH
 from ..errors import GuardConfigError, PendingNotFoundError
 from ..guard import AsyncGuard, GuardConfig, PendingEntry, Secret, Verdict
 from ..leaderboard import AsyncLeaderboard
@@ -116,6 +117,8 @@ class GuardSettings(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Fa
     z_min_history: Annotated[int, msgspec.Meta(ge=2, le=1_000_000)] = 10
     pending_rank: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] | None = None
     webhook: Annotated[str, msgspec.Meta(pattern=r"^https?://\S{1,2000}$")] | None = None
+    webhook_secret: Annotated[str, msgspec.Meta(min_length=16, max_length=256)] | None = None
+    """Signs each POST to the webhook (``X-Ranked-Signature``); shown as its id."""
     audit_accepted: bool = True
     trusted_proxy_hops: Annotated[int, msgspec.Meta(ge=0, le=10)] = 0
     """0: the client IP is the connection's peer; n: the n-th address from the right of
@@ -138,8 +141,9 @@ class PendingOut(msgspec.Struct):
     id: str
     member: str
     score: float
-    at: float
-    """Unix seconds: the instant it counts at if promoted."""
+    at: datetime
+    """The instant it counts at if promoted (RFC 3339, UTC, as every time the API shows;
+    ``client_time`` stays the client's Unix milliseconds, as it signed them)."""
     reason: str
     client_time: int | None
     nonce: str | None
@@ -173,7 +177,8 @@ class BanList(msgspec.Struct):
 
 class AuditItem(msgspec.Struct):
     seq: int
-    at: float
+    at: datetime
+    """When the verdict or action was recorded (RFC 3339, UTC)."""
     member: str | None
     action: str
     score: float | None
@@ -223,10 +228,16 @@ def _config(settings: GuardSettings) -> GuardConfig:
             z_min_history=settings.z_min_history,
             pending_rank=settings.pending_rank,
             webhook=settings.webhook,
+            webhook_secret=settings.webhook_secret,
             audit_accepted=settings.audit_accepted,
         )
     except ValueError as error:  # the limiters' and the limits' errors are ValueErrors
         raise GuardConfigError(str(error)) from None
+
+
+def _utc(seconds: float) -> datetime:
+    """Unix seconds as the API shows times: an aware UTC datetime (microseconds kept)."""
+    return UNIX_EPOCH + timedelta(microseconds=round(seconds * 1e6))
 
 
 def _entry_out(entry: PendingEntry) -> PendingOut:
@@ -234,7 +245,7 @@ def _entry_out(entry: PendingEntry) -> PendingOut:
         entry.id,
         entry.member,
         entry.score,
-        entry.at,
+        _utc(entry.at),
         entry.reason,
         entry.client_time,
         entry.nonce,
@@ -449,12 +460,17 @@ async def _body(request: Request, kind: type[Any]) -> Any:
 def _out(name: str, settings: GuardSettings) -> GuardOut:
     data = msgspec.to_builtins(settings)
     data["secrets"] = [
-        msgspec.to_builtins(
-            SecretOut(hashlib.sha256(bytes.fromhex(s.key)).hexdigest()[:12], s.until)
-        )
+        msgspec.to_builtins(SecretOut(_secret_id(bytes.fromhex(s.key)), s.until))
         for s in settings.secrets
     ]
+    if settings.webhook_secret is not None:
+        data["webhook_secret"] = _secret_id(settings.webhook_secret.encode())
     return GuardOut(name, data)
+
+
+def _secret_id(key: bytes) -> str:
+    """What a secret is shown as: the first 12 hex digits of its SHA-256."""
+    return hashlib.sha256(key).hexdigest()[:12]
 
 
 class _Handlers:
@@ -542,7 +558,16 @@ class _Handlers:
         return json_response(
             AuditOut(
                 [
-                    AuditItem(r.seq, r.at, r.member, r.action, r.score, r.actor, r.reason, r.detail)
+                    AuditItem(
+                        r.seq,
+                        _utc(r.at),
+                        r.member,
+                        r.action,
+                        r.score,
+                        r.actor,
+                        r.reason,
+                        r.detail,
+                    )
                     for r in found
                 ]
             )

@@ -26,22 +26,15 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import httpx
 
-from ..notify import sign
+from ..core.webhook_signature import HEADERS, sign
 
 __all__ = ["HEADERS", "WebhookLimits", "WebhookSender", "backoff_bound"]
 
 _log = logging.getLogger("ranked.service.webhooks")
-
-HEADERS: Final = {
-    "delivery": "X-Ranked-Delivery",
-    "timestamp": "X-Ranked-Timestamp",
-    "signature": "X-Ranked-Signature",
-    "attempt": "X-Ranked-Attempt",
-}
 
 
 @dataclass(frozen=True)

@@ -495,8 +495,11 @@ class AsyncGuard:
                 answer = await acall_validator(self.validator, entry)
                 by = "validator"
             else:
-                assert self.config.webhook is not None
-                answer = _webhook_answer(await apost_webhook(self.config.webhook, entry))
+                config = self.config
+                assert config.webhook is not None
+                answer = _webhook_answer(
+                    await apost_webhook(config.webhook, entry, config.webhook_secret)
+                )
                 by = "webhook"
             if answer is True:
                 await self.promote(board, entry.id, by=by)

@@ -494,8 +494,9 @@ class Guard:
                 answer = call_validator(self.validator, entry)
                 by = "validator"
             else:
-                assert self.config.webhook is not None
-                answer = _webhook_answer(post_webhook(self.config.webhook, entry))
+                config = self.config
+                assert config.webhook is not None
+                answer = _webhook_answer(post_webhook(config.webhook, entry, config.webhook_secret))
                 by = "webhook"
             if answer is True:
                 self.promote(board, entry.id, by=by)

@@ -1,4 +1,5 @@
-"""Webhook signatures: HMAC-SHA256 over the timestamp and the raw body (docs/live.md).
+"""Webhook signatures: HMAC-SHA256 over the timestamp and the raw body (docs/live.md), for
+every webhook the project sends (rank-change notifications, the write guard's validator).
 
 The signed material is the bytes ``<timestamp>.<raw body>``: the decimal Unix seconds of
 the ``X-Ranked-Timestamp`` header, one full stop, then the request body exactly as sent.
@@ -13,9 +14,18 @@ import hashlib
 import hmac
 from typing import Final
 
-__all__ = ["PREFIX", "sign", "verify"]
+__all__ = ["HEADERS", "PREFIX", "sign", "verify"]
 
 PREFIX: Final = "sha256="
+
+HEADERS: Final = {
+    "delivery": "X-Ranked-Delivery",
+    "timestamp": "X-Ranked-Timestamp",
+    "signature": "X-Ranked-Signature",
+    "attempt": "X-Ranked-Attempt",
+}
+"""The headers of every delivery: its id (the same on every attempt), the Unix seconds it
+was signed at, the signature, and the attempt's number (1, 2, ...)."""
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:

@@ -1,7 +1,7 @@
 """A real webhook receiver for the tests: ``http.server`` in a thread on a free loopback
 port, recording every POST (arrival time, headers, body) and failing the first ones as
 told: ``fail`` is a list of what the first attempts get (a status, or ``"drop"``: the
-connection is closed without an answer); later attempts get 200."""
+connection is closed without an answer); later attempts get 200, with ``body`` (JSON)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ class Received:
 
 
 class Receiver:
-    def __init__(self, fail: list[int | str] | None = None) -> None:
+    def __init__(self, fail: list[int | str] | None = None, body: bytes = b"") -> None:
         self.fail = list(fail or [])
+        self.body = body
         self.received: list[Received] = []
         self.lock = threading.Lock()
         receiver = self
@@ -41,9 +42,12 @@ class Receiver:
                     self.connection.close()
                     return
                 assert isinstance(answer, int)
+                content = receiver.body if answer == 200 else b""
                 self.send_response(answer)
-                self.send_header("Content-Length", "0")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(content)))
                 self.end_headers()
+                self.wfile.write(content)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
