@@ -120,9 +120,8 @@ def _check_fields(
             _GOOD_BOARDS.add(board)
     if member is not None and not isinstance(member, bytes):
         raise InvalidEventError(f"member must be bytes or None, not {type(member).__name__}")
-    if operation.__class__ is str and operation in _GOOD_OPERATIONS:
-        pass
-    elif not isinstance(operation, str) or _OPERATION.fullmatch(operation) is None:
+    known = operation.__class__ is str and operation in _GOOD_OPERATIONS
+    if not known and (not isinstance(operation, str) or _OPERATION.fullmatch(operation) is None):
         raise InvalidEventError(
             f"operation {operation!r} is not a name of 1 to 32 characters [a-z0-9_],"
             " starting with a letter"
@@ -271,10 +270,11 @@ _RECORD_FIELDS: Final = (
     "reason",
 )
 _RECORD_SETTERS: Final = tuple(getattr(Event, name).__set__ for name in _RECORD_FIELDS)
+"""Each field's slot setter: a frozen record is filled without its ``__setattr__``."""
 _NEW_SETTERS: Final = tuple(getattr(NewEvent, name).__set__ for name in _RECORD_FIELDS[2:])
 """A new event's slot setters, in :func:`stored_fields`' order."""
 _SET_CHECKED: Final = getattr(NewEvent, "_checked").__set__  # noqa: B009 - a slot descriptor
-"""Each field's slot setter: a frozen record is filled without its ``__setattr__``."""
+"""The setter of a new event's ``_checked`` slot."""
 
 
 def event_from_row(row: tuple[object, ...]) -> Event:

@@ -27,6 +27,7 @@ from .._off_loop import in_line
 from .._plan_core import run_sync
 from .._plan_journal import APPLIED, Gap, Journaling
 from .._plan_write import Prepared
+from .._requests import SubmitRequest
 from .._steps import BoundSteps
 
 __all__ = ["BoardJournal"]
@@ -90,16 +91,7 @@ class BoardJournal:
             try:
                 direct = journaling.direct(records, prepared)
                 if direct is not None:  # one request, no window to register: one step
-                    result: Any = None
-                    writer = self._writer if self._writer is not None else self._ask_writer()
-                    if writer is not None:  # the native one-call submit, sequenced
-                        assert prepared is not None
-                        request = direct[3]
-                        done = writer(
-                            direct[1], direct[2], prepared.members[0], request.value,
-                            request.operator,
-                        )  # fmt: skip
-                        result = None if done is None else [done]
+                    result: Any = self._one_call(direct, prepared)
                     if result is None:  # the general step: errors, APPLIED, a Gap
                         answer = self.steps.submit_seq(*direct)
                         result = journaling.finish_direct(prepared, answer)
@@ -119,6 +111,19 @@ class BoardJournal:
             ):
                 self.snapshot()
             return None if result is APPLIED else result
+
+    def _one_call(
+        self, direct: tuple[bytes, int, int, SubmitRequest], prepared: Prepared | None
+    ) -> list[Any] | None:
+        """The live submission's result through the backend's sequenced one-call submit,
+        or None when there is none or it did not apply the event (the general step then
+        answers)."""
+        writer = self._writer if self._writer is not None else self._ask_writer()
+        if writer is None or prepared is None:
+            return None
+        _seq_key, after, last, request = direct
+        done = writer(after, last, prepared.members[0], request.value, request.operator)
+        return None if done is None else [done]
 
     def _ask_writer(self) -> Any:
         """The backend's sequenced one-call submit for this board, once its window is
