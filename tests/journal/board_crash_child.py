@@ -1,7 +1,9 @@
 """The child of the board crash test: submits to a journaled board from 4 threads, or from
-16 asyncio tasks (every operator, batches too, two windows), and prints ``ack <key>`` for
-each call once it has returned, until it is killed. argv: index URL, journal URL, round
-name, ``threads`` or ``tasks``."""
+16 asyncio tasks (every operator, batches too), and prints ``ack <key>`` for each call
+once it has returned, until it is killed. argv: index URL, journal URL, round name,
+``threads`` or ``tasks``, the board's windows (comma-separated: ``all,daily``, or ``all``
+alone: a plain board, whose submissions memory:// applies through the native one-call
+submit)."""
 
 from __future__ import annotations
 
@@ -29,11 +31,12 @@ def call(round_name: str, writer: int, i: int) -> tuple[str, Operator, Any]:
 
 
 def main() -> None:
-    index, journal, round_name, mode = sys.argv[1:5]
+    index, journal, round_name, mode, windows = sys.argv[1:6]
+    kept = tuple(windows.split(","))
     if mode == "tasks":
-        asyncio.run(tasks(index, journal, round_name))
+        asyncio.run(tasks(index, journal, round_name, kept))
         return
-    board = Leaderboard(index, "crash", windows=("all", "daily"), journal=journal)
+    board = Leaderboard(index, "crash", windows=kept, journal=journal)
 
     def write(thread: int, i: int) -> str:
         key, operator, scores = call(round_name, thread, i)
@@ -46,9 +49,9 @@ def main() -> None:
     serve(write)
 
 
-async def tasks(index: str, journal: str, round_name: str) -> None:
+async def tasks(index: str, journal: str, round_name: str, windows: tuple[str, ...]) -> None:
     """16 tasks writing through one asyncio board (its appender batches their appends)."""
-    async with AsyncLeaderboard(index, "crash", windows=("all", "daily"), journal=journal) as board:
+    async with AsyncLeaderboard(index, "crash", windows=windows, journal=journal) as board:
 
         async def work(task: int) -> None:
             i = 0

@@ -1,6 +1,8 @@
 """Crash safety of a journaled board: a child submitting from 4 threads or 16 asyncio
-tasks (every operator, batches, two windows) is SIGKILLed at random moments, many rounds,
-on memory:// and on Redis, with SQLite and PostgreSQL. After each kill the board is opened
+tasks (every operator, batches, two windows; on memory:// also a plain all-time board,
+whose events the native one-call submit applies) is SIGKILLed at random moments, many
+rounds, on memory:// and on Redis, with SQLite and PostgreSQL. After each kill the board
+is opened
 again (restored: snapshot and journal tail on memory, the journal's tail on Redis) and
 checked:
 
@@ -34,10 +36,15 @@ CHILD = Path(__file__).with_name("board_crash_child.py")
 
 
 def _run_and_kill(
-    index: str, journal: str, round_no: int, writers: str, rng: random.Random
+    index: str,
+    journal: str,
+    round_no: int,
+    writers: str,
+    windows: tuple[str, ...],
+    rng: random.Random,
 ) -> set[str]:
     """Run the child, SIGKILL it at a random moment, return the acknowledged keys."""
-    args = [str(CHILD), index, journal, f"r{round_no}", writers]
+    args = [str(CHILD), index, journal, f"r{round_no}", writers, ",".join(windows)]
     lines = run_and_kill(args, rng, 400, (0.05, 0.6))
     return {line.split(" ")[1] for line in lines}
 
@@ -94,7 +101,7 @@ def _settle(journal_url: str) -> None:
     raise AssertionError("the killed child's PostgreSQL session did not end")
 
 
-def _check(index: str, journal_url: str, acked: set[str]) -> int:
+def _check(index: str, journal_url: str, acked: set[str], windows: tuple[str, ...]) -> int:
     """Open the board on ``index`` (restored), compare it with the journal's fold."""
     _settle(journal_url)
     with open_journal(journal_url) as journal:
@@ -104,10 +111,10 @@ def _check(index: str, journal_url: str, acked: set[str]) -> int:
     present = {key.split("#")[0] for key in keys if key is not None}
     lost = acked - present
     assert lost == set(), f"acknowledged calls lost: {sorted(lost)[:5]}"
-    board = Leaderboard(index, "crash", windows=("all", "daily"), journal=journal_url)
+    board = Leaderboard(index, "crash", windows=windows, journal=journal_url)
     try:
         model = _fold(events, board.backend.now_ms() // DAY_MS)
-        for window in ("all", "daily"):
+        for window in windows:
             got = {e.member: e.score for e in board.top(1000, window=window)}
             assert got == model.get(window, {}), window
         board.submit("after-crash", 1, operator="set")
@@ -119,9 +126,18 @@ def _check(index: str, journal_url: str, acked: set[str]) -> int:
 
 @pytest.mark.parametrize("writers", ["threads", "tasks"])
 @pytest.mark.parametrize("store", ["sqlite", "postgresql"])
-@pytest.mark.parametrize("kind", ["memory", "redis"])
+@pytest.mark.parametrize(
+    ("kind", "windows"),
+    [("memory", ("all", "daily")), ("memory", ("all",)), ("redis", ("all", "daily"))],
+    ids=["memory", "memory-plain", "redis"],
+)
 def test_sigkill_loses_no_acknowledged_submission(
-    kind: str, store: str, writers: str, tmp_path: Path, request: pytest.FixtureRequest
+    kind: str,
+    windows: tuple[str, ...],
+    store: str,
+    writers: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     if kind == "redis":
         redis_server: RedisServer = request.getfixturevalue("redis_server")
@@ -137,15 +153,12 @@ def test_sigkill_loses_no_acknowledged_submission(
     rng = random.Random(16)
     checked = 0
     for round_no in range(ROUNDS):
-        acked = _run_and_kill(index, journal, round_no, writers, rng)
+        acked = _run_and_kill(index, journal, round_no, writers, windows, rng)
         # memory://: a fresh store each round (the child's died with it); Redis: the same
-        checked += _check(
-            f"memory://check-{store}-{writers}-{round_no}" if kind == "memory" else index,
-            journal,
-            acked,
-        )
+        fresh = f"memory://check-{store}-{writers}-{len(windows)}-{round_no}"
+        checked += _check(fresh if kind == "memory" else index, journal, acked, windows)
     print(
-        f"\nboard crash test [{kind}+{store}, {writers}]: {ROUNDS} rounds,"
-        f" {checked} acknowledged calls checked, 0 lost"
+        f"\nboard crash test [{kind}+{store}, {writers}, windows {','.join(windows)}]:"
+        f" {ROUNDS} rounds, {checked} acknowledged calls checked, 0 lost"
     )
     assert checked > 0
