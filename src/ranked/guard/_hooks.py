@@ -9,13 +9,13 @@ import asyncio
 import inspect
 import json
 import logging
-import random
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..core.backoff import backoff_sleep
 from ..core.webhook_signature import HEADERS, sign
 from .verdict import PendingEntry
 
@@ -109,8 +109,7 @@ async def apost_webhook(url: str, entry: PendingEntry, secret: str | None) -> An
         if done:
             return answer
         if attempt < WEBHOOK_ATTEMPTS:
-            bound = WEBHOOK_BACKOFF_S * 2 ** (attempt - 1)
-            await asyncio.sleep(random.uniform(bound / 2, bound))
+            await backoff_sleep(WEBHOOK_BACKOFF_S, attempt)
     return None
 
 

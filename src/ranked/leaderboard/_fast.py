@@ -32,7 +32,7 @@ from ._plan import BoardPlan
 from ._requests import Operator
 from .results import Submission, WindowResult
 
-__all__ = ["FastSubmit", "fast_eligible", "method_shortcut", "plain_submit"]
+__all__ = ["FastSubmit", "ask_writer", "fast_eligible", "method_shortcut", "plain_submit"]
 
 FastSubmit = Callable[[Member, float, Operator | None], Submission | None]
 """``(member, score, operator or None) -> Submission``, or None: run the general path."""
@@ -94,6 +94,19 @@ def plain_submit(plan: BoardPlan, seq_key: bytes | None = None) -> Step[Submissi
             "seq_key": seq_key,
         },
     )
+
+
+def ask_writer(backend: Any, plan: BoardPlan, seq_key: bytes | None = None) -> tuple[Any, bool]:
+    """The backend's one-call submit of the board (sequenced with ``seq_key``), and
+    whether to ask again later: (None, True) until the board's window is registered,
+    (None, False) for good when the board is not eligible or the backend has none."""
+    if not fast_eligible(plan):
+        return None, False
+    step = plain_submit(plan, seq_key)
+    if step is None:
+        return None, True
+    writer = backend.accelerate(step)
+    return writer, writer is not None
 
 
 def method_shortcut(backend: Any, fallback: Callable[..., Any]) -> Any | None:

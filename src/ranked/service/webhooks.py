@@ -22,7 +22,6 @@ import contextlib
 import json
 import logging
 import os
-import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ from typing import Any
 
 import httpx
 
+from ..core.backoff import backoff_bound as jittered_bound
+from ..core.backoff import backoff_sleep
 from ..core.webhook_signature import HEADERS, sign
 
 __all__ = ["HEADERS", "WebhookLimits", "WebhookSender", "backoff_bound"]
@@ -75,8 +76,8 @@ class WebhookLimits:
 
 def backoff_bound(limits: WebhookLimits, retry: int) -> float:
     """The longest delay before retry number ``retry`` (1: the first); the delay drawn is
-    in ``[bound/2, bound]``."""
-    return float(min(limits.backoff_max, limits.backoff * 2 ** (retry - 1)))
+    in ``[bound/2, bound]`` (:mod:`ranked.core.backoff`)."""
+    return jittered_bound(limits.backoff, retry, limits.backoff_max)
 
 
 Outcome = Callable[[str, str], None]
@@ -151,8 +152,7 @@ class WebhookSender:
                 await self._settle(board, delivery, "failed")
                 return
             self._on_outcome(board, "retried")
-            bound = backoff_bound(limits, attempt)
-            await asyncio.sleep(random.uniform(bound / 2, bound))
+            await backoff_sleep(limits.backoff, attempt, limits.backoff_max)
 
     async def _settle(self, board: str, delivery: str, outcome: str) -> None:
         try:

@@ -33,7 +33,7 @@ from ...journal.events import NewEvent, is_side_stream
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
 from .._config_json import options as board_options
-from .._fast import fast_eligible, method_shortcut, plain_submit
+from .._fast import ask_writer, fast_eligible, method_shortcut
 from .._journal_open import restore_later
 from .._plan import BoardPlan, PlanCore, Steps, TrimmedLookup, from_ms, run_async, to_ms
 from .._plan_journal import Journaling
@@ -232,11 +232,8 @@ class AsyncLeaderboard:
             request, windows = single
             result = writes.finish_single(member, windows, await self._steps.submit(request))
         if fast is None and self._fast_eligible:
-            step = plain_submit(self._plan)
-            if step is not None:
-                writer = self.backend.accelerate(step)
-                self._fast_eligible = writer is not None
-                self._use_writer(writer)
+            writer, self._fast_eligible = ask_writer(self.backend, self._plan)
+            self._use_writer(writer)
         return result
 
     def _use_writer(self, writer: AsyncBound[Submission | None] | None) -> None:

@@ -20,7 +20,7 @@ from ...journal.aio import AsyncAppender
 from ...journal.events import Event, NewEvent
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
-from .._fast import fast_eligible, plain_submit
+from .._fast import ask_writer
 from .._journal_events import decode
 from .._off_loop import off_loop
 from .._plan_core import run_async
@@ -130,15 +130,10 @@ class AsyncBoardJournal:
         none)."""
         if not self._eligible:
             return None
-        plan = self.journaling.plan
-        if not fast_eligible(plan):
-            self._eligible = False
-            return None
-        step = plain_submit(plan, self.journaling.seq_key)
-        if step is None:
-            return None
-        self._writer = self.steps.backend.accelerate(step)
-        self._eligible = self._writer is not None
+        journaling = self.journaling
+        self._writer, self._eligible = ask_writer(
+            self.steps.backend, journaling.plan, journaling.seq_key
+        )
         return self._writer
 
     async def _refused(self, records: Sequence[Event]) -> Any:
