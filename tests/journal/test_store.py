@@ -204,9 +204,9 @@ def test_reopen_keeps_events_and_continues_seqs(journal_url: str) -> None:
 def test_schema_version_is_recorded_and_checked(journal_path: Path) -> None:
     open_journal(f"sqlite://{journal_path}").close()
     with sqlite3.connect(journal_path) as conn:
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
         conn.execute("UPDATE schema_version SET version = 7")
-    with pytest.raises(JournalVersionError, match=r"schema version 7.*reads version 1"):
+    with pytest.raises(JournalVersionError, match=r"schema version 7.*reads version 2"):
         open_journal(f"sqlite://{journal_path}")
 
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit, urlunsplit
 
 from ..errors import JournalConfigError, UnsupportedURLError
-from ._base import SCHEMA_VERSION
 from .events import MAX_AT_US, Event, NewEvent
 from .snapshots import SnapshotStore
 from .sqlite import SQLiteJournal
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_AT_US",
-    "SCHEMA_VERSION",
     "Durability",
     "Event",
     "JournalStore",

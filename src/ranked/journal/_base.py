@@ -29,15 +29,11 @@ from .store import Durability
 
 __all__ = [
     "COLUMNS",
-    "SCHEMA_VERSION",
     "Connection",
     "JournalBase",
     "SQLWriter",
     "check_schema_version",
 ]
-
-SCHEMA_VERSION: Final = 1
-"""The journal schema version this ranked writes and reads (the same on every store)."""
 
 R = TypeVar("R")
 
@@ -49,16 +45,16 @@ COLUMNS: Final = "seq, board_seq, board, member, operation, score, value, at_us,
 reads them."""
 
 
-def check_schema_version(rows: list[tuple[object, ...]], name: str) -> None:
+def check_schema_version(rows: list[tuple[object, ...]], name: str, expected: int) -> None:
     """Raise :class:`JournalError` unless ``rows`` (those of ``SELECT version FROM
     schema_version``) are one int, and :class:`JournalVersionError` unless it is
-    :data:`SCHEMA_VERSION`."""
+    ``expected`` (each store versions its own schema)."""
     if len(rows) != 1 or not isinstance(rows[0][0], int):
         raise JournalError(f"{name} has no valid schema version")
     version = rows[0][0]
-    if version != SCHEMA_VERSION:
+    if version != expected:
         raise JournalVersionError(
-            f"{name} has schema version {version}; this ranked reads version {SCHEMA_VERSION}"
+            f"{name} has schema version {version}; this ranked reads version {expected}"
         )
 
 
@@ -112,6 +108,9 @@ class SQLWriter(ABC, Generic[C]):
         if sql.startswith("ROLLBACK"):
             self._forget()
         self.conn.execute(sql)
+
+    def upkeep(self) -> None:
+        """Nothing to do between transactions (a store overrides it when it has)."""
 
     def _forget(self) -> None:
         self._last_seq = None
@@ -312,8 +311,8 @@ class JournalBase(ABC):
         sum (every score whole and every sum below 2**53, so the order of the additions
         cannot change a result); only ``best``: the greatest (``high_first``) or least
         score; only ``set``: the last one. Records (``config``, ``archive``) fold to
-        nothing. All in one read transaction (one snapshot of the journal): two passes
-        over the board's entries of a covering index."""
+        nothing. All in one read transaction (one snapshot of the journal): a pass over
+        the board's events, then a GROUP BY (a sort on SQLite, an index on PostgreSQL)."""
         try:
             with self._reader_lock:
                 self._execute_read(self._BEGIN_READ)
@@ -335,7 +334,7 @@ class JournalBase(ABC):
             f" sum(CASE WHEN {self._NOT_WHOLE} THEN 1 ELSE 0 END)"
             f" FROM events WHERE board = {p}",
             (board,),
-        )  # one pass over the covering index (a GROUP BY would sort it): what a sum needs
+        )  # one pass: what a sum needs to be exact
         ops = set(str(found or "").split(",")) - _RECORDS - {""}
         if ops and ops <= {"incr", "decr"}:
             fold = "sum"

@@ -87,6 +87,12 @@ class Writer(Protocol):
         the driver) and return their numbers."""
         ...
 
+    def upkeep(self) -> None:
+        """The store's own upkeep, between transactions, after the appenders of the last
+        commit are woken (it may run a transaction of its own). A driver error is ignored:
+        the next round asks again."""
+        ...
+
 
 def check_options(durability: object, max_delay_ms: object) -> None:
     """Raise :class:`~ranked.errors.JournalConfigError` unless ``durability`` is a mode and
@@ -268,6 +274,8 @@ class GroupCommit:
                         written.clear()
                 finally:
                     _wake(settled)
+                if not in_txn:
+                    self._upkeep()
                 batch = []
                 if closing and not in_txn:
                     with self._cond:
@@ -412,6 +420,11 @@ class GroupCommit:
             ticket.records = [records[ref] if isinstance(ref, int) else ref for ref, _ in slot]
             ticket.fresh = [fresh for _, fresh in slot]
         return None
+
+    def _upkeep(self) -> None:
+        """The writer's upkeep; a driver error leaves it for the next round."""
+        with contextlib.suppress(*self._writer.errors):
+            self._writer.upkeep()
 
     def _settle(self, ticket: Ticket, settled: list[Ticket]) -> None:
         """Call the ticket's ``then`` (if it succeeded) and add it to ``settled`` (to be

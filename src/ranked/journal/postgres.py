@@ -1,6 +1,6 @@
 """The journal on PostgreSQL (psycopg 3), for several processes sharing one journal.
 
-Schema (the same version as the SQLite store, :data:`~ranked.journal.SCHEMA_VERSION`):
+Schema (version 1, :data:`SCHEMA_VERSION`):
 ``schema_version(version)`` (one row) and ``events(seq bigint GENERATED ALWAYS AS IDENTITY
 PRIMARY KEY, board, member, operation, value, at_us, key, actor, reason)``, a UNIQUE index
 on ``(board, key)`` where ``key`` is not null and an index on ``(board, seq)``. The schema is
@@ -34,14 +34,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import JournalConfigError, JournalError
-from ._base import COLUMNS, SCHEMA_VERSION, JournalBase, SQLWriter, check_schema_version
+from ._base import COLUMNS, JournalBase, SQLWriter, check_schema_version
 from ._group_commit import check_options
 from .store import Durability
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["PostgresJournal"]
+__all__ = ["SCHEMA_VERSION", "PostgresJournal"]
+
+SCHEMA_VERSION: Final = 1
+"""The PostgreSQL journal's schema version (each store versions its own schema)."""
 
 _SCHEMA_LOCK: Final = 0x72616E6B6564  # "ranked": the advisory lock around schema creation
 
@@ -168,7 +171,7 @@ class PostgresJournal(JournalBase):
                         conn.execute(statement)
                     return
                 rows = conn.execute("SELECT version FROM schema_version").fetchall()
-                check_schema_version(rows, name)
+                check_schema_version(rows, name, SCHEMA_VERSION)
         except error as failure:
             raise JournalError(f"{name} cannot be opened: {failure}") from failure
 
