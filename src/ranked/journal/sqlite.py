@@ -8,13 +8,16 @@ operation, score, value, at_us, key, actor, reason)``, a UNIQUE index on ``(boar
 where ``key`` is not null (idempotency), UNIQUE ``(board, board_seq)``, ``(board, seq)``
 (reading one board) and ``(board, operation, board_seq)`` over board-wide events only.
 
-A member's events are found through ``member_seqs(board, member, seq)``, a table the
-committer fills in bulk, in sorted order, once :data:`MEMBER_INDEX_EVERY` events have been
-committed since it last did (``member_seqs_mark`` holds the last seq it covers); the events
-after the mark are read by a scan of the journal's tail. An index on ``(board, member)``
-kept up at every commit instead would dirty one page per event at random (members arrive
-in no order), and every dirty page is written whole into the WAL at every commit: measured,
-it tripled the cost of a durable commit.
+A member's events are found through ``member_seqs(run, board, member, seq)``, which the
+committer fills in runs: once :data:`MEMBER_INDEX_EVERY` events have been committed since
+the last run, it writes them as one more run, sorted by member, in a transaction of its own
+(``member_runs`` lists the runs by the last seq each covers). Each run goes at the end of
+the table, so writing it costs a few sequential pages; a member's history is one index
+seek per run, then a scan of the journal's tail after the last run. An index on
+``(board, member)`` kept at every commit instead would dirty one page per event at random
+(members arrive in no order), and every dirty page is written whole into the WAL at every
+commit: measured, it tripled the cost of a durable commit. So would a single sorted table
+filled in bulk: members arrive in no order there too.
 
 Durability modes (what an acknowledged append can lose in a crash):
 
@@ -61,24 +64,28 @@ __all__ = ["MAX_DELAY_MS", "MEMBER_INDEX_EVERY", "SCHEMA_VERSION", "SQLiteJourna
 SCHEMA_VERSION: Final = 2
 """The SQLite journal's schema version (2: members found through ``member_seqs``)."""
 
-MEMBER_INDEX_EVERY: Final = 4096
-"""The committer adds the committed events to ``member_seqs`` once this many have been
-committed since it last did: so a member's history scans at most about this many events of
-the journal's tail, and the sorted bulk insert touches each page of ``member_seqs`` once per
-catch-up, not once per event."""
+MEMBER_INDEX_EVERY: Final = 8192
+"""The events of one run of ``member_seqs``: so a member's history scans at most about this
+many events of the journal's tail, makes one index seek per this many events before it,
+and the committer pauses for one run's sort and sequential write this often."""
 
 _MEMBER_SEQS: Final = (
     "CREATE INDEX events_board_wide ON events (board, operation, board_seq) WHERE member IS NULL",
-    "CREATE TABLE member_seqs (board TEXT NOT NULL, member BLOB NOT NULL,"
-    " seq INTEGER NOT NULL, PRIMARY KEY (board, member, seq)) WITHOUT ROWID",
-    "CREATE TABLE member_seqs_mark (seq INTEGER NOT NULL)",
-    "INSERT INTO member_seqs_mark (seq) VALUES (0)",
+    "CREATE TABLE member_runs (upto INTEGER PRIMARY KEY)",
+    "CREATE TABLE member_seqs (run INTEGER NOT NULL, board TEXT NOT NULL,"
+    " member BLOB NOT NULL, seq INTEGER NOT NULL,"
+    " PRIMARY KEY (run, board, member, seq)) WITHOUT ROWID",
 )
 
-_CATCH_UP: Final = (
-    "INSERT INTO member_seqs (board, member, seq) SELECT board, member, seq FROM events"
-    " WHERE seq > ? AND seq <= ? AND member IS NOT NULL ORDER BY board, member, seq"
+_ADD_RUN: Final = (
+    "INSERT INTO member_seqs (run, board, member, seq) SELECT ?2, board, member, seq"
+    " FROM events WHERE seq > ?1 AND seq <= ?2 AND member IS NOT NULL"
+    " ORDER BY board, member, seq",
+    "INSERT INTO member_runs (upto) VALUES (?2)",
 )
+"""A run of ``member_seqs``: the events after seq ?1 up to seq ?2 (both statements)."""
+
+_LAST_RUN: Final = "SELECT coalesce(max(upto), 0) FROM member_runs"
 
 _MIGRATIONS: Final = {
     1: (
@@ -88,7 +95,7 @@ _MIGRATIONS: Final = {
     ),
 }
 """The statements that take a file of version N to version N + 1 (in one transaction,
-each followed by a catch-up of ``member_seqs`` over the whole journal)."""
+each followed by one run of ``member_seqs`` over the whole journal)."""
 
 _SCHEMA: Final = (
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
@@ -125,19 +132,19 @@ class _Writer(SQLWriter[sqlite3.Connection]):
     def __init__(self, conn: sqlite3.Connection, mark: int) -> None:
         super().__init__(conn, (sqlite3.Error,), "?")
         self._mark = mark
-        """The last seq ``member_seqs`` covers."""
+        """The last seq ``member_seqs`` covers (its last run's)."""
 
     def upkeep(self) -> None:
-        """Add the events committed since the mark to ``member_seqs`` (sorted, in one
-        transaction of its own) once there are :data:`MEMBER_INDEX_EVERY` of them."""
+        """Write the events committed since the last run as a run of ``member_seqs`` (in
+        one transaction of its own) once there are :data:`MEMBER_INDEX_EVERY` of them."""
         last = self._last_seq
         if last is None or last - self._mark < MEMBER_INDEX_EVERY:
             return
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute(_CATCH_UP, (self._mark, last))
-            conn.execute("UPDATE member_seqs_mark SET seq = ?", (last,))
+            for statement in _ADD_RUN:
+                conn.execute(statement, (self._mark, last))
             conn.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):  # the BEGIN itself may have failed
@@ -193,12 +200,12 @@ class SQLiteJournal(JournalBase):
     _OPERATIONS = "group_concat(DISTINCT operation)"
     _NOT_WHOLE = "score <> CAST(score AS INTEGER)"
     _MEMBER_EVENTS = (
-        f"SELECT {COLUMNS} FROM events WHERE seq IN"
-        " (SELECT seq FROM member_seqs WHERE board = ?1 AND member = ?2 AND seq > ?3)"
-        f" UNION ALL SELECT {COLUMNS} FROM events NOT INDEXED"
-        " WHERE seq > max(?3, (SELECT seq FROM member_seqs_mark))"
-        " AND board = ?1 AND member = ?2 ORDER BY seq LIMIT ?4"
-    )  # what member_seqs covers, then a scan of the tail after its mark
+        f"SELECT {COLUMNS} FROM events WHERE seq IN (SELECT m.seq FROM member_runs AS r"
+        " CROSS JOIN member_seqs AS m ON m.run = r.upto AND m.board = ?1 AND m.member = ?2"
+        f" AND m.seq > ?3) UNION ALL SELECT {COLUMNS} FROM events NOT INDEXED"
+        f" WHERE seq > max(?3, ({_LAST_RUN})) AND board = ?1 AND member = ?2"
+        " ORDER BY seq LIMIT ?4"
+    )  # one seek per run (CROSS JOIN: the runs outside), then the tail after the last
     _read_errors = (sqlite3.DatabaseError,)
 
     def _pairs(self, rows: list[tuple[object, ...]]) -> list[tuple[bytes, float]]:
@@ -273,7 +280,7 @@ class SQLiteJournal(JournalBase):
                     conn.execute(statement)
             else:
                 self._migrate(conn)
-            (mark,) = conn.execute("SELECT seq FROM member_seqs_mark").fetchone()
+            (mark,) = conn.execute(_LAST_RUN).fetchone()
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -288,8 +295,9 @@ class SQLiteJournal(JournalBase):
             for statement in _MIGRATIONS[rows[0][0]]:
                 conn.execute(statement)
             (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
-            conn.execute(_CATCH_UP, (0, last))
-            conn.execute("UPDATE member_seqs_mark SET seq = ?", (last,))
+            if last:
+                for statement in _ADD_RUN:
+                    conn.execute(statement, (0, last))
             rows = conn.execute("SELECT version FROM schema_version").fetchall()
         check_schema_version(rows, name, SCHEMA_VERSION)
 
