@@ -286,3 +286,34 @@ def test_typed_api(ks: Keyspace, clock: FakeClock) -> None:
     assert ks.execute("EXISTS", "board") == 0
     assert list(ks.iter_keys()) == []
     assert len(ks) == 0
+
+
+def test_keys_with_prefix_finds_live_keys_under_the_prefix(clock: FakeClock) -> None:
+    ks = Keyspace(clock=clock)
+    ks.execute("SET", "ranked:{a}:x", "1")
+    ks.execute("SET", "ranked:{ab}:y", "1")  # shares the prefix's bytes: found too
+    ks.execute("ZADD", "ranked:{a}:z", 1, "m")
+    ks.execute("SET", "ranked:{a}:gone", "1", "PX", 10)
+    ks.execute("SET", "ranked:{b}:x", "1")
+    ks.execute("SET", "ranked", "1")  # shorter than the prefix
+    clock.now += 1  # the PX 10 key has expired
+    assert ks.keys_with_prefix(b"ranked:{a}") == [b"ranked:{a}:x", b"ranked:{a}:z"]
+    assert ks.keys_with_prefix(b"ranked:{a") == [b"ranked:{a}:x", b"ranked:{ab}:y", b"ranked:{a}:z"]
+    assert ks.keys_with_prefix(b"nothing") == []
+    assert len(ks.keys_with_prefix(b"")) == 5
+    assert ks.get("ranked:{a}:gone") is None
+
+
+def test_keys_with_prefix_twins_agree() -> None:
+    from ranked.engine import skiplist
+    from ranked.engine.zset import IMPLEMENTATION, keys_with_prefix
+
+    mapping: dict[Any, object] = {b"p:1": 1, b"q:1": 2, "p:str": 3, b"p": 4, b"p:2": 5, 7: 6}
+    for scan in (keys_with_prefix, skiplist.keys_with_prefix):
+        assert scan(mapping, b"p:") == [b"p:1", b"p:2"]
+        assert scan(mapping, b"") == [b"p:1", b"q:1", b"p", b"p:2"]
+        with pytest.raises(TypeError):
+            scan(mapping, "p:")  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            scan(list(mapping), b"p:")  # type: ignore[arg-type]
+    assert IMPLEMENTATION in ("c", "python")

@@ -55,9 +55,7 @@ def _dump(keyspace: Keyspace, prefix: bytes, marker: bytes) -> tuple[bytes, byte
     if found is not None and not isinstance(found, bytes):
         raise ResponseError(WRONGTYPE)
     out = [_MAGIC]
-    for key in list(keyspace.iter_keys()):
-        if not key.startswith(prefix):
-            continue
+    for key in keyspace.keys_with_prefix(prefix):
         value = keyspace.get(key)
         deadline = keyspace.deadline(key)
         out.append(_U32.pack(len(key)))

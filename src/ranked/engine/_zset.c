@@ -2532,11 +2532,54 @@ static PyTypeObject ZIterType = {
     .tp_iternext = ZIter_next,
 };
 
+/* keys_with_prefix(mapping, prefix) -> list: the bytes keys of the dict `mapping` that
+ * start with the bytes `prefix`, in the dict's order (the keyspace's scan for one board's
+ * keys among every key of the process). Keys that are not bytes are skipped. O(len(mapping))
+ * memcmp calls and no call back into Python while it holds the dict's borrowed keys, so the
+ * dict cannot change under it. Returns a new list (new references to its keys), or NULL
+ * with TypeError for a wrong argument or MemoryError. */
+static PyObject *zset_keys_with_prefix(PyObject *Py_UNUSED(module), PyObject *const *args,
+                                       Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "keys_with_prefix(mapping, prefix) takes 2 arguments");
+        return NULL;
+    }
+    PyObject *mapping = args[0], *prefix = args[1];
+    if (!PyDict_Check(mapping) || !PyBytes_Check(prefix)) {
+        PyErr_SetString(PyExc_TypeError, "keys_with_prefix takes a dict and a bytes prefix");
+        return NULL;
+    }
+    const char *head = PyBytes_AS_STRING(prefix);
+    Py_ssize_t size = PyBytes_GET_SIZE(prefix);
+    PyObject *found = PyList_New(0);
+    if (found == NULL)
+        return NULL;
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(mapping, &pos, &key, &value)) {
+        if (PyBytes_Check(key) && PyBytes_GET_SIZE(key) >= size &&
+            memcmp(PyBytes_AS_STRING(key), head, (size_t)size) == 0 &&
+            PyList_Append(found, key) < 0) {
+            Py_DECREF(found);
+            return NULL;
+        }
+    }
+    return found;
+}
+
+static PyMethodDef zset_functions[] = {
+    {"keys_with_prefix", FASTCALL_FN(zset_keys_with_prefix), METH_FASTCALL,
+     "keys_with_prefix(mapping, prefix): the bytes keys of a dict starting with prefix. "
+     "O(len(mapping))."},
+    {NULL},
+};
+
 static struct PyModuleDef zset_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "ranked.engine._zset",
     .m_doc = "C engine of ranked: a skip list with spans and a seeded hash table.",
     .m_size = -1,
+    .m_methods = zset_functions,
 };
 
 /* The engine's C API (zset_capi.h), published as a capsule by PyInit__zset. */

@@ -12,9 +12,14 @@ twin's private helpers do not exist on the C class). ``help()`` and ``__doc__`` 
 class come from the one-line docstrings compiled into ``_zset.c``.
 
 Only what is C-specific is declared here: ``_C_API``, the capsule that publishes the
-engine's C API (``zset_capi.h``) to other extension modules.
+engine's C API (``zset_capi.h``) to other extension modules, and ``keys_with_prefix``,
+the keyspace's scan for the keys under one prefix.
 """
+
+from typing import Any
 
 from .skiplist import SortedSet as SortedSet
 
 _C_API: object
+
+def keys_with_prefix(mapping: dict[bytes, Any], prefix: bytes, /) -> list[bytes]: ...

@@ -33,7 +33,7 @@ from ..errors import ResponseError
 from .commands import COMMAND_TABLE
 from .commands.blocked import Queues, serve
 from .commands.common import WRONGTYPE, Reply, Value, arity_error, unknown_command
-from .zset import SortedSet
+from .zset import SortedSet, keys_with_prefix
 
 __all__ = ["Keyspace", "Reply", "Value"]
 
@@ -260,6 +260,12 @@ class Keyspace:
         for key in list(self._values):
             if self.get(key) is not None:
                 yield key
+
+    def keys_with_prefix(self, prefix: bytes) -> list[bytes]:
+        """Every live key starting with ``prefix``, in insertion order. O(n) over every key,
+        in C with the C engine (a board's snapshot takes its keys from among every key of
+        the process, a guard's nonces among them), plus O(k) for the k keys found."""
+        return [key for key in keys_with_prefix(self._values, prefix) if self.get(key) is not None]
 
     def __len__(self) -> int:
         """Number of live keys. O(expired keys) amortised. Redis: DBSIZE."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 import random
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from ..errors import InvalidScoreError
 from . import _skiplist_algebra as algebra
@@ -43,7 +44,7 @@ from ._skiplist_args import (
     to_score,
 )
 
-__all__ = ["MAX_LEVEL", "P", "SortedSet"]
+__all__ = ["MAX_LEVEL", "P", "SortedSet", "keys_with_prefix"]
 
 MAX_LEVEL = 32
 P = 0.25  # chance that a node reaches one more level: ~1.33 links per node
@@ -54,6 +55,14 @@ Pair = tuple[str | bytes, float]
 Before = Callable[["_Node"], bool]  # "is this node before the point I look for?"
 Range = tuple[Before, Before]  # (lies before the range, does not lie after it)
 Lanes = tuple[list["_Node"], list[int], list[int]]  # per level: node, rank, dense rank
+
+
+def keys_with_prefix(mapping: dict[bytes, Any], prefix: bytes, /) -> list[bytes]:
+    """The bytes keys of ``mapping`` that start with ``prefix``, in its order (the
+    keyspace's scan for the keys under one prefix; the C engine's twin). O(len(mapping))."""
+    if not isinstance(mapping, dict) or not isinstance(prefix, bytes):
+        raise TypeError("keys_with_prefix takes a dict and a bytes prefix")
+    return [key for key in mapping if isinstance(key, bytes) and key.startswith(prefix)]
 
 
 def _random_level() -> int:

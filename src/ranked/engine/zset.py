@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["IMPLEMENTATION", "SortedSet"]
+__all__ = ["IMPLEMENTATION", "SortedSet", "keys_with_prefix"]
 
 if os.environ.get("RANKED_PUREPYTHON", "") not in ("", "0"):
-    from .skiplist import SortedSet
+    from .skiplist import SortedSet, keys_with_prefix
 
     IMPLEMENTATION = "python"
 else:
     try:
-        from ._zset import SortedSet
+        from ._zset import SortedSet, keys_with_prefix
 
         IMPLEMENTATION = "c"
     except ImportError:  # pragma: no cover - only on a machine without a C build
-        from .skiplist import SortedSet
+        from .skiplist import SortedSet, keys_with_prefix
 
         IMPLEMENTATION = "python"

@@ -6,12 +6,16 @@ A write call becomes an append of its events (:mod:`.._plan_journal`); the journ
 calls back once they are durable, in commit order, and the callback applies them to the
 index (:meth:`AsyncBoardJournal.write`): write-ahead, each event exactly once, in order.
 Opening restores the index (:meth:`restore`): the newest good snapshot when the index is
-empty and the board has snapshots, then every event it lacks.
+empty and the board has snapshots, then every event it lacks. A periodic snapshot dumps
+the board in the apply that reaches ``snapshot_every`` and writes its file in a thread of
+its own: the applies after it do not wait for the file (tens of milliseconds for a big
+board, an fsync among them).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Final
@@ -65,6 +69,8 @@ class BoardJournal:
         """Whether to ask the backend for the board's sequenced one-call submit (see
         .._fast): until it answers None, or the board is not eligible."""
         self._writer: Any = None
+        self._writing: threading.Thread | None = None
+        """The periodic snapshot's file write, behind the applies (one at a time)."""
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -108,8 +114,9 @@ class BoardJournal:
                 self.snapshots is not None
                 and self.snapshot_every is not None
                 and self._since_snapshot >= self.snapshot_every
+                and not (self._writing is not None and self._writing.is_alive())
             ):
-                self.snapshot()
+                self._snapshot_behind()
             return None if result is APPLIED else result
 
     def _one_call(
@@ -215,14 +222,52 @@ class BoardJournal:
     # -- snapshots --------------------------------------------------------------------------
 
     def snapshot(self) -> int | None:
-        """Write a snapshot of the board (``memory://``): the sequence number it covers,
-        None when the board has no snapshot store."""
-        if self.snapshots is None:
+        """Write a snapshot of the board (``memory://``), after the periodic one being
+        written if any: the sequence number it covers, None when the board has no
+        snapshot store."""
+        snapshots = self.snapshots
+        if snapshots is None:
             return None
+        self._written()
+        payload, covered = self._dump()
+        # the payload is one atomic dump; the file (write, fsync, rename) is the slow part
+        in_line(snapshots.write, self.journaling.board, covered, payload)
+        return covered
+
+    def _snapshot_behind(self) -> None:
+        """The periodic snapshot: dump the board now, write the file in a thread of its
+        own. A failed write is logged, not raised: the apply that asked has succeeded,
+        and the next period tries again."""
+        snapshots = self.snapshots
+        if snapshots is None:
+            return
+        payload, covered = self._dump()
+        board = self.journaling.board
+        self._writing = threading.Thread(
+            target=_write_logged,
+            args=(snapshots, board, covered, payload),
+            name=f"ranked-snapshot-{board}",
+            daemon=True,
+        )
+        self._writing.start()
+
+    def _dump(self) -> tuple[bytes, int]:
+        """The board's dump (one atomic step) and the sequence number it covers."""
         journaling = self.journaling
         payload, seq = self.steps.dump(journaling.prefix, journaling.seq_key)
-        covered = int(seq or 0)
         self._since_snapshot = 0
-        # the payload is one atomic dump; the file (write, fsync, rename) is the slow part
-        in_line(self.snapshots.write, journaling.board, covered, payload)
-        return covered
+        return payload, int(seq or 0)
+
+    def _written(self) -> None:
+        """Wait until the periodic snapshot's file write, if one runs, has ended."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            in_line(writing.join)
+
+
+def _write_logged(snapshots: SnapshotStore, board: str, covered: int, payload: bytes) -> None:
+    """Write a periodic snapshot's file; log a failure (the journal still has it all)."""
+    try:
+        snapshots.write(board, covered, payload)
+    except Exception as error:  # a full disk, a lost directory: the next period tries again
+        _log.warning("board %r: the snapshot at %d was not written: %s", board, covered, error)
