@@ -84,9 +84,12 @@ async def _applies_do_not_wait_for_the_file(tmp_path: Path) -> None:
         await asyncio.wait_for(board.submit(f"m{i}", i), 10)
     assert await board.score("m12") == 12
     assert held.calls == first
-    held.release.set()
     last = _last(board)
-    assert await board.snapshot() == last  # waits for the periodic write, then its own
+    asked = asyncio.ensure_future(board.snapshot())
+    await asyncio.sleep(0.05)
+    assert not asked.done()  # its file waits behind the periodic one, never before it
+    held.release.set()
+    assert await asked == last
     assert held.calls == [*first, last]
     await board.close()
     assert _files(path, "periodic-async")[-1].startswith("periodic-async.")

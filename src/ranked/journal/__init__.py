@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, unquote, urlencode, urlsplit, urlunsplit
 from ..errors import JournalConfigError, UnsupportedURLError
 from .events import MAX_AT_US, Event, NewEvent
 from .snapshots import SnapshotStore
-from .sqlite import SQLiteJournal
+from .sqlite import SCHEMA_VERSION, SQLiteJournal
 from .store import Durability, JournalStore
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_AT_US",
+    "SCHEMA_VERSION",
     "Durability",
     "Event",
     "JournalStore",

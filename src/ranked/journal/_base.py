@@ -285,7 +285,9 @@ class JournalBase(ABC):
 
     def member_events(self, board: str, member: bytes, limit: int | None = None) -> list[Event]:
         """The committed events of ``member`` on ``board``, in seq order, at most ``limit``
-        (an index range scan: O(log n + k))."""
+        (the store's ``_MEMBER_EVENTS``: on PostgreSQL an index range scan, O(log n + k);
+        on SQLite one index seek per run of its member index and a scan of the journal's
+        tail after the last run)."""
         if limit is not None and (
             isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
         ):
@@ -405,11 +407,13 @@ class JournalBase(ABC):
         return {bytes(cast(bytes, row[0])) for row in rows}
 
     def last_board_event(self, board: str, operation: str) -> Event | None:
-        """``board``'s newest board-wide event (no member) of ``operation``, if any."""
+        """``board``'s newest board-wide event (no member) of ``operation``, if any: an
+        index range over the board's board-wide events (board_seq follows seq within a
+        board)."""
         p = self._PARAM
         rows = self._query(
             f"SELECT {COLUMNS} FROM events WHERE board = {p} AND member IS NULL"
-            f" AND operation = {p} ORDER BY seq DESC LIMIT 1",
+            f" AND operation = {p} ORDER BY board_seq DESC LIMIT 1",
             (board, operation),
         )
         return event_from_row(rows[0]) if rows else None

@@ -94,8 +94,8 @@ _MIGRATIONS: Final = {
         "UPDATE schema_version SET version = 2",
     ),
 }
-"""The statements that take a file of version N to version N + 1 (in one transaction,
-each followed by one run of ``member_seqs`` over the whole journal)."""
+"""The statements that take a file of version N to version N + 1, all in one transaction
+(from version 1, then one run of ``member_seqs`` over the whole journal)."""
 
 _SCHEMA: Final = (
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
@@ -291,13 +291,15 @@ class SQLiteJournal(JournalBase):
         """Take the file to :data:`SCHEMA_VERSION` (inside the caller's transaction)."""
         name = f"journal {self.path!r}"
         rows = conn.execute("SELECT version FROM schema_version").fetchall()
-        while rows and rows[0][0] in _MIGRATIONS and len(rows) == 1:
-            for statement in _MIGRATIONS[rows[0][0]]:
+        while len(rows) == 1 and rows[0][0] in _MIGRATIONS:
+            version = rows[0][0]
+            for statement in _MIGRATIONS[version]:
                 conn.execute(statement)
-            (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
-            if last:
-                for statement in _ADD_RUN:
-                    conn.execute(statement, (0, last))
+            if version == 1:  # the whole journal becomes the first run of member_seqs
+                (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
+                if last:
+                    for statement in _ADD_RUN:
+                        conn.execute(statement, (0, last))
             rows = conn.execute("SELECT version FROM schema_version").fetchall()
         check_schema_version(rows, name, SCHEMA_VERSION)
 

@@ -190,8 +190,8 @@ class Journaling:
     def trimmed_score(self, member: Member) -> float | None:
         """The trim hook filled from the journal: the member's all-time score as the
         journal had it before the event being applied (its submissions folded in order
-        since the last clear and its last removal), None when it has none. O(log n + k)
-        for k events of the member."""
+        since the last clear and its last removal), None when it has none. One read of
+        the member's events (``JournalStore.member_events``: its cost is the store's)."""
         store = self.store
         assert store is not None
         before = self.applying

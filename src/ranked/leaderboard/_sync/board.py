@@ -819,7 +819,7 @@ class Leaderboard:
         """The member's journaled writes, oldest first, at most ``limit`` (None: all):
         submissions with their operator and score, removals with who did them and why,
         data and friend changes. For support and anti-cheat forensics. Reads the journal
-        (an index range scan, O(log n + k); blocking I/O, also on asyncio). Needs a
+        (``JournalStore.member_events``; blocking I/O, also on asyncio). Needs a
         journal: a board without one raises :class:`~ranked.errors.BoardConfigError`."""
         journal = self._journal
         if journal is None:

@@ -6,18 +6,20 @@ A write call becomes an append of its events (:mod:`.._plan_journal`); the journ
 calls back once they are durable, in commit order, and the callback applies them to the
 index (:meth:`AsyncBoardJournal.write`): write-ahead, each event exactly once, in order.
 Opening restores the index (:meth:`restore`): the newest good snapshot when the index is
-empty and the board has snapshots, then every event it lacks. A periodic snapshot dumps
-the board in the apply that reaches ``snapshot_every`` and writes its file in a thread of
-its own: the applies after it do not wait for the file (tens of milliseconds for a big
-board, an fsync among them).
+empty and the board has snapshots, then every event it lacks. A snapshot's dump is taken
+on the board's own path (one atomic step); its file is written by the one thread that
+writes snapshot files, in the order they were asked for, so that a periodic snapshot's
+file (tens of milliseconds for a big board, an fsync among them) holds no apply after it,
+and an older snapshot is never written after a newer one (its prune would delete the newer).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Final
 
 from ...errors import InvalidScoreError, OutOfRangeError, UnsupportedOperationError
@@ -69,8 +71,9 @@ class BoardJournal:
         """Whether to ask the backend for the board's sequenced one-call submit (see
         .._fast): until it answers None, or the board is not eligible."""
         self._writer: Any = None
-        self._writing: threading.Thread | None = None
-        """The periodic snapshot's file write, behind the applies (one at a time)."""
+        self._writing: Future[Any] | None = None
+        """The board's last snapshot file asked of the writer thread (a periodic snapshot
+        waits for it to be done before it asks for another)."""
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -114,7 +117,7 @@ class BoardJournal:
                 self.snapshots is not None
                 and self.snapshot_every is not None
                 and self._since_snapshot >= self.snapshot_every
-                and not (self._writing is not None and self._writing.is_alive())
+                and (self._writing is None or self._writing.done())
             ):
                 self._snapshot_behind()
             return None if result is APPLIED else result
@@ -222,40 +225,33 @@ class BoardJournal:
     # -- snapshots --------------------------------------------------------------------------
 
     def snapshot(self) -> int | None:
-        """Write a snapshot of the board (``memory://``), after the periodic one being
-        written if any: the sequence number it covers, None when the board has no
-        snapshot store."""
+        """Write a snapshot of the board (``memory://``) and wait until its file is
+        durable (after any snapshot file asked for before it): the sequence number it
+        covers, None when the board has no snapshot store."""
         snapshots = self.snapshots
         if snapshots is None:
             return None
-        self._written()
         payload, covered = self._dump()
-        # the payload is one atomic dump; the file (write, fsync, rename) is the slow part
-        in_line(snapshots.write, self.journaling.board, covered, payload)
+        written = _file_writer().submit(snapshots.write, self.journaling.board, covered, payload)
+        self._writing = written
+        in_line(written.result)
         return covered
 
     def _snapshot_behind(self) -> None:
-        """The periodic snapshot: dump the board now, write the file in a thread of its
-        own. A failed write is logged, not raised: the apply that asked has succeeded,
-        and the next period tries again. A backend that cannot dump (Redis) takes none,
-        and the write that reached the period succeeds (it used to fail with
-        UnsupportedOperationError, every ``snapshot_every`` events)."""
+        """The periodic snapshot: dump the board now and hand its file to the writer
+        thread. A failed write is logged, not raised: the apply that asked has succeeded,
+        and the next period tries again. A backend that cannot dump (Redis, which keeps
+        its own keys) takes no snapshots."""
         snapshots = self.snapshots
         if snapshots is None:
             return
         try:
             payload, covered = self._dump()
-        except UnsupportedOperationError:  # Redis persists its own keys: no snapshots
+        except UnsupportedOperationError:
             self.snapshots = None
             return
         board = self.journaling.board
-        self._writing = threading.Thread(
-            target=_write_logged,
-            args=(snapshots, board, covered, payload),
-            name=f"ranked-snapshot-{board}",
-            daemon=True,
-        )
-        self._writing.start()
+        self._writing = _file_writer().submit(_write_logged, snapshots, board, covered, payload)
 
     def _dump(self) -> tuple[bytes, int]:
         """The board's dump (one atomic step) and the sequence number it covers."""
@@ -264,11 +260,12 @@ class BoardJournal:
         self._since_snapshot = 0
         return payload, int(seq or 0)
 
-    def _written(self) -> None:
-        """Wait until the periodic snapshot's file write, if one runs, has ended."""
-        writing, self._writing = self._writing, None
-        if writing is not None:
-            in_line(writing.join)
+
+@functools.cache
+def _file_writer() -> ThreadPoolExecutor:
+    """The one thread that writes snapshot files, for every board of the process, in the
+    order they were asked for."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ranked-snapshot")
 
 
 def _write_logged(snapshots: SnapshotStore, board: str, covered: int, payload: bytes) -> None:
