@@ -202,10 +202,13 @@ class SQLiteJournal(JournalBase):
     _MEMBER_EVENTS = (
         f"SELECT {COLUMNS} FROM events WHERE seq IN (SELECT m.seq FROM member_runs AS r"
         " CROSS JOIN member_seqs AS m ON m.run = r.upto AND m.board = ?1 AND m.member = ?2"
-        f" AND m.seq > ?3) UNION ALL SELECT {COLUMNS} FROM events NOT INDEXED"
+        " AND m.seq > ?3 WHERE r.upto > ?3 ORDER BY r.upto, m.seq LIMIT ?4)"
+        f" UNION ALL SELECT {COLUMNS} FROM events NOT INDEXED"
         f" WHERE seq > max(?3, ({_LAST_RUN})) AND board = ?1 AND member = ?2"
         " ORDER BY seq LIMIT ?4"
-    )  # one seek per run (CROSS JOIN: the runs outside), then the tail after the last
+    )  # one seek per run after the cursor (CROSS JOIN: the runs outside; runs cover
+    # ascending seq ranges, so their order is seq order and a page stops at its limit),
+    # then the tail after the last run
     _read_errors = (sqlite3.DatabaseError,)
 
     def _pairs(self, rows: list[tuple[object, ...]]) -> list[tuple[bytes, float]]:
