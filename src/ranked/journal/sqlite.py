@@ -87,6 +87,14 @@ _ADD_RUN: Final = (
 
 _LAST_RUN: Final = "SELECT coalesce(max(upto), 0) FROM member_runs"
 
+
+def _add_run(conn: sqlite3.Connection, after: int, last: int) -> None:
+    """Write the events after seq ``after`` up to ``last`` as one run of ``member_seqs``
+    (inside the caller's transaction)."""
+    for statement in _ADD_RUN:
+        conn.execute(statement, (after, last))
+
+
 _MIGRATIONS: Final = {
     1: (
         *_MEMBER_SEQS,
@@ -143,8 +151,7 @@ class _Writer(SQLWriter[sqlite3.Connection]):
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _ADD_RUN:
-                conn.execute(statement, (self._mark, last))
+            _add_run(conn, self._mark, last)
             conn.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):  # the BEGIN itself may have failed
@@ -301,8 +308,7 @@ class SQLiteJournal(JournalBase):
             if version == 1:  # the whole journal becomes the first run of member_seqs
                 (last,) = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
                 if last:
-                    for statement in _ADD_RUN:
-                        conn.execute(statement, (0, last))
+                    _add_run(conn, 0, last)
             rows = conn.execute("SELECT version FROM schema_version").fetchall()
         check_schema_version(rows, name, SCHEMA_VERSION)
 
