@@ -14,6 +14,7 @@ if os.environ.get("RANKED_SANITIZE"):
 
 ENGINE = "src/ranked/engine"
 NATIVE = "src/ranked/backends/native"
+JOURNAL = "src/ranked/journal"
 
 setup(
     ext_modules=[
@@ -48,6 +49,16 @@ setup(
             define_macros=[("RANKED_ZSET_CAPI", "1")],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,
+        ),
+        # The SQLite journal's native lane, on the system's SQLite (the library Python's
+        # sqlite3 uses). Optional: without SQLite's headers the journal runs without it.
+        Extension(
+            "ranked.journal._lane",
+            sources=[f"{JOURNAL}/_lane.c"],
+            libraries=["sqlite3"],
+            extra_compile_args=extra_compile_args,
+            extra_link_args=extra_link_args,
+            optional=True,
         ),
     ]
 )

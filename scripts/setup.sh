@@ -3,9 +3,9 @@
 # tests and the Redis peers), PostgreSQL's server (the postgresql:// journal's tests start
 # one), build tools, valgrind (the C self-test runs under memcheck), wrk (the service
 # benchmark's load generator), chromium and chromium-driver (the page's test), Python's
-# headers and venv module, then the package itself (editable, with the C engine, the
-# service and every test tool) into the project's virtual environment .venv (never the
-# system Python). Safe to run again: it installs only what is missing. Then
+# headers and venv module, SQLite's headers (the journal's native lane), then the package
+# itself (editable, with the C engine, the service and every test tool) into the project's
+# virtual environment .venv (never the system Python). Safe to run again: it installs only what is missing. Then
 # `source .venv/bin/activate` (the other scripts do it themselves).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +29,8 @@ python3 -c "import ensurepip, venv" >/dev/null 2>&1 || missing+=(python3-venv)
 # The C engine builds against Python's headers (Debian ships them in python3-dev).
 headers=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")
 [ -f "$headers/Python.h" ] || missing+=(python3-dev)
+# The journal's native lane builds against SQLite's headers (the library Python's sqlite3 uses).
+[ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
 if ((${#missing[@]})); then
   echo "setup: installing Debian packages: ${missing[*]}"
   sudo_cmd=()

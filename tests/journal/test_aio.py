@@ -49,10 +49,12 @@ class _Counting:
         self,
         appends: Sequence[tuple[Sequence[NewEvent], Then | None]],
         on_settled: Callable[[], None],
+        *,
+        detached: bool = False,
     ) -> list[Ticket]:
         self.handoffs += 1
         self.appends += len(appends)
-        return self._enqueue(appends, on_settled)
+        return self._enqueue(appends, on_settled, detached=detached)
 
 
 def test_64_tasks_then_async_in_strict_seq_order(store: JournalBase) -> None:

@@ -233,6 +233,9 @@ class Counting:
     def accelerate(self, step: Any) -> None:
         return None
 
+    def accelerate_now(self, step: Any) -> None:
+        return None
+
     def close(self) -> None:
         self.inner.close()
 

@@ -195,6 +195,10 @@ class MemoryBackend:
         native: Bound[T] | None = factory(self._keyspace, self._lock, operation)
         return native
 
+    def accelerate_now(self, operation: Bindable[T]) -> Bound[T] | None:
+        """:meth:`accelerate`: every call here answers at once."""
+        return self.accelerate(operation)
+
     def bind(self, operation: Bindable[T]) -> Bound[T]:
         """The callable running ``operation``: its native implementation when the C engine
         has one for it, else its Python reference on the keyspace under the lock (see
@@ -271,6 +275,11 @@ class AsyncMemoryBackend:
         """:meth:`MemoryBackend.accelerate`, awaitable."""
         native = self.sync.accelerate(operation)
         return None if native is None else awaitable(native)
+
+    def accelerate_now(self, operation: Bindable[T]) -> Bound[T] | None:
+        """:meth:`MemoryBackend.accelerate`, as a plain call (it answers at once): for a
+        caller that must apply a step with no await, on the loop (the journal's lane)."""
+        return self.sync.accelerate(operation)
 
     def bind(self, operation: Bindable[T]) -> AsyncBound[T]:
         """:meth:`MemoryBackend.bind`, awaitable: the step runs at once, and its result comes

@@ -189,6 +189,10 @@ class RedisBackend(_Shell):
         """None: Redis runs every step as its script or command (see :meth:`bind`)."""
         return None
 
+    def accelerate_now(self, operation: Bindable[T]) -> Bound[T] | None:
+        """None: nothing on Redis answers without a round trip."""
+        return None
+
     def bind(self, operation: Bindable[T]) -> Bound[T]:
         """The callable running ``operation``: its call built from the arguments, then
         sent (one round trip, atomic; on a cluster every key in one slot). O(1)."""
@@ -265,6 +269,10 @@ class AsyncRedisBackend(_Shell):
 
     def accelerate(self, operation: Bindable[T]) -> AsyncBound[T] | None:
         """None: Redis runs every step as its script or command."""
+        return None
+
+    def accelerate_now(self, operation: Bindable[T]) -> Bound[T] | None:
+        """None: nothing on Redis answers without a round trip."""
         return None
 
     def bind(self, operation: Bindable[T]) -> AsyncBound[T]:

@@ -24,7 +24,6 @@ __all__ = [
     "apost_webhook",
     "call_validator",
     "post_webhook",
-    "record_later",
     "record_now",
     "validate_later",
     "validate_now",
@@ -127,24 +126,9 @@ def _settled() -> None:
     """Nothing waits for a verdict's append."""
 
 
-def record_later(queues: dict[int, tuple[Any, list[Any]]], store: Any, event: Any) -> None:
-    """Queue a verdict's event for ``store``; the events queued in one turn of the event
-    loop go to the journal's committer together, as one append, at the start of the next
-    turn: with the board's own append of the same turn, so that both usually share one
-    commit (and one fsync)."""
-    key = id(store)
-    found = queues.get(key)
-    if found is None:
-        found = queues[key] = (store, [])
-        asyncio.get_running_loop().call_soon(_hand_over, queues, key)
-    found[1].append(event)
-
-
-def _hand_over(queues: dict[int, tuple[Any, list[Any]]], key: int) -> None:
-    store, events = queues.pop(key)
-    store.enqueue([(events, None)], _settled)
-
-
-def record_now(queues: dict[int, tuple[Any, list[Any]]], store: Any, event: Any) -> None:
-    """The blocking guard hands each verdict's event to the committer at once."""
-    store.enqueue([([event], None)], _settled)
+def record_now(store: Any, event: Any) -> None:
+    """Hand a verdict's event to the journal's committer at once, without waiting (both
+    guards): queued before the caller's next write, so that the journal keeps the order of
+    one caller's calls (a board's plain submission then waits for the committer's queue,
+    see :mod:`ranked.leaderboard._journal_lane`)."""
+    store.enqueue([([event], None)], _settled, detached=True)

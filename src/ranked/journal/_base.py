@@ -24,6 +24,7 @@ from ..errors import (
 )
 from ._group_commit import GroupCommit, Then, Ticket, Writer
 from .events import Event, NewEvent, check_event, event_from_row, stored_fields
+from .lane import NativeLane
 from .stats import CommitStats
 from .store import Durability
 
@@ -83,10 +84,10 @@ class SQLWriter(ABC, Generic[C]):
         self.conn = conn
         self.errors = errors
         self._find_sql = f"SELECT {COLUMNS} FROM events WHERE board = {param} AND key = {param}"
-        self._last_board_seq_sql = (
+        self.last_board_seq_sql = (
             f"SELECT coalesce(max(board_seq), 0) FROM events WHERE board = {param}"
         )
-        self._insert_sql = (
+        self.insert_sql = (
             f"INSERT INTO events ({COLUMNS}) {self._OVERRIDING}VALUES ({', '.join([param] * 11)})"
         )
         self._last_seq: int | None = None
@@ -137,14 +138,14 @@ class SQLWriter(ABC, Generic[C]):
             board = event.board
             board_seq = last.get(board)
             if board_seq is None:
-                board_seq = conn.execute(self._last_board_seq_sql, (board,)).fetchone()[0]
+                board_seq = conn.execute(self.last_board_seq_sql, (board,)).fetchone()[0]
             seq += 1
             board_seq += 1
             last[board] = board_seq
             numbers.append((seq, board_seq))
             rows.append((seq, board_seq, *stored_fields(event)))
         try:
-            self._executemany(self._insert_sql, rows)
+            self._executemany(self.insert_sql, rows)
         except BaseException:
             self._forget()
             raise
@@ -210,6 +211,8 @@ class JournalBase(ABC):
         self,
         appends: Sequence[tuple[Sequence[NewEvent], Then | None]],
         on_settled: Callable[[], None],
+        *,
+        detached: bool = False,
     ) -> list[Ticket]:
         """Hand several appends to the committer at once, without waiting (the way an
         asyncio front batches its tasks' appends). Each is atomic on its own, as one
@@ -217,13 +220,25 @@ class JournalBase(ABC):
         once, on the committer thread, when every one of them is settled: read each
         ticket's ``result`` (or ``error``) then. All events are checked first: one bad
         event raises its typed error and nothing is queued. ``on_settled`` must not raise
-        nor wait for this journal."""
+        nor wait for this journal. ``detached``: nobody waits for them (a record written
+        behind its answer): until they are written, :meth:`committer_busy` is True."""
         checked = [(_checked(events), then) for events, then in appends]
-        return self._committer.enqueue(checked, on_settled)
+        return self._committer.enqueue(checked, on_settled, detached)
 
     def flush(self) -> None:
         """Commit everything appended so far (only ``batch`` mode has anything to do)."""
         self._committer.flush()
+
+    def native_lane(self) -> NativeLane | None:
+        """The store's native lane (:mod:`ranked.journal.lane`); None: this store has none
+        (only SQLite's has)."""
+        return None
+
+    def committer_busy(self) -> bool:
+        """Whether detached appends (:meth:`enqueue` with ``detached``) are queued and not
+        written yet: a writer whose events must be journaled after them, such as the
+        native lane's, then takes its turn behind them. O(1)."""
+        return self._committer.detached > 0
 
     # -- reading -------------------------------------------------------------------------
 

@@ -116,12 +116,27 @@ class Ticket:
     ``fresh``, then ``result`` (``then``'s return value, or ``records``) or ``error``, and
     calls ``wake`` once; after that nothing changes it."""
 
-    __slots__ = ("error", "events", "fresh", "records", "result", "settled", "then", "wake")
+    __slots__ = (
+        "detached",
+        "error",
+        "events",
+        "fresh",
+        "records",
+        "result",
+        "settled",
+        "then",
+        "wake",
+    )
 
     def __init__(
-        self, events: list[NewEvent] | None, then: Then | None, wake: Callable[[], None]
+        self,
+        events: list[NewEvent] | None,
+        then: Then | None,
+        wake: Callable[[], None],
+        detached: bool = False,
     ) -> None:
         self.events = events
+        self.detached = detached
         self.then = then
         self.wake = wake
         self.records: list[Event] = []
@@ -181,6 +196,10 @@ class GroupCommit:
         would lose them: the journal then refuses every later append)."""
         self.stats = CommitStats()
         """What this committer has done (read from any thread; see CommitStats)."""
+        self.detached = 0
+        """Detached appends (see :meth:`enqueue`) queued and not settled yet: read from any
+        thread by a writer whose events must be journaled after them (the store's native
+        lane's)."""
         self._thread = threading.Thread(target=self._run, name="ranked-journal", daemon=True)
         self._thread.start()
 
@@ -195,16 +214,20 @@ class GroupCommit:
         return ticket.result
 
     def enqueue(
-        self, appends: Sequence[tuple[list[NewEvent], Then | None]], on_settled: Callable[[], None]
+        self,
+        appends: Sequence[tuple[list[NewEvent], Then | None]],
+        on_settled: Callable[[], None],
+        detached: bool = False,
     ) -> list[Ticket]:
         """Queue several appends in one hand-off, each atomic on its own, and return at once
         their tickets; ``on_settled()`` is called once, on the committer thread, when all of
-        them are settled (it must not raise, nor wait for the journal)."""
+        them are settled (it must not raise, nor wait for the journal). ``detached``: no
+        caller waits for them (counted in :attr:`detached` until settled)."""
         if not appends:
             on_settled()
             return []
         countdown = _Countdown(len(appends), on_settled)
-        tickets = [Ticket(events, then, countdown.one) for events, then in appends]
+        tickets = [Ticket(events, then, countdown.one, detached) for events, then in appends]
         self._put(tickets)
         return tickets
 
@@ -234,6 +257,7 @@ class GroupCommit:
             if self._failure is not None:
                 raise JournalError(f"{self._name} failed: {self._failure}")
             self._queue += tickets
+            self.detached += sum([ticket.detached for ticket in tickets])
             self._cond.notify()
 
     def close(self) -> bool:
@@ -273,7 +297,7 @@ class GroupCommit:
                             self._settle(ticket, settled)
                         written.clear()
                 finally:
-                    _wake(settled)
+                    self._wake(settled)
                 if not in_txn:
                     self._upkeep()
                 batch = []
@@ -289,7 +313,7 @@ class GroupCommit:
                 if not ticket.settled:
                     ticket.error = JournalError(f"{self._name} failed: {error}")
                 self._settle(ticket, settled)
-            _wake(settled)
+            self._wake(settled)
             raise
 
     def _round(
@@ -324,7 +348,7 @@ class GroupCommit:
                     self._acknowledged_open = True
                 else:
                     written.append(ticket)
-            _wake(settled)
+            self._wake(settled)
             must_commit = (
                 not self._ack_at_savepoint
                 or closing
@@ -426,6 +450,18 @@ class GroupCommit:
         with contextlib.suppress(*self._writer.errors):
             self._writer.upkeep()
 
+    def _wake(self, settled: list[Ticket]) -> None:
+        """Wake the appenders of ``settled`` tickets, in order, and empty the list: together,
+        after the writes of a round, so that woken appenders do not contend with the
+        committer while it writes."""
+        detached = sum([ticket.detached for ticket in settled])
+        if detached:
+            with self._cond:
+                self.detached -= detached
+        for ticket in settled:
+            ticket.wake()
+        settled.clear()
+
     def _settle(self, ticket: Ticket, settled: list[Ticket]) -> None:
         """Call the ticket's ``then`` (if it succeeded) and add it to ``settled`` (to be
         woken); once."""
@@ -441,12 +477,3 @@ class GroupCommit:
                     ticket.error = error
         ticket.settled = True
         settled.append(ticket)
-
-
-def _wake(settled: list[Ticket]) -> None:
-    """Wake the appenders of ``settled`` tickets, in order, and empty the list: together,
-    after the writes of a round, so that woken appenders do not contend with the
-    committer while it writes."""
-    for ticket in settled:
-        ticket.wake()
-    settled.clear()

@@ -48,6 +48,14 @@ class AsOf:
         """The underlying store's counters (a view commits nothing)."""
         return self.store.stats
 
+    def native_lane(self) -> None:
+        """A view has no lane: it takes no appends."""
+        return None
+
+    def committer_busy(self) -> bool:
+        """A view commits nothing."""
+        return False
+
     def _events(self) -> Iterator[Event]:
         number = 0
         last, select = self.up_to_seq, self.select
@@ -106,7 +114,7 @@ class AsOf:
     def append(self, events: Sequence[NewEvent], then: Any = None) -> Any:
         raise JournalError(f"board {self.board!r} as of an instant is a read-only view")
 
-    def enqueue(self, appends: Any, on_settled: Any) -> list[Any]:
+    def enqueue(self, appends: Any, on_settled: Any, *, detached: bool = False) -> list[Any]:
         raise JournalError(f"board {self.board!r} as of an instant is a read-only view")
 
     def read(

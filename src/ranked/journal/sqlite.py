@@ -51,12 +51,14 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
 from typing import Final
 
 from ..errors import JournalConfigError, JournalError
 from ._base import COLUMNS, JournalBase, SQLWriter, check_schema_version
 from ._group_commit import MAX_DELAY_MS, check_options
 from .events import event_from_row
+from .lane import NativeLane, lane_available
 from .store import Durability
 
 __all__ = ["MAX_DELAY_MS", "MEMBER_INDEX_EVERY", "SCHEMA_VERSION", "SQLiteJournal"]
@@ -86,6 +88,7 @@ _ADD_RUN: Final = (
 """A run of ``member_seqs``: the events after seq ?1 up to seq ?2 (both statements)."""
 
 _LAST_RUN: Final = "SELECT coalesce(max(upto), 0) FROM member_runs"
+_LAST_SEQ: Final = "SELECT coalesce(max(seq), 0) FROM events"
 
 
 def _add_run(conn: sqlite3.Connection, after: int, last: int) -> None:
@@ -151,13 +154,17 @@ class _Writer(SQLWriter[sqlite3.Connection]):
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            _add_run(conn, self._mark, last)
+            # read again inside the transaction: the native lane writes runs too
+            (mark,) = conn.execute(_LAST_RUN).fetchone()
+            if last - mark >= MEMBER_INDEX_EVERY:
+                _add_run(conn, mark, last)
+                mark = last
             conn.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):  # the BEGIN itself may have failed
                 conn.execute("ROLLBACK")
             raise
-        self._mark = last
+        self._mark = mark
 
     def begin(self) -> None:
         self._forget()
@@ -240,6 +247,11 @@ class SQLiteJournal(JournalBase):
             writer.close()
             raise
         self._writer = _Writer(writer, mark)
+        self._durability = durability
+        self._max_delay_ms = max_delay_ms
+        self._lane: NativeLane | None = None
+        self._lane_off = False
+        self._lane_lock = threading.Lock()
         super().__init__(
             self._writer,
             name=f"journal {path!r}",
@@ -330,3 +342,49 @@ class SQLiteJournal(JournalBase):
     # -- reading and closing -------------------------------------------------------------
 
     _BEGIN_READ = "BEGIN"
+
+    # -- the native lane ---------------------------------------------------------------------
+
+    def native_lane(self) -> NativeLane | None:
+        """The store's native lane (:mod:`ranked.journal.lane`), started on first use; None
+        where it cannot run, and once the store is closed."""
+        lane = self._lane
+        if lane is None and not self._lane_off:
+            with self._lane_lock:
+                if self._lane is None and not self._lane_off:
+                    if lane_available():
+                        self._lane = self._start_lane()
+                    else:
+                        self._lane_off = True
+                lane = self._lane
+        return lane
+
+    def _start_lane(self) -> NativeLane:
+        writer = self._writer
+        return NativeLane(
+            path=self.path,
+            synchronous="OFF" if self._durability == "none" else "FULL",
+            batch=self._durability == "batch",
+            max_delay_ms=self._max_delay_ms,
+            insert=writer.insert_sql,
+            last_seq=_LAST_SEQ,
+            last_board_seq=writer.last_board_seq_sql,
+            last_run=_LAST_RUN,
+            add_run=_ADD_RUN,
+            every=MEMBER_INDEX_EVERY,
+            error_type=JournalError,
+        )
+
+    def flush(self) -> None:
+        lane = self._lane
+        if lane is not None:
+            lane.flush()
+        super().flush()
+
+    def close(self) -> None:
+        with self._lane_lock:
+            self._lane_off = True
+            lane = self._lane
+        if lane is not None:
+            lane.close()  # what it holds is committed before the committer stops
+        super().close()

@@ -8,10 +8,13 @@ increasing from 1 in commit order.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 from .events import Event, NewEvent
 from .stats import CommitStats
+
+if TYPE_CHECKING:
+    from .lane import NativeLane
 
 __all__ = ["Durability", "JournalStore"]
 
@@ -62,11 +65,13 @@ class JournalStore(Protocol):
             tuple[Sequence[NewEvent], Callable[[list[Event], list[bool]], Any] | None]
         ],
         on_settled: Callable[[], None],
+        *,
+        detached: bool = False,
     ) -> list[Any]:
         """Hand several appends to the committer at once without waiting (the asyncio
-        front's batching): each atomic on its own; ``on_settled()`` runs once, on the
-        committer thread, when every one is settled; each ticket then holds its
-        ``result`` or ``error``."""
+        front's batching; ``detached``: nobody waits for them): each atomic on its own;
+        ``on_settled()`` runs once, on the committer thread, when every one is settled;
+        each ticket then holds its ``result`` or ``error``."""
         ...
 
     def read(
@@ -126,6 +131,14 @@ class JournalStore(Protocol):
 
     def flush(self) -> None:
         """Commit (and, unless durability is ``none``, fsync) everything appended so far."""
+        ...
+
+    def native_lane(self) -> NativeLane | None:
+        """The store's native lane, None when it has none (see :mod:`ranked.journal.lane`)."""
+        ...
+
+    def committer_busy(self) -> bool:
+        """Whether appends handed to the committer are not answered yet."""
         ...
 
     @property

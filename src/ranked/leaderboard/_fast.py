@@ -96,16 +96,19 @@ def plain_submit(plan: BoardPlan, seq_key: bytes | None = None) -> Step[Submissi
     )
 
 
-def ask_writer(backend: Any, plan: BoardPlan, seq_key: bytes | None = None) -> tuple[Any, bool]:
-    """The backend's one-call submit of the board (sequenced with ``seq_key``), and
-    whether to ask again later: (None, True) until the board's window is registered,
-    (None, False) for good when the board is not eligible or the backend has none."""
+def ask_writer(
+    backend: Any, plan: BoardPlan, seq_key: bytes | None = None, *, now: bool = False
+) -> tuple[Any, bool]:
+    """The backend's one-call submit of the board (sequenced with ``seq_key``; with
+    ``now``, as a plain call that answers at once), and whether to ask again later: (None,
+    True) until the board's window is registered, (None, False) for good when the board is
+    not eligible or the backend has none."""
     if not fast_eligible(plan):
         return None, False
     step = plain_submit(plan, seq_key)
     if step is None:
         return None, True
-    writer = backend.accelerate(step)
+    writer = backend.accelerate_now(step) if now else backend.accelerate(step)
     return writer, writer is not None
 
 

@@ -32,7 +32,7 @@ from ...ratelimit.keys import SUFFIXES
 from .. import _procedures as steps
 from .._audit import Restored as _Restored
 from .._audit import accepted_note, verdict_event, verdicts
-from .._hooks import acall_validator, apost_webhook, record_later, validate_later, wait_tasks
+from .._hooks import acall_validator, apost_webhook, record_now, validate_later, wait_tasks
 from .._keys import GuardKeys, member_bytes
 from ..config import GuardConfig
 from ..signing import check_nonce, verify
@@ -255,7 +255,6 @@ class AsyncGuard:
         self._last: tuple[AsyncLeaderboard, _Board] | None = None
         self._appenders: dict[int, AsyncAppender] = {}
         self._tasks: set[Any] = set()
-        self._verdicts: dict[int, tuple[Any, list[Any]]] = {}
         """Verdict events waiting for this turn's hand-over, per journal store."""
 
     # -- the pipeline ---------------------------------------------------------------------
@@ -674,7 +673,7 @@ class AsyncGuard:
         store = board.journal_store
         if store is not None:
             event = _verdict(board, action, member, score, now, actor, reason, detail)
-            record_later(self._verdicts, store, event)
+            record_now(store, event)
 
     def _appender(self, store: JournalStore) -> AsyncAppender:
         appender = self._appenders.get(id(store))

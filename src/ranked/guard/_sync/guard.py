@@ -256,7 +256,6 @@ class Guard:
         self._last: tuple[Leaderboard, _Board] | None = None
         self._appenders: dict[int, Appender] = {}
         self._tasks: set[Any] = set()
-        self._verdicts: dict[int, tuple[Any, list[Any]]] = {}
         """Verdict events waiting for this turn's hand-over, per journal store."""
 
     # -- the pipeline ---------------------------------------------------------------------
@@ -667,7 +666,7 @@ class Guard:
         store = board.journal_store
         if store is not None:
             event = _verdict(board, action, member, score, now, actor, reason, detail)
-            record_now(self._verdicts, store, event)
+            record_now(store, event)
 
     def _appender(self, store: JournalStore) -> Appender:
         appender = self._appenders.get(id(store))

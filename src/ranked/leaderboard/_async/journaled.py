@@ -28,6 +28,7 @@ from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
 from .._fast import ask_writer
 from .._journal_events import decode
+from .._journal_lane import lane_for
 from .._off_loop import off_loop
 from .._plan_core import run_async
 from .._plan_journal import APPLIED, Gap, Journaling
@@ -73,6 +74,8 @@ class AsyncBoardJournal:
         self._writing: Future[Any] | None = None
         """The board's last snapshot file asked of the writer thread (a periodic snapshot
         waits for it to be done before it asks for another)."""
+        self.lane = lane_for(self)
+        """The board's way through the store's native lane (asyncio; None: none)."""
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -83,7 +86,7 @@ class AsyncBoardJournal:
         async def apply(records: list[Event], fresh: list[bool]) -> Any:
             if not all(fresh):
                 return self._answers.get(records[0].key or "")
-            result = await self._apply(records, prepared)
+            result = await self.apply_recorded(records, prepared)
             key = records[0].key
             if key is not None:
                 self._answers[key] = result
@@ -93,7 +96,7 @@ class AsyncBoardJournal:
 
         return await self._appender.append(events, apply)
 
-    async def _apply(self, records: Sequence[Event], prepared: Prepared | None) -> Any:
+    async def apply_recorded(self, records: Sequence[Event], prepared: Prepared | None) -> Any:
         journaling = self.journaling
         while True:
             try:
@@ -111,15 +114,19 @@ class AsyncBoardJournal:
             if isinstance(result, Gap):  # earlier events are missing: apply them first
                 await self.catch_up(result.applied, before=records[0].board_seq)
                 continue
-            self._since_snapshot += len(records)
-            if (
-                self.snapshots is not None
-                and self.snapshot_every is not None
-                and self._since_snapshot >= self.snapshot_every
-                and (self._writing is None or self._writing.done())
-            ):
-                await self._snapshot_behind()
+            if self.count_applied(len(records)):
+                await self.snapshot_behind()
             return None if result is APPLIED else result
+
+    def count_applied(self, count: int) -> bool:
+        """``count`` more events are applied: whether the periodic snapshot is due."""
+        self._since_snapshot += count
+        return (
+            self.snapshots is not None
+            and self.snapshot_every is not None
+            and self._since_snapshot >= self.snapshot_every
+            and (self._writing is None or self._writing.done())
+        )
 
     async def _one_call(
         self, direct: tuple[bytes, int, int, SubmitRequest], prepared: Prepared | None
@@ -133,6 +140,21 @@ class AsyncBoardJournal:
         _seq_key, after, last, request = direct
         done = await writer(after, last, prepared.members[0], request.value, request.operator)
         return None if done is None else [done]
+
+    def has_writer(self) -> bool:
+        """Whether the board's sequenced one-call submit exists (asked for when it may)."""
+        if self._writer is None and self._eligible:
+            self._ask_writer()
+        return self._writer is not None
+
+    def may_have_writer(self) -> bool:
+        """False once the board or the backend is known to have no one-call submit."""
+        return self._eligible
+
+    async def mark_refused(self, board_seq: int) -> None:
+        """Mark the board's event ``board_seq`` applied with no effect (see
+        :meth:`_refused`)."""
+        await self.steps.record_seq(self.journaling.seq_key, board_seq - 1, board_seq)
 
     def _ask_writer(self) -> Any:
         """The backend's sequenced one-call submit for this board, once its window is
@@ -236,7 +258,7 @@ class AsyncBoardJournal:
         await off_loop(written.result)
         return covered
 
-    async def _snapshot_behind(self) -> None:
+    async def snapshot_behind(self) -> None:
         """The periodic snapshot: dump the board now and hand its file to the writer
         thread. A failed write is logged, not raised: the apply that asked has succeeded,
         and the next period tries again. A backend that cannot dump (Redis, which keeps

@@ -212,6 +212,14 @@ class Leaderboard:
         journal = self._journal
         if journal is not None:
             self._ready()
+            lane = journal.lane
+            if lane is not None and at is None and tie is None and key is None:
+                waiting = lane.submit(member, score, operator, actor, reason)
+                if waiting is not None:  # durable and applied when it answers
+                    durable: Submission = waiting
+                    if self._archive_due is not None:
+                        self._archive_when_due()
+                    return durable
             events, prepared = journal.journaling.submit(
                 ((member, score),), operator, at, tie, key, actor, reason
             )
@@ -1088,13 +1096,16 @@ def _journal_of(
     core = board._plan.core
     if core.on_trimmed_lookup is None and journaling.can_rehydrate():
         core.on_trimmed_lookup = journaling.trimmed_score  # seed 004: history comes back
-    return BoardJournal(
+    found = BoardJournal(
         store,
         journaling,
         board._steps,
         None if directory is None else SnapshotStore(directory),
         snapshot_every,
     )
+    if found.lane is not None:  # an event the index held already answers the standing
+        found.lane.standing = board._standing
+    return found
 
 
 def _open(url: str) -> Backend:

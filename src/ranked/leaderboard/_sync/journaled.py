@@ -29,6 +29,7 @@ from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
 from .._fast import ask_writer
 from .._journal_events import decode
+from .._journal_lane import blocking_lane_for
 from .._off_loop import in_line
 from .._plan_core import run_sync
 from .._plan_journal import APPLIED, Gap, Journaling
@@ -74,6 +75,8 @@ class BoardJournal:
         self._writing: Future[Any] | None = None
         """The board's last snapshot file asked of the writer thread (a periodic snapshot
         waits for it to be done before it asks for another)."""
+        self.lane = blocking_lane_for(self)
+        """The board's way through the store's native lane (asyncio; None: none)."""
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -84,7 +87,7 @@ class BoardJournal:
         def apply(records: list[Event], fresh: list[bool]) -> Any:
             if not all(fresh):
                 return self._answers.get(records[0].key or "")
-            result = self._apply(records, prepared)
+            result = self.apply_recorded(records, prepared)
             key = records[0].key
             if key is not None:
                 self._answers[key] = result
@@ -94,7 +97,7 @@ class BoardJournal:
 
         return self._appender.append(events, apply)
 
-    def _apply(self, records: Sequence[Event], prepared: Prepared | None) -> Any:
+    def apply_recorded(self, records: Sequence[Event], prepared: Prepared | None) -> Any:
         journaling = self.journaling
         while True:
             try:
@@ -112,15 +115,19 @@ class BoardJournal:
             if isinstance(result, Gap):  # earlier events are missing: apply them first
                 self.catch_up(result.applied, before=records[0].board_seq)
                 continue
-            self._since_snapshot += len(records)
-            if (
-                self.snapshots is not None
-                and self.snapshot_every is not None
-                and self._since_snapshot >= self.snapshot_every
-                and (self._writing is None or self._writing.done())
-            ):
-                self._snapshot_behind()
+            if self.count_applied(len(records)):
+                self.snapshot_behind()
             return None if result is APPLIED else result
+
+    def count_applied(self, count: int) -> bool:
+        """``count`` more events are applied: whether the periodic snapshot is due."""
+        self._since_snapshot += count
+        return (
+            self.snapshots is not None
+            and self.snapshot_every is not None
+            and self._since_snapshot >= self.snapshot_every
+            and (self._writing is None or self._writing.done())
+        )
 
     def _one_call(
         self, direct: tuple[bytes, int, int, SubmitRequest], prepared: Prepared | None
@@ -134,6 +141,21 @@ class BoardJournal:
         _seq_key, after, last, request = direct
         done = writer(after, last, prepared.members[0], request.value, request.operator)
         return None if done is None else [done]
+
+    def has_writer(self) -> bool:
+        """Whether the board's sequenced one-call submit exists (asked for when it may)."""
+        if self._writer is None and self._eligible:
+            self._ask_writer()
+        return self._writer is not None
+
+    def may_have_writer(self) -> bool:
+        """False once the board or the backend is known to have no one-call submit."""
+        return self._eligible
+
+    def mark_refused(self, board_seq: int) -> None:
+        """Mark the board's event ``board_seq`` applied with no effect (see
+        :meth:`_refused`)."""
+        self.steps.record_seq(self.journaling.seq_key, board_seq - 1, board_seq)
 
     def _ask_writer(self) -> Any:
         """The backend's sequenced one-call submit for this board, once its window is
@@ -237,7 +259,7 @@ class BoardJournal:
         in_line(written.result)
         return covered
 
-    def _snapshot_behind(self) -> None:
+    def snapshot_behind(self) -> None:
         """The periodic snapshot: dump the board now and hand its file to the writer
         thread. A failed write is logged, not raised: the apply that asked has succeeded,
         and the next period tries again. A backend that cannot dump (Redis, which keeps

@@ -1,0 +1,1086 @@
+/* _lane.c - ranked.journal._lane.Lane: the SQLite journal's native lane.
+ *
+ * The hot path of a durable asyncio submission, kept out of Python: the event
+ * loop hands the lane a plain board's one-member submission (Lane.submit, one
+ * C call that checks the arguments, copies the event and returns an asyncio
+ * future); a committer thread of the lane's own, holding no GIL, writes the
+ * queued events into the journal file in one transaction per round on its
+ * own SQLite connection, commits (an fsync under synchronous=FULL) and wakes
+ * the loop through an eventfd; on the loop, Lane.settle applies each
+ * committed event to the board's index, in commit order, through the
+ * board's sequenced one-call writer (write-ahead: after the commit), and
+ * answers each future. An event the writer does not apply (its answer None:
+ * an earlier event missing from the index, the lock held, a refused value)
+ * goes to the board's fallback, the general path, with its numbers.
+ *
+ * A blocking board's thread calls Lane.submit_wait instead: it waits (GIL
+ * released) until the committer thread itself, holding the GIL for the
+ * round, has applied the round's blocking entries in commit order (the
+ * writer, or the fallback called at once) and kept each one's answer.
+ *
+ * The store owns the schema: every statement comes from the Python store
+ * (ranked/journal/sqlite.py); the lane only binds and steps them. Durability
+ * modes as the store's: "always" and "none" acknowledge after the commit
+ * (synchronous FULL / OFF on the lane's connection), "batch" right after the
+ * insert, the transaction committed at least every max_delay_ms. The lane
+ * numbers events as the store's writer does (max(seq) + 1, each board's
+ * max(board_seq) + 1, read once per transaction under BEGIN IMMEDIATE), so
+ * it and the store's own committer may both write the file, one at a time.
+ *
+ * Threads: the committer thread reads and writes only the C copies in the
+ * entries and the lane's queues, under the lane's mutex, except when it
+ * settles a round's blocking entries: then it takes the GIL (PyGILState) for
+ * that alone, after the round's SQL. Otherwise Python objects are used only
+ * by calls made with the GIL on the caller's thread (submit, submit_wait,
+ * settle, flush, close, dealloc). Every Python object an entry refers to is
+ * held by a strong reference of the entry. The Python wrapper closes every
+ * lane at exit, before the interpreter stops taking threads.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MODE_ALWAYS 0
+#define MODE_BATCH 1
+#define MODE_NONE 2
+#define BOARD_CACHE 16
+#define ERROR_LEN 400
+
+static const char *op_text[4] = {"best", "set", "incr", "decr"};
+static PyObject *op_names[4];
+static PyObject *str_set_result, *str_set_exception;
+
+/* One queued submission. The C fields are what the committer writes; the
+ * Python fields (strong references) are what settle needs. */
+typedef struct entry {
+    struct entry *next;
+    PyObject *ctx;    /* the board's (board, operator, writer, fallback, on_applied) */
+    PyObject *future; /* the caller's asyncio future */
+    PyObject *member, *score, *op, *actor, *reason; /* as given (op, actor, reason may be None) */
+    const char *board;
+    Py_ssize_t board_len;
+    const char *member_bytes;
+    Py_ssize_t member_len;
+    const char *operation;
+    double value;
+    int is_int;
+    long long at_us;
+    const char *actor_text, *reason_text; /* NULL: SQL NULL */
+    Py_ssize_t actor_len, reason_len;
+    long long seq, board_seq;
+    char *error; /* NULL, or why the write failed (malloc'd) */
+    int blocking; /* submit_wait's: settled by the committer, waited for */
+    int settled;  /* blocking: the answer below is there (under the mutex) */
+    pthread_cond_t wake; /* blocking: its waiter waits on it (no herd of waiters) */
+    PyObject *result;                     /* blocking: the answer, or NULL */
+    PyObject *exc_type, *exc_value, *exc_tb; /* blocking: the error, or NULLs */
+    char data[];  /* the copies the pointers above point into */
+} entry;
+
+typedef struct {
+    PyObject_HEAD
+    pthread_mutex_t mu;
+    pthread_cond_t wake;   /* the committer waits on it for entries, a flush or close */
+    pthread_cond_t flushed; /* flush() waits on it */
+    entry *queued_head, *queued_tail;   /* for the committer */
+    entry *done_head, *done_tail;       /* written, for settle */
+    int efd;
+    pthread_t thread;
+    int started, closing, flush_asked;
+    long long flushes_done;
+    char *failed; /* batch mode: acknowledged events were lost; the lane takes no more */
+    sqlite3 *db;
+    sqlite3_stmt *insert, *last_seq, *last_board_seq, *last_run, *add_run[2];
+    int mode;
+    long long delay_ns;
+    long long mark, every, committed_seq;
+    long long events, commits; /* written and committed by the lane (read with the mutex) */
+    PyObject *create_future; /* the bound loop's create_future, or NULL */
+    PyObject *error_type;    /* the store's JournalError */
+} LaneObject;
+
+/* -- small helpers --------------------------------------------------------- */
+
+/* The monotonic clock in nanoseconds. */
+static long long now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A malloc'd copy of `text` (NULL when out of memory). */
+static char *copy_text(const char *text) {
+    size_t n = strlen(text) + 1;
+    char *found = malloc(n);
+    if (found)
+        memcpy(found, text, n);
+    return found;
+}
+
+/* Drop an entry's Python references and its memory (the GIL held). */
+static void free_entry(entry *e) {
+    Py_XDECREF(e->ctx);
+    Py_XDECREF(e->future);
+    Py_XDECREF(e->member);
+    Py_XDECREF(e->score);
+    Py_XDECREF(e->op);
+    Py_XDECREF(e->actor);
+    Py_XDECREF(e->reason);
+    Py_XDECREF(e->result);
+    Py_XDECREF(e->exc_type);
+    Py_XDECREF(e->exc_value);
+    Py_XDECREF(e->exc_tb);
+    if (e->blocking)
+        pthread_cond_destroy(&e->wake);
+    free(e->error);
+    free(e);
+}
+
+/* Link first..last at the end of the queue head/tail (its mutex held). */
+static void link_at_end(entry **head, entry **tail, entry *first, entry *last) {
+    if (*tail)
+        (*tail)->next = first;
+    else
+        *head = first;
+    *tail = last;
+}
+
+/* Wake the loop: add 1 to the eventfd (no GIL needed). */
+static void signal_loop(LaneObject *l) {
+    uint64_t one = 1;
+    ssize_t n = write(l->efd, &one, sizeof one);
+    (void)n; /* a full counter still wakes the reader */
+}
+
+/* -- the committer thread (no GIL, no Python object) ------------------------ */
+
+/* Step a statement that returns nothing; SQLITE_OK or the error code. */
+static int step_done(sqlite3_stmt *st) {
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
+}
+
+/* Step a statement that returns one integer into *out (0 for NULL). */
+static int step_int(sqlite3_stmt *st, long long *out) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        *out = 0;
+        rc = SQLITE_OK;
+    }
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* Run one statement without arguments; SQLITE_OK or the error code. */
+static int exec_sql(LaneObject *l, const char *sql) {
+    return sqlite3_exec(l->db, sql, NULL, NULL, NULL);
+}
+
+typedef struct {
+    char *name; /* a copy: in batch mode a transaction outlives the entries of a round */
+    Py_ssize_t len;
+    long long last;
+} board_number;
+
+/* Forget every cached board number (a new transaction). */
+static void forget_numbers(board_number *cache, int *cached) {
+    for (int i = 0; i < *cached; i++)
+        free(cache[i].name);
+    *cached = 0;
+}
+
+/* The next board_seq of e's board in the open transaction (cached per
+ * transaction); -1 on a database error. */
+static long long next_board_seq(LaneObject *l, board_number *cache, int *cached, entry *e) {
+    for (int i = 0; i < *cached; i++)
+        if (cache[i].len == e->board_len && memcmp(cache[i].name, e->board, e->board_len) == 0)
+            return ++cache[i].last;
+    long long last = 0;
+    sqlite3_bind_text(l->last_board_seq, 1, e->board, (int)e->board_len, SQLITE_STATIC);
+    int rc = step_int(l->last_board_seq, &last);
+    sqlite3_clear_bindings(l->last_board_seq);
+    if (rc != SQLITE_OK)
+        return -1;
+    char *name = *cached < BOARD_CACHE ? malloc((size_t)e->board_len + 1) : NULL;
+    if (name) {
+        memcpy(name, e->board, (size_t)e->board_len);
+        cache[*cached].name = name;
+        cache[*cached].len = e->board_len;
+        cache[*cached].last = last + 1;
+        (*cached)++;
+    }
+    /* an uncached board is read again for each event (the transaction sees its own
+     * inserts): still right, only slower */
+    return last + 1;
+}
+
+/* Insert e with the given numbers; SQLITE_OK or the error code. */
+static int insert_entry(LaneObject *l, entry *e) {
+    sqlite3_stmt *st = l->insert;
+    sqlite3_bind_int64(st, 1, e->seq);
+    sqlite3_bind_int64(st, 2, e->board_seq);
+    sqlite3_bind_text(st, 3, e->board, (int)e->board_len, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 4, e->member_bytes, (int)e->member_len, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, e->operation, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 6, e->value);
+    sqlite3_bind_blob(st, 7, e->is_int ? "i" : "", e->is_int ? 1 : 0, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 8, e->at_us);
+    sqlite3_bind_null(st, 9);
+    if (e->actor_text)
+        sqlite3_bind_text(st, 10, e->actor_text, (int)e->actor_len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 10);
+    if (e->reason_text)
+        sqlite3_bind_text(st, 11, e->reason_text, (int)e->reason_len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 11);
+    int rc = step_done(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/* Open a write transaction and read the last seq into *seq; SQLITE_OK or
+ * the error code (no transaction left open on an error). */
+static int begin(LaneObject *l, long long *seq) {
+    int rc = exec_sql(l, "BEGIN IMMEDIATE");
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = step_int(l->last_seq, seq);
+    if (rc != SQLITE_OK)
+        exec_sql(l, "ROLLBACK");
+    return rc;
+}
+
+/* Write the events committed since the last run of the member index as one
+ * more run, in a transaction of its own, once there are `every` of them
+ * (the store's upkeep, with the mark read again inside the transaction: the
+ * store's own committer may have written a run). Errors are left for the
+ * next call. */
+static void upkeep(LaneObject *l) {
+    if (l->committed_seq - l->mark < l->every)
+        return;
+    if (exec_sql(l, "BEGIN IMMEDIATE") != SQLITE_OK)
+        return;
+    long long mark = 0, last = 0;
+    int rc = step_int(l->last_run, &mark);
+    if (rc == SQLITE_OK)
+        rc = step_int(l->last_seq, &last);
+    if (rc == SQLITE_OK && last - mark >= l->every) {
+        for (int i = 0; i < 2 && rc == SQLITE_OK; i++) {
+            sqlite3_bind_int64(l->add_run[i], 1, mark);
+            sqlite3_bind_int64(l->add_run[i], 2, last);
+            rc = step_done(l->add_run[i]);
+            sqlite3_clear_bindings(l->add_run[i]);
+        }
+        if (rc == SQLITE_OK)
+            mark = last;
+    }
+    if (rc == SQLITE_OK && exec_sql(l, "COMMIT") == SQLITE_OK) {
+        l->mark = mark;
+        l->committed_seq = last;
+        return;
+    }
+    exec_sql(l, "ROLLBACK");
+}
+
+/* Give every entry of `list` the error `why` (a copy each). */
+static void fail_all(entry *list, const char *why) {
+    for (entry *e = list; e; e = e->next)
+        if (!e->error)
+            e->error = copy_text(why);
+}
+
+static void settle_blocking(LaneObject *l, entry *list);
+
+/* Hand a written round back (the mutex not held): its blocking entries are
+ * settled here at once (settle_blocking, with the GIL), the others go to the
+ * done queue and the loop is woken. Order is kept within each. */
+static void hand_back(LaneObject *l, entry *list) {
+    entry *loop_head = NULL, **loop_tail = &loop_head, *last = NULL;
+    entry *blocking = NULL, **blocking_tail = &blocking;
+    for (entry *e = list, *next; e; e = next) {
+        next = e->next;
+        e->next = NULL;
+        if (e->blocking) {
+            *blocking_tail = e;
+            blocking_tail = &e->next;
+        } else {
+            *loop_tail = e;
+            loop_tail = &e->next;
+            last = e;
+        }
+    }
+    if (blocking)
+        settle_blocking(l, blocking);
+    if (!loop_head)
+        return;
+    pthread_mutex_lock(&l->mu);
+    link_at_end(&l->done_head, &l->done_tail, loop_head, last);
+    pthread_mutex_unlock(&l->mu);
+    signal_loop(l);
+}
+
+/* The committer: write each round of queued entries as the mode says, hand
+ * them back, keep the member index; until close. */
+static void *committer(void *arg) {
+    LaneObject *l = arg;
+    int in_txn = 0, acked_open = 0;
+    long long seq = 0, deadline = 0;
+    board_number cache[BOARD_CACHE];
+    int cached = 0;
+    char why[ERROR_LEN];
+    for (;;) {
+        pthread_mutex_lock(&l->mu);
+        while (!l->queued_head && !l->closing && !l->flush_asked) {
+            if (!in_txn) {
+                pthread_cond_wait(&l->wake, &l->mu);
+                continue;
+            }
+            long long left = deadline - now_ns();
+            if (left <= 0)
+                break;
+            struct timespec until;
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            long long at = (long long)until.tv_sec * 1000000000LL + until.tv_nsec + left;
+            until.tv_sec = at / 1000000000LL;
+            until.tv_nsec = at % 1000000000LL;
+            pthread_cond_timedwait(&l->wake, &l->mu, &until);
+        }
+        entry *round = l->queued_head;
+        l->queued_head = l->queued_tail = NULL;
+        int closing = l->closing, flushing = l->flush_asked;
+        l->flush_asked = 0;
+        pthread_mutex_unlock(&l->mu);
+
+        int rc = SQLITE_OK;
+        long long count = 0;
+        if (round) {
+            if (!in_txn) {
+                rc = begin(l, &seq);
+                if (rc == SQLITE_OK) {
+                    in_txn = 1;
+                    forget_numbers(cache, &cached);
+                    deadline = now_ns() + l->delay_ns;
+                }
+            }
+            for (entry *e = round; e && rc == SQLITE_OK; e = e->next) {
+                long long number = next_board_seq(l, cache, &cached, e);
+                if (number < 0) {
+                    rc = sqlite3_errcode(l->db);
+                    break;
+                }
+                e->seq = ++seq;
+                e->board_seq = number;
+                rc = insert_entry(l, e);
+                count++;
+            }
+            if (rc == SQLITE_OK && l->mode != MODE_BATCH) {
+                rc = exec_sql(l, "COMMIT");
+                if (rc == SQLITE_OK) {
+                    in_txn = 0;
+                    l->committed_seq = seq;
+                }
+            }
+            if (rc != SQLITE_OK) {
+                snprintf(why, sizeof why, "journal write failed: %s", sqlite3_errmsg(l->db));
+                if (in_txn)
+                    exec_sql(l, "ROLLBACK");
+                in_txn = 0;
+                fail_all(round, why);
+                if (acked_open) {
+                    pthread_mutex_lock(&l->mu);
+                    if (!l->failed)
+                        l->failed = copy_text(why);
+                    pthread_mutex_unlock(&l->mu);
+                    acked_open = 0;
+                }
+                count = 0;
+            } else if (l->mode == MODE_BATCH) {
+                acked_open = 1;
+            }
+            pthread_mutex_lock(&l->mu);
+            l->events += count;
+            if (!in_txn && count)
+                l->commits++;
+            pthread_mutex_unlock(&l->mu);
+            hand_back(l, round);
+        }
+        if (in_txn && (closing || flushing || now_ns() >= deadline)) {
+            rc = exec_sql(l, "COMMIT");
+            if (rc != SQLITE_OK) { /* acknowledged events are gone: take no more */
+                snprintf(why, sizeof why,
+                         "a commit failed after appends were acknowledged (batch mode): %s;"
+                         " they are lost, and the journal takes no more appends (reopen it)",
+                         sqlite3_errmsg(l->db));
+                exec_sql(l, "ROLLBACK");
+                pthread_mutex_lock(&l->mu);
+                if (!l->failed)
+                    l->failed = copy_text(why);
+                pthread_mutex_unlock(&l->mu);
+            } else {
+                l->committed_seq = seq;
+                pthread_mutex_lock(&l->mu);
+                l->commits++;
+                pthread_mutex_unlock(&l->mu);
+            }
+            in_txn = 0;
+            acked_open = 0;
+        }
+        if (!in_txn)
+            upkeep(l);
+        if (flushing && !in_txn) {
+            pthread_mutex_lock(&l->mu);
+            l->flushes_done++;
+            pthread_cond_broadcast(&l->flushed);
+            pthread_mutex_unlock(&l->mu);
+        }
+        if (closing && !in_txn) {
+            pthread_mutex_lock(&l->mu);
+            int more = l->queued_head != NULL;
+            if (!more) {
+                l->flushes_done++;
+                pthread_cond_broadcast(&l->flushed);
+            }
+            pthread_mutex_unlock(&l->mu);
+            if (!more) {
+                forget_numbers(cache, &cached);
+                return NULL;
+            }
+        }
+    }
+}
+
+/* -- Python methods --------------------------------------------------------- */
+
+/* A UTF-8 view of an exact str (cached in the object), or of bytes; NULL with
+ * no exception left set for anything else or a str with lone surrogates. */
+static const char *text_of(PyObject *o, Py_ssize_t *len, int bytes_ok) {
+    if (PyUnicode_CheckExact(o)) {
+        const char *found = PyUnicode_AsUTF8AndSize(o, len);
+        if (!found)
+            PyErr_Clear();
+        return found;
+    }
+    if (bytes_ok && PyBytes_CheckExact(o)) {
+        *len = PyBytes_GET_SIZE(o);
+        return PyBytes_AS_STRING(o);
+    }
+    return NULL;
+}
+
+/* An optional note (actor, reason): None, or a non-empty exact str. 0 with
+ * *text NULL for None, 0 with its UTF-8 view, or 1 when the lane must pass. */
+static int note_of(PyObject *o, const char **text, Py_ssize_t *len) {
+    *text = NULL;
+    *len = 0;
+    if (o == Py_None)
+        return 0;
+    if (!PyUnicode_CheckExact(o) || PyUnicode_GET_LENGTH(o) == 0)
+        return 1;
+    *text = text_of(o, len, 0);
+    return *text == NULL;
+}
+
+/* Build the entry of a call (ctx, member, score, operator, actor, reason,
+ * at_us) into *out: 0, or 1 when the lane does not take the call (nothing
+ * made, no exception: the general path must judge it), or -1 with an
+ * exception (the store's error when the lane failed after acknowledging, in
+ * batch mode). The lane does not take: a member that is not an exact str or
+ * bytes, a score that is not an exact finite float or an exact int below
+ * 2**53 in magnitude, an unknown operator, a note that is not None or a
+ * non-empty str, a closing lane. O(event size). */
+static int make_entry(LaneObject *l, PyObject *const *args, Py_ssize_t nargs, entry **out) {
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "(ctx, member, score, operator, actor, reason, at_us)");
+        return -1;
+    }
+    PyObject *ctx = args[0], *member = args[1], *score = args[2], *op = args[3];
+    pthread_mutex_lock(&l->mu);
+    char *failed = l->failed ? copy_text(l->failed) : NULL;
+    int closing = l->closing;
+    pthread_mutex_unlock(&l->mu);
+    if (failed) {
+        PyErr_SetString(l->error_type, failed);
+        free(failed);
+        return -1;
+    }
+    if (closing || !PyTuple_CheckExact(ctx) || PyTuple_GET_SIZE(ctx) != 5)
+        return 1;
+    Py_ssize_t board_len, member_len, actor_len, reason_len;
+    const char *board = text_of(PyTuple_GET_ITEM(ctx, 0), &board_len, 0);
+    const char *who = text_of(member, &member_len, 1);
+    if (!board || !who)
+        return 1;
+    double value;
+    int is_int = 0;
+    if (PyFloat_CheckExact(score)) {
+        value = PyFloat_AS_DOUBLE(score);
+    } else if (PyLong_CheckExact(score)) {
+        value = PyLong_AsDouble(score);
+        if (value == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 1;
+        }
+        if (!(value > -0x1p53 && value < 0x1p53))
+            return 1; /* the general path decides whether a float64 holds it */
+        is_int = 1;
+    } else {
+        return 1;
+    }
+    if (!isfinite(value))
+        return 1;
+    PyObject *op_name = op == Py_None ? PyTuple_GET_ITEM(ctx, 1) : op;
+    const char *operation = NULL;
+    for (int i = 0; i < 4 && !operation; i++)
+        if (op_name == op_names[i] ||
+            (PyUnicode_CheckExact(op_name) && PyUnicode_Compare(op_name, op_names[i]) == 0))
+            operation = op_text[i];
+    if (PyErr_Occurred())
+        return -1;
+    if (!operation)
+        return 1;
+    const char *actor, *reason;
+    if (note_of(args[4], &actor, &actor_len) || note_of(args[5], &reason, &reason_len))
+        return 1;
+    long long at_us = PyLong_CheckExact(args[6]) ? PyLong_AsLongLong(args[6]) : -1;
+    if (at_us < 0) {
+        PyErr_Clear();
+        return 1;
+    }
+    size_t size = sizeof(entry) + (size_t)board_len + (size_t)member_len + (size_t)actor_len +
+                  (size_t)reason_len + 4;
+    entry *e = calloc(1, size);
+    if (!e) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    char *at = e->data;
+    memcpy(at, board, (size_t)board_len);
+    e->board = at;
+    e->board_len = board_len;
+    at += board_len + 1;
+    memcpy(at, who, (size_t)member_len);
+    e->member_bytes = at;
+    e->member_len = member_len;
+    at += member_len + 1;
+    if (actor) {
+        memcpy(at, actor, (size_t)actor_len);
+        e->actor_text = at;
+        e->actor_len = actor_len;
+        at += actor_len + 1;
+    }
+    if (reason) {
+        memcpy(at, reason, (size_t)reason_len);
+        e->reason_text = at;
+        e->reason_len = reason_len;
+    }
+    e->operation = operation;
+    e->value = value;
+    e->is_int = is_int;
+    e->at_us = at_us;
+    e->ctx = Py_NewRef(ctx);
+    e->member = Py_NewRef(member);
+    e->score = Py_NewRef(score);
+    e->op = Py_NewRef(op);
+    e->actor = Py_NewRef(args[4]);
+    e->reason = Py_NewRef(args[5]);
+    *out = e;
+    return 0;
+}
+
+/* Queue e for the committer (the mutex not held). */
+static void enqueue(LaneObject *l, entry *e) {
+    pthread_mutex_lock(&l->mu);
+    link_at_end(&l->queued_head, &l->queued_tail, e, e);
+    pthread_cond_signal(&l->wake);
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* submit(ctx, member, score, operator, actor, reason, at_us) -> future | None:
+ * queue the event of a one-member submission of ctx's board and return the
+ * future settle answers (on the bound loop); None when the lane does not take
+ * it (make_entry) or has no loop bound. */
+static PyObject *Lane_submit(LaneObject *l, PyObject *const *args, Py_ssize_t nargs) {
+    if (!l->create_future)
+        Py_RETURN_NONE;
+    entry *e;
+    int made = make_entry(l, args, nargs, &e);
+    if (made < 0)
+        return NULL;
+    if (made > 0)
+        Py_RETURN_NONE;
+    PyObject *future = PyObject_CallNoArgs(l->create_future);
+    if (!future) {
+        free_entry(e);
+        return NULL;
+    }
+    e->future = Py_NewRef(future);
+    enqueue(l, e);
+    return future;
+}
+
+/* submit_wait(ctx, member, score, operator, actor, reason, at_us) -> answer |
+ * None: the blocking form. Queue the event and wait (GIL released) until the
+ * committer has written it and settled it: the writer's answer, or the
+ * fallback's (called at once, on the committer thread); its error is raised
+ * here. None when the lane does not take it (make_entry). */
+static PyObject *Lane_submit_wait(LaneObject *l, PyObject *const *args, Py_ssize_t nargs) {
+    entry *e;
+    int made = make_entry(l, args, nargs, &e);
+    if (made < 0)
+        return NULL;
+    if (made > 0)
+        Py_RETURN_NONE;
+    e->blocking = 1;
+    pthread_cond_init(&e->wake, NULL);
+    enqueue(l, e);
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&l->mu);
+    while (!e->settled)
+        pthread_cond_wait(&e->wake, &l->mu);
+    pthread_mutex_unlock(&l->mu);
+    Py_END_ALLOW_THREADS
+    PyObject *result = e->result;
+    e->result = NULL;
+    if (!result) {
+        if (e->exc_type)
+            PyErr_Restore(e->exc_type, e->exc_value, e->exc_tb);
+        else
+            PyErr_SetString(PyExc_SystemError, "the journal lane lost an answer");
+        e->exc_type = e->exc_value = e->exc_tb = NULL;
+    }
+    free_entry(e);
+    return result;
+}
+
+/* Answer a future with `value` (method set_result or set_exception); a future
+ * already done (its caller cancelled) keeps its state. */
+static void answer(PyObject *future, PyObject *method, PyObject *value) {
+    PyObject *done = PyObject_CallMethodOneArg(future, method, value);
+    if (done)
+        Py_DECREF(done);
+    else
+        PyErr_Clear();
+}
+
+/* Call ctx's on_applied(count); an error it raises is reported, not raised. */
+static void applied(PyObject *ctx, long long count) {
+    if (!ctx || !count)
+        return;
+    PyObject *n = PyLong_FromLongLong(count);
+    PyObject *done = n ? PyObject_CallOneArg(PyTuple_GET_ITEM(ctx, 4), n) : NULL;
+    Py_XDECREF(n);
+    if (done)
+        Py_DECREF(done);
+    else
+        PyErr_WriteUnraisable(ctx);
+}
+
+/* The exception being raised, normalized with its traceback (a new
+ * reference; the error indicator cleared). */
+static PyObject *take_exception(void) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value && tb)
+        PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+}
+
+/* Settle one written entry (the GIL held): apply it through the board's
+ * writer, or hand it to the board's fallback (the general path) with its
+ * numbers, and answer it: a future gets the writer's answer or error (the
+ * fallback answers it itself, later, in order); a blocking entry keeps the
+ * writer's or the fallback's answer or error. 1 when the writer applied it,
+ * else 0. */
+static int settle_one(LaneObject *l, entry *e) {
+    PyObject *result = NULL; /* new reference: the answer */
+    int written = 0, answered = 0;
+    if (e->error) {
+        PyErr_SetString(l->error_type, e->error);
+    } else {
+        PyObject *after = PyLong_FromLongLong(e->board_seq - 1);
+        PyObject *last = PyLong_FromLongLong(e->board_seq);
+        PyObject *seq = PyLong_FromLongLong(e->seq);
+        PyObject *at = PyLong_FromLongLong(e->at_us);
+        if (after && last && seq && at) {
+            PyObject *call[5] = {after, last, e->member, e->score, e->op};
+            result = PyObject_Vectorcall(PyTuple_GET_ITEM(e->ctx, 2), call, 5, NULL);
+            if (result && result != Py_None) {
+                written = 1;
+            } else if (result) { /* the general path, in order, with the event's numbers */
+                Py_CLEAR(result);
+                PyObject *waiter = e->blocking ? Py_None : e->future;
+                PyObject *fall[9] = {seq,   last,      e->member, e->score, e->op,
+                                     at,    e->actor,  e->reason, waiter};
+                result = PyObject_Vectorcall(PyTuple_GET_ITEM(e->ctx, 3), fall, 9, NULL);
+                if (result && !e->blocking) { /* queued: it answers the future */
+                    Py_CLEAR(result);
+                    answered = 1;
+                }
+            }
+        }
+        Py_XDECREF(after);
+        Py_XDECREF(last);
+        Py_XDECREF(seq);
+        Py_XDECREF(at);
+    }
+    if (e->blocking) {
+        if (result)
+            e->result = result;
+        else
+            PyErr_Fetch(&e->exc_type, &e->exc_value, &e->exc_tb);
+        return written;
+    }
+    if (result) {
+        answer(e->future, str_set_result, result);
+        Py_DECREF(result);
+    } else if (!answered) {
+        PyObject *error = take_exception();
+        if (error) {
+            answer(e->future, str_set_exception, error);
+            Py_DECREF(error);
+        }
+    }
+    return written;
+}
+
+/* Settle a round's blocking entries on the committer thread: take the GIL,
+ * settle each in order (then each board's on_applied), let go of the GIL,
+ * then mark them settled and wake their waiters (who free them: nothing here
+ * touches them after the mutex is released). */
+static void settle_blocking(LaneObject *l, entry *list) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *run = NULL;
+    long long written = 0;
+    for (entry *e = list; e; e = e->next) {
+        if (run != e->ctx) {
+            applied(run, written);
+            Py_XSETREF(run, Py_NewRef(e->ctx));
+            written = 0;
+        }
+        written += settle_one(l, e);
+    }
+    applied(run, written);
+    Py_XDECREF(run);
+    PyGILState_Release(gil);
+    pthread_mutex_lock(&l->mu);
+    for (entry *e = list, *next; e; e = next) {
+        next = e->next;
+        e->settled = 1;
+        pthread_cond_signal(&e->wake);
+    }
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* settle(): on the bound loop, when the eventfd is readable (and once after
+ * close): settle every written entry in commit order (settle_one), then call
+ * each board's on_applied with how many its writer applied. Never raises. */
+static PyObject *Lane_settle(LaneObject *l, PyObject *unused) {
+    uint64_t count;
+    if (l->efd >= 0) {
+        ssize_t n = read(l->efd, &count, sizeof count);
+        (void)n; /* EAGAIN: nothing was signalled; the queue decides */
+    }
+    pthread_mutex_lock(&l->mu);
+    entry *list = l->done_head;
+    l->done_head = l->done_tail = NULL;
+    pthread_mutex_unlock(&l->mu);
+    PyObject *run = NULL; /* the board of the current run of entries (strong) */
+    long long written = 0;
+    while (list) {
+        entry *e = list;
+        list = e->next;
+        if (run != e->ctx) {
+            applied(run, written);
+            Py_XSETREF(run, Py_NewRef(e->ctx));
+            written = 0;
+        }
+        written += settle_one(l, e);
+        free_entry(e);
+    }
+    applied(run, written);
+    Py_XDECREF(run);
+    Py_RETURN_NONE;
+}
+
+/* bind(create_future | None): the loop the futures belong to (its
+ * create_future), or None to unbind. */
+static PyObject *Lane_bind(LaneObject *l, PyObject *create_future) {
+    Py_XSETREF(l->create_future, create_future == Py_None ? NULL : Py_NewRef(create_future));
+    Py_RETURN_NONE;
+}
+
+/* fileno(): the eventfd settle reads (readable when written entries wait). */
+static PyObject *Lane_fileno(LaneObject *l, PyObject *unused) { return PyLong_FromLong(l->efd); }
+
+/* pending(): whether entries are queued or written but not settled. */
+static PyObject *Lane_pending(LaneObject *l, PyObject *unused) {
+    pthread_mutex_lock(&l->mu);
+    int busy = l->queued_head || l->done_head;
+    pthread_mutex_unlock(&l->mu);
+    return PyBool_FromLong(busy);
+}
+
+/* counts(): (events written, commits) by the lane. */
+static PyObject *Lane_counts(LaneObject *l, PyObject *unused) {
+    pthread_mutex_lock(&l->mu);
+    long long events = l->events, commits = l->commits;
+    pthread_mutex_unlock(&l->mu);
+    return Py_BuildValue("(LL)", events, commits);
+}
+
+/* Wait (GIL released) until the committer has committed what was queued
+ * before, or stopped. */
+static void wait_committed(LaneObject *l, int closing) {
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&l->mu);
+    long long seen = l->flushes_done;
+    if (closing)
+        l->closing = 1;
+    else
+        l->flush_asked = 1;
+    pthread_cond_signal(&l->wake);
+    while (l->flushes_done == seen)
+        pthread_cond_wait(&l->flushed, &l->mu);
+    pthread_mutex_unlock(&l->mu);
+    Py_END_ALLOW_THREADS
+}
+
+/* flush(): commit everything queued so far (batch mode's open transaction). */
+static PyObject *Lane_flush(LaneObject *l, PyObject *unused) {
+    if (l->started)
+        wait_committed(l, 0);
+    Py_RETURN_NONE;
+}
+
+/* Stop the committer (after it has written and committed what is queued),
+ * then close the connection. Idempotent; the GIL released while waiting. */
+static void stop(LaneObject *l) {
+    if (l->started) {
+        wait_committed(l, 1);
+        Py_BEGIN_ALLOW_THREADS
+        pthread_join(l->thread, NULL);
+        Py_END_ALLOW_THREADS
+        l->started = 0;
+    }
+    sqlite3_stmt **statements[] = {&l->insert,   &l->last_seq,   &l->last_board_seq,
+                                   &l->last_run, &l->add_run[0], &l->add_run[1]};
+    for (size_t i = 0; i < sizeof statements / sizeof *statements; i++) {
+        sqlite3_finalize(*statements[i]);
+        *statements[i] = NULL;
+    }
+    if (l->db) {
+        sqlite3_close(l->db);
+        l->db = NULL;
+    }
+    pthread_mutex_lock(&l->mu);
+    l->closing = 1;
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* close(): write and commit what is queued, stop the thread, close the
+ * connection; written entries wait for settle. Idempotent. */
+static PyObject *Lane_close(LaneObject *l, PyObject *unused) {
+    stop(l);
+    Py_RETURN_NONE;
+}
+
+/* Lane(path, synchronous, batch, max_delay_ms, insert, last_seq,
+ * last_board_seq, last_run, add_run, every, error_type): a lane writing the
+ * journal file at path (its schema made by the store) with the store's
+ * statements (add_run: the two statements of one run of the member index,
+ * numbered parameters ?1 after, ?2 last). Starts its committer thread. */
+static PyObject *Lane_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    const char *path, *synchronous, *sql[4], *run_sql[2];
+    int batch;
+    long long delay_ms, every;
+    PyObject *error_type;
+    static char *names[] = {"path",     "synchronous",    "batch",    "max_delay_ms",
+                            "insert",   "last_seq",       "last_board_seq", "last_run",
+                            "add_run",  "every",          "error_type", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "sspLssss(ss)LO", names, &path, &synchronous,
+                                     &batch, &delay_ms, &sql[0], &sql[1], &sql[2], &sql[3],
+                                     &run_sql[0], &run_sql[1], &every, &error_type))
+        return NULL;
+    if (!PyType_Check(error_type) ||
+        !PyType_IsSubtype((PyTypeObject *)error_type, (PyTypeObject *)PyExc_Exception)) {
+        PyErr_SetString(PyExc_TypeError, "error_type must be an exception type");
+        return NULL;
+    }
+    if (strcmp(synchronous, "FULL") != 0 && strcmp(synchronous, "OFF") != 0) {
+        PyErr_SetString(PyExc_ValueError, "synchronous must be 'FULL' or 'OFF'");
+        return NULL;
+    }
+    if (delay_ms < 1 || every < 1) {
+        PyErr_SetString(PyExc_ValueError, "max_delay_ms and every must be >= 1");
+        return NULL;
+    }
+    LaneObject *l = (LaneObject *)type->tp_alloc(type, 0);
+    if (!l)
+        return NULL;
+    l->efd = -1;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->wake, &attr);
+    pthread_cond_init(&l->flushed, NULL);
+    pthread_condattr_destroy(&attr);
+    l->mode = batch ? MODE_BATCH : (strcmp(synchronous, "OFF") == 0 ? MODE_NONE : MODE_ALWAYS);
+    l->delay_ns = delay_ms * 1000000LL;
+    l->every = every;
+    l->error_type = Py_NewRef(error_type);
+    l->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (l->efd < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        Py_DECREF(l);
+        return NULL;
+    }
+    int rc = sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL);
+    char pragma[64];
+    snprintf(pragma, sizeof pragma, "PRAGMA synchronous=%s", synchronous);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_busy_timeout(l->db, 60000);
+    if (rc == SQLITE_OK)
+        rc = exec_sql(l, pragma);
+    sqlite3_stmt **targets[6] = {&l->insert,   &l->last_seq,   &l->last_board_seq,
+                                 &l->last_run, &l->add_run[0], &l->add_run[1]};
+    const char *texts[6] = {sql[0], sql[1], sql[2], sql[3], run_sql[0], run_sql[1]};
+    for (int i = 0; i < 6 && rc == SQLITE_OK; i++)
+        rc = sqlite3_prepare_v3(l->db, texts[i], -1, SQLITE_PREPARE_PERSISTENT, targets[i], NULL);
+    if (rc == SQLITE_OK)
+        rc = step_int(l->last_run, &l->mark);
+    if (rc == SQLITE_OK)
+        rc = step_int(l->last_seq, &l->committed_seq);
+    if (rc != SQLITE_OK) {
+        PyErr_Format(error_type, "journal %s cannot be opened by its lane: %s", path,
+                     l->db ? sqlite3_errmsg(l->db) : sqlite3_errstr(rc));
+        Py_DECREF(l);
+        return NULL;
+    }
+    if (pthread_create(&l->thread, NULL, committer, l) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot start the journal lane's thread");
+        Py_DECREF(l);
+        return NULL;
+    }
+    l->started = 1;
+    return (PyObject *)l;
+}
+
+/* Drop the lane: stop its thread, close its connection and eventfd, and
+ * drop every entry not settled (their futures are never answered: only a
+ * lane nobody holds is freed, so nobody waits on them through it). */
+static void Lane_dealloc(LaneObject *l) {
+    PyObject_GC_UnTrack(l);
+    stop(l);
+    entry *lists[2] = {l->queued_head, l->done_head};
+    l->queued_head = l->queued_tail = l->done_head = l->done_tail = NULL;
+    for (int i = 0; i < 2; i++)
+        while (lists[i]) {
+            entry *e = lists[i];
+            lists[i] = e->next;
+            free_entry(e);
+        }
+    if (l->efd >= 0)
+        close(l->efd);
+    free(l->failed);
+    Py_CLEAR(l->create_future);
+    Py_CLEAR(l->error_type);
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->wake);
+    pthread_cond_destroy(&l->flushed);
+    Py_TYPE(l)->tp_free((PyObject *)l);
+}
+
+/* The references the collector may follow: the loop's create_future and the
+ * error type (entries are owned by the queues and cleared by settle). */
+static int Lane_traverse(LaneObject *l, visitproc visit, void *arg) {
+    Py_VISIT(l->create_future);
+    Py_VISIT(l->error_type);
+    return 0;
+}
+
+/* Break cycles through the bound loop. */
+static int Lane_clear(LaneObject *l) {
+    Py_CLEAR(l->create_future);
+    return 0;
+}
+
+static PyMethodDef Lane_methods[] = {
+    {"submit", (PyCFunction)(void (*)(void))Lane_submit, METH_FASTCALL,
+     "submit(ctx, member, score, operator, actor, reason, at_us) -> future | None"},
+    {"submit_wait", (PyCFunction)(void (*)(void))Lane_submit_wait, METH_FASTCALL,
+     "submit_wait(ctx, member, score, operator, actor, reason, at_us) -> answer | None"},
+    {"settle", (PyCFunction)Lane_settle, METH_NOARGS, "settle(): answer the written entries"},
+    {"bind", (PyCFunction)Lane_bind, METH_O, "bind(create_future | None)"},
+    {"fileno", (PyCFunction)Lane_fileno, METH_NOARGS, "fileno(): the eventfd settle reads"},
+    {"pending", (PyCFunction)Lane_pending, METH_NOARGS, "pending(): entries not settled yet"},
+    {"counts", (PyCFunction)Lane_counts, METH_NOARGS, "counts(): (events, commits)"},
+    {"flush", (PyCFunction)Lane_flush, METH_NOARGS, "flush(): commit what is queued"},
+    {"close", (PyCFunction)Lane_close, METH_NOARGS, "close(): commit, stop, close"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject LaneType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.journal._lane.Lane",
+    .tp_basicsize = sizeof(LaneObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The SQLite journal's native lane (see ranked.journal.lane).",
+    .tp_new = Lane_new,
+    .tp_dealloc = (destructor)Lane_dealloc,
+    .tp_traverse = (traverseproc)Lane_traverse,
+    .tp_clear = (inquiry)Lane_clear,
+    .tp_methods = Lane_methods,
+};
+
+/* sqlite_address(): the address of sqlite3_libversion in the library this
+ * module uses (to check that Python's sqlite3 uses the same one). */
+static PyObject *sqlite_address(PyObject *module, PyObject *unused) {
+    return PyLong_FromVoidPtr((void *)&sqlite3_libversion);
+}
+
+static PyMethodDef module_functions[] = {
+    {"sqlite_address", sqlite_address, METH_NOARGS,
+     "sqlite_address(): where this module's SQLite library is"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef lane_module = {
+    PyModuleDef_HEAD_INIT, "ranked.journal._lane", "The SQLite journal's native lane.", -1,
+    module_functions, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__lane(void) {
+    for (int i = 0; i < 4; i++)
+        if (!(op_names[i] = PyUnicode_InternFromString(op_text[i])))
+            return NULL;
+    if (!(str_set_result = PyUnicode_InternFromString("set_result")) ||
+        !(str_set_exception = PyUnicode_InternFromString("set_exception")))
+        return NULL;
+    if (PyType_Ready(&LaneType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&lane_module);
+    if (!m)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Lane", (PyObject *)&LaneType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
