@@ -54,7 +54,7 @@ setup(
         # sqlite3 uses). Optional: without SQLite's headers the journal runs without it.
         Extension(
             "ranked.journal._lane",
-            sources=[f"{JOURNAL}/_lane.c"],
+            sources=[f"{JOURNAL}/_lane.c", f"{JOURNAL}/write_gate.c"],
             libraries=["sqlite3"],
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,

@@ -13,6 +13,9 @@
    by the same number of Python threads and of asyncio tasks through redis-py (the client
    cost a Python application pays) and by ``redis-benchmark`` (C, as many connections:
    the server's own ceiling). Each figure is the median of 3 timed runs of ``--seconds`` each.
+   The hand-off floor: the same writers with no journal and no work, each waiting for
+   one other thread to answer it (answers in batches, as a committer gives them): the
+   ceiling of any journal mode that answers a write only after another thread has seen it.
 2. Rebuild from the journal alone: a 1,000,000-event all-time ``incr`` board opened on a
    fresh ``memory://`` index with no snapshot (the journal folded in SQL, then bulk-loaded
    by the engine), over 100,000 members and over 1,000,000: events per second.
@@ -178,6 +181,72 @@ async def _tasks_rate(
     return sum(counts) / (clock() - start)
 
 
+def handoff_floor(seconds: float, runs: int, writers: int) -> tuple[float, float]:
+    """(threads/s, tasks/s): ``writers`` writers that each wait, call after call, until
+    one helper thread answers them, taking every waiting writer at once (no other work)."""
+    import queue
+
+    waiting: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    stopped = object()
+
+    def answer_all(wake: Callable[[list[Any]], None]) -> None:
+        while True:
+            batch = [waiting.get()]
+            while not waiting.empty():
+                batch.append(waiting.get())
+            if stopped in batch:
+                wake([b for b in batch if b is not stopped])
+                return
+            wake(batch)
+
+    def release(batch: list[Any]) -> None:
+        for lock in batch:
+            lock.release()
+
+    def blocking_call(_member: str) -> None:
+        lock = threading.Lock()
+        lock.acquire()
+        waiting.put(lock)
+        lock.acquire()  # released by the helper
+
+    def threads_rate() -> float:
+        helper = threading.Thread(target=answer_all, args=(release,))
+        helper.start()
+        try:
+            return _threads(writers, seconds, blocking_call)
+        finally:
+            waiting.put(stopped)
+            helper.join()
+
+    async def tasks_rate() -> float:
+        loop = asyncio.get_running_loop()
+
+        def resolve(batch: list[Any]) -> None:
+            loop.call_soon_threadsafe(_resolve_all, batch)
+
+        helper = threading.Thread(target=answer_all, args=(resolve,))
+        helper.start()
+
+        def call(_member: str) -> asyncio.Future[None]:
+            future = loop.create_future()
+            waiting.put(future)
+            return future
+
+        try:
+            return await _tasks_rate(call, writers, seconds)
+        finally:
+            waiting.put(stopped)
+            await asyncio.to_thread(helper.join)
+
+    return _median(runs, threads_rate), _median(runs, lambda: asyncio.run(tasks_rate()))
+
+
+def _resolve_all(batch: list[asyncio.Future[None]]) -> None:
+    for future in batch:
+        if not future.done():
+            future.set_result(None)
+
+
 def redis_rates(seconds: float, runs: int) -> list[tuple[str, int, float, float, float]]:
     """(peer, writers, redis-py threads/s, redis-benchmark/s, redis-py asyncio tasks/s) for
     AOF always / everysec."""
@@ -332,18 +401,22 @@ def main() -> None:
     else:
         with BenchPostgres() as pg:
             boards = durable_rates(seconds, runs, pg.url)
+    floor = handoff_floor(seconds, runs, WRITERS[-1])
+    threads_floor, tasks_floor = floor
+    print(f"  hand-off floor: threads {threads_floor:,.0f}/s tasks {tasks_floor:,.0f}/s")
     peers = redis_rates(seconds, runs)
     print(f"2-3. rebuild and restart ({events:,} events / members)")
     sizes = rebuild_and_restart(events)
     for name, value in sizes.items():
         print(f"  {name}: {value:,.3f}")
     if args.markdown:
-        _write_markdown(boards, peers, sizes, seconds, runs, events)
+        _write_markdown(boards, peers, floor, sizes, seconds, runs, events)
 
 
 def _write_markdown(
     boards: list[tuple[str, int, float, float]],
     peers: list[tuple[str, int, float, float, float]],
+    floor: tuple[float, float],
     sizes: dict[str, float],
     seconds: float,
     runs: int,
@@ -386,6 +459,13 @@ def _write_markdown(
             if kind == "sqlite-none"
         )
         + ".",
+        "",
+        f"Hand-off floor ({WRITERS[-1]} writers, no journal, no work: each waits until one"
+        f" other thread, running Python, answers it, in batches): threads {floor[0]:,.0f}/s,"
+        f" tasks {floor[1]:,.0f}/s, that is {plain[WRITERS[-1]] / floor[0]:.1f}x and"
+        f" {plain_tasks[WRITERS[-1]] / floor[1]:.1f}x the cost of a board without a journal:"
+        " about the least a mode costs that answers a write only after another thread has it"
+        " (a native answering thread, as the lane's, does a little better for threads).",
         "",
         "Peers, the same writes (ZINCRBY of one of 100,000 members):",
         "",

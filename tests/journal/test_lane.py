@@ -7,14 +7,17 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sqlite3
+import subprocess
+import sys
 import threading
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ranked.errors import InvalidEventError, InvalidScoreError, OutOfRangeError
+from ranked.errors import InvalidEventError, InvalidScoreError, JournalError, OutOfRangeError
 from ranked.journal import SQLiteJournal, open_journal
 from ranked.journal.lane import lane_available
 from ranked.journal.sqlite import MEMBER_INDEX_EVERY
@@ -346,3 +349,177 @@ def test_blocking_boards_write_through_the_lane_from_threads(journal_path: Path)
         assert {m: reopened.score(m) for m in expected} == dict(expected)
     finally:
         reopened.close()
+
+
+# -- closing, failing, forking, several loops ------------------------------------------------
+
+
+def test_closing_the_store_under_blocking_writers_leaves_nobody_waiting(journal_path: Path) -> None:
+    """Threads still submitting while the store closes: each call answers or raises the
+    journal's error, none waits for ever; a flush after close returns."""
+    name = _board_name()
+    store = open_journal(f"sqlite://{journal_path}")
+    board = Leaderboard("memory://", name, operator="incr", journal=store)
+    board.submit("m", 1)
+    board.submit("m", 1)  # the lane is running
+    lane = store.native_lane()
+    assert lane is not None
+    outcomes: list[str] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        while not stop.is_set():
+            try:
+                board.submit("m", 1)
+            except JournalError:
+                outcomes.append("refused")
+                return
+        outcomes.append("stopped")
+
+    threads = [threading.Thread(target=writer) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.2)
+    store.close()
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not any(thread.is_alive() for thread in threads)
+    assert len(outcomes) == 8
+    lane.flush()  # closed: nothing to wait for
+    assert store.native_lane() is None
+
+
+def test_the_committer_and_the_lane_take_turns(journal_path: Path) -> None:
+    """Under a steady stream of lane writes, the store's committer (keyed submissions) still
+    gets the file every time it asks: no append fails for want of the write lock."""
+    name = _board_name()
+
+    async def run() -> None:
+        board = AsyncLeaderboard(
+            "memory://", name, operator="incr", journal=f"sqlite://{journal_path}"
+        )
+        await board.submit("a", 1)
+        deadline = time.monotonic() + 1.5
+
+        async def plain(w: int) -> int:
+            n = 0
+            while time.monotonic() < deadline:
+                await board.submit(f"p{w}", 1)
+                n += 1
+            return n
+
+        async def keyed() -> int:
+            n = 0
+            while time.monotonic() < deadline:
+                await board.submit("k", 1, key=f"k{n}")
+                n += 1
+            return n
+
+        counts = await asyncio.gather(keyed(), *(plain(w) for w in range(64)))
+        assert counts[0] > 10 and sum(counts[1:]) > 1000
+        assert await board.score("k") == counts[0]
+        await board.close()
+
+    asyncio.run(run())
+
+
+def test_a_failure_recorded_at_the_gate_stops_both_writers(journal_path: Path) -> None:
+    """Acknowledged events lost by one writer (batch mode) stop the other one too: the
+    store's failure is shared at the file's write gate."""
+    name = _board_name()
+
+    async def run() -> None:
+        board = AsyncLeaderboard("memory://", name, journal=f"sqlite://{journal_path}")
+        await board.submit("a", 1)
+        await board.submit("b", 2)  # through the lane
+        store = _store(board)
+        gate = store._gate
+        assert gate is not None
+        gate.fail("a commit failed after appends were acknowledged (test)")
+        with pytest.raises(JournalError, match="acknowledged"):
+            await board.submit("c", 3)  # the lane's way
+        with pytest.raises(JournalError, match="acknowledged"):
+            await board.submit("c", 3, key="k")  # the committer's way
+        assert await board.score("c") is None
+
+    asyncio.run(run())
+
+
+_FORKING = """
+import os, sys, time
+from ranked import Leaderboard
+board = Leaderboard("memory://", "fork", journal=sys.argv[1])
+board.submit("a", 1)
+board.submit("b", 2)  # the lane is running
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)  # a normal exit: the atexit hooks run in the child
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, 9)
+    sys.exit("the forked child hung at exit")
+assert os.waitstatus_to_exitcode(status) == 0, status
+assert board.submit("c", 3).score == 3  # the parent's lane goes on
+board.close()
+print("ok")
+"""
+
+
+def test_a_forked_child_exits_without_waiting_for_the_parents_lane(journal_path: Path) -> None:
+    """In a process of its own (a fork of the test runner would run the runner's exit
+    hooks in the child): a forked child's normal exit does not wait for the lane's thread,
+    which stayed in the parent."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FORKING, f"sqlite://{journal_path}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+def test_a_second_open_loop_takes_the_general_path(journal_path: Path) -> None:
+    """A lane answers on one event loop; another loop running at the same time (another
+    thread) writes through the store's committer instead."""
+    store = open_journal(f"sqlite://{journal_path}")
+    first, second = _board_name(), _board_name()
+    started, finish = threading.Event(), threading.Event()
+
+    async def hold(name: str) -> None:
+        board = AsyncLeaderboard("memory://", name, operator="incr", journal=store)
+        await board.submit("m", 1)
+        await board.submit("m", 1)  # the lane, bound to this loop
+        started.set()
+        while not finish.is_set():
+            await asyncio.sleep(0.01)
+        assert await board.submit("m", 1) and await board.score("m") == 3
+
+    async def other(name: str) -> float | None:
+        board = AsyncLeaderboard("memory://", name, operator="incr", journal=store)
+        for _ in range(50):
+            await board.submit("m", 1)
+        return await board.score("m")
+
+    holder = threading.Thread(target=lambda: asyncio.run(hold(first)))
+    try:
+        holder.start()
+        assert started.wait(10)
+        lane = store.native_lane()
+        assert lane is not None
+        before = lane.counts()[0]
+        assert asyncio.run(other(second)) == 50
+        assert lane.counts()[0] == before  # none of them through the lane
+        finish.set()
+        holder.join(10)
+        assert not holder.is_alive()
+    finally:
+        finish.set()
+        store.close()

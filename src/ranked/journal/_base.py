@@ -113,6 +113,13 @@ class SQLWriter(ABC, Generic[C]):
     def upkeep(self) -> None:
         """Nothing to do between transactions (a store overrides it when it has)."""
 
+    def shared_failure(self) -> str | None:
+        """None: no other writer shares this connection's file (a store overrides it)."""
+        return None
+
+    def share_failure(self, why: str) -> None:
+        """Nothing to share (a store with another writer of its file overrides it)."""
+
     def _forget(self) -> None:
         self._last_seq = None
         self._last_board_seq.clear()
@@ -233,6 +240,10 @@ class JournalBase(ABC):
         """The store's native lane (:mod:`ranked.journal.lane`); None: this store has none
         (only SQLite's has)."""
         return None
+
+    def lane_possible(self) -> bool:
+        """Whether :meth:`native_lane` can give a lane (without starting one)."""
+        return False
 
     def committer_busy(self) -> bool:
         """Whether detached appends (:meth:`enqueue` with ``detached``) are queued and not

@@ -93,6 +93,15 @@ class Writer(Protocol):
         the next round asks again."""
         ...
 
+    def shared_failure(self) -> str | None:
+        """The store's failure recorded by another writer of the same file (the native
+        lane's), or None."""
+        ...
+
+    def share_failure(self, why: str) -> None:
+        """Record this committer's failure for the other writers of the same file."""
+        ...
+
 
 def check_options(durability: object, max_delay_ms: object) -> None:
     """Raise :class:`~ranked.errors.JournalConfigError` unless ``durability`` is a mode and
@@ -256,6 +265,9 @@ class GroupCommit:
                 raise JournalError(f"{self._name} is closed")
             if self._failure is not None:
                 raise JournalError(f"{self._name} failed: {self._failure}")
+            shared = self._writer.shared_failure()
+            if shared is not None:
+                raise JournalError(f"{self._name} failed: {shared}")
             self._queue += tickets
             self.detached += sum([ticket.detached for ticket in tickets])
             self._cond.notify()
@@ -370,6 +382,7 @@ class GroupCommit:
                         f"a commit failed after appends were acknowledged (batch mode): {error};"
                         " they are lost, and the journal takes no more appends (reopen it)"
                     )
+                self._writer.share_failure(str(self._failure))
                 self._acknowledged_open = False
             for ticket in written + batch:
                 if not ticket.settled and ticket.error is None:

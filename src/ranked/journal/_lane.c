@@ -25,7 +25,9 @@
  * insert, the transaction committed at least every max_delay_ms. The lane
  * numbers events as the store's writer does (max(seq) + 1, each board's
  * max(board_seq) + 1, read once per transaction under BEGIN IMMEDIATE), so
- * it and the store's own committer may both write the file, one at a time.
+ * it and the store's own committer may both write the file: one at a time,
+ * taking turns at the store's write gate (write_gate.h), which also holds
+ * the store's failure, shared by both.
  *
  * Threads: the committer thread reads and writes only the C copies in the
  * entries and the lane's queues, under the lane's mutex, except when it
@@ -49,11 +51,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "write_gate.h"
+
 #define MODE_ALWAYS 0
 #define MODE_BATCH 1
 #define MODE_NONE 2
 #define BOARD_CACHE 16
 #define ERROR_LEN 400
+#define GATE_TIMEOUT_MS 120000 /* the longest batch transaction, and then some */
 
 static const char *op_text[4] = {"best", "set", "incr", "decr"};
 static PyObject *op_names[4];
@@ -77,7 +82,8 @@ typedef struct entry {
     const char *actor_text, *reason_text; /* NULL: SQL NULL */
     Py_ssize_t actor_len, reason_len;
     long long seq, board_seq;
-    char *error; /* NULL, or why the write failed (malloc'd) */
+    int failed;  /* the write failed: not in the journal */
+    char *error; /* why (malloc'd; NULL when even that failed) */
     int blocking; /* submit_wait's: settled by the committer, waited for */
     int settled;  /* blocking: the answer below is there (under the mutex) */
     pthread_cond_t wake; /* blocking: its waiter waits on it (no herd of waiters) */
@@ -96,8 +102,10 @@ typedef struct {
     int efd;
     pthread_t thread;
     int started, closing, flush_asked;
+    int stopped; /* the committer has returned */
+    int forked;  /* a forked child's copy: no thread, nothing to close */
     long long flushes_done;
-    char *failed; /* batch mode: acknowledged events were lost; the lane takes no more */
+    WriteGateObject *gate; /* shared with the store's committer */
     sqlite3 *db;
     sqlite3_stmt *insert, *last_seq, *last_board_seq, *last_run, *add_run[2];
     int mode;
@@ -203,17 +211,20 @@ static void forget_numbers(board_number *cache, int *cached) {
 }
 
 /* The next board_seq of e's board in the open transaction (cached per
- * transaction); -1 on a database error. */
-static long long next_board_seq(LaneObject *l, board_number *cache, int *cached, entry *e) {
+ * transaction) into *number; SQLITE_OK or the error code. */
+static int next_board_seq(LaneObject *l, board_number *cache, int *cached, entry *e,
+                          long long *number) {
     for (int i = 0; i < *cached; i++)
-        if (cache[i].len == e->board_len && memcmp(cache[i].name, e->board, e->board_len) == 0)
-            return ++cache[i].last;
+        if (cache[i].len == e->board_len && memcmp(cache[i].name, e->board, e->board_len) == 0) {
+            *number = ++cache[i].last;
+            return SQLITE_OK;
+        }
     long long last = 0;
     sqlite3_bind_text(l->last_board_seq, 1, e->board, (int)e->board_len, SQLITE_STATIC);
     int rc = step_int(l->last_board_seq, &last);
     sqlite3_clear_bindings(l->last_board_seq);
     if (rc != SQLITE_OK)
-        return -1;
+        return rc;
     char *name = *cached < BOARD_CACHE ? malloc((size_t)e->board_len + 1) : NULL;
     if (name) {
         memcpy(name, e->board, (size_t)e->board_len);
@@ -224,7 +235,8 @@ static long long next_board_seq(LaneObject *l, board_number *cache, int *cached,
     }
     /* an uncached board is read again for each event (the transaction sees its own
      * inserts): still right, only slower */
-    return last + 1;
+    *number = last + 1;
+    return SQLITE_OK;
 }
 
 /* Insert e with the given numbers; SQLITE_OK or the error code. */
@@ -252,15 +264,31 @@ static int insert_entry(LaneObject *l, entry *e) {
     return rc;
 }
 
-/* Open a write transaction and read the last seq into *seq; SQLITE_OK or
- * the error code (no transaction left open on an error). */
+/* Take the write gate, open a write transaction and read the last seq into
+ * *seq; SQLITE_OK or the error code (SQLITE_BUSY when the gate was not given
+ * in time; the gate given back and no transaction left open on an error). */
 static int begin(LaneObject *l, long long *seq) {
+    if (gate_take(l->gate, GATE_LANE, GATE_TIMEOUT_MS) != 0)
+        return SQLITE_BUSY;
     int rc = exec_sql(l, "BEGIN IMMEDIATE");
+    if (rc == SQLITE_OK) {
+        rc = step_int(l->last_seq, seq);
+        if (rc != SQLITE_OK)
+            exec_sql(l, "ROLLBACK");
+    }
     if (rc != SQLITE_OK)
-        return rc;
-    rc = step_int(l->last_seq, seq);
-    if (rc != SQLITE_OK)
+        gate_give(l->gate, GATE_LANE);
+    return rc;
+}
+
+/* End the open transaction with `sql` (COMMIT or ROLLBACK) and give the
+ * gate back once it is over; SQLITE_OK or the error code (a failed COMMIT is
+ * rolled back: the transaction is always over). */
+static int end(LaneObject *l, const char *sql) {
+    int rc = exec_sql(l, sql);
+    if (rc != SQLITE_OK && sqlite3_get_autocommit(l->db) == 0)
         exec_sql(l, "ROLLBACK");
+    gate_give(l->gate, GATE_LANE);
     return rc;
 }
 
@@ -272,12 +300,10 @@ static int begin(LaneObject *l, long long *seq) {
 static void upkeep(LaneObject *l) {
     if (l->committed_seq - l->mark < l->every)
         return;
-    if (exec_sql(l, "BEGIN IMMEDIATE") != SQLITE_OK)
-        return;
     long long mark = 0, last = 0;
+    if (begin(l, &last) != SQLITE_OK)
+        return;
     int rc = step_int(l->last_run, &mark);
-    if (rc == SQLITE_OK)
-        rc = step_int(l->last_seq, &last);
     if (rc == SQLITE_OK && last - mark >= l->every) {
         for (int i = 0; i < 2 && rc == SQLITE_OK; i++) {
             sqlite3_bind_int64(l->add_run[i], 1, mark);
@@ -288,19 +314,30 @@ static void upkeep(LaneObject *l) {
         if (rc == SQLITE_OK)
             mark = last;
     }
-    if (rc == SQLITE_OK && exec_sql(l, "COMMIT") == SQLITE_OK) {
+    if (end(l, rc == SQLITE_OK ? "COMMIT" : "ROLLBACK") == SQLITE_OK && rc == SQLITE_OK) {
         l->mark = mark;
         l->committed_seq = last;
-        return;
     }
-    exec_sql(l, "ROLLBACK");
+}
+
+/* Acknowledged events of batch mode were rolled back: record the store's
+ * failure at the write gate, so that neither writer takes another append. */
+static void lost(LaneObject *l, const char *why) {
+    char text[ERROR_LEN + 200];
+    snprintf(text, sizeof text,
+             "a commit failed after appends were acknowledged (batch mode): %s; they are"
+             " lost, and the journal takes no more appends (reopen it)",
+             why);
+    gate_fail(l->gate, text);
 }
 
 /* Give every entry of `list` the error `why` (a copy each). */
 static void fail_all(entry *list, const char *why) {
     for (entry *e = list; e; e = e->next)
-        if (!e->error)
+        if (!e->failed) {
+            e->failed = 1;
             e->error = copy_text(why);
+        }
 }
 
 static void settle_blocking(LaneObject *l, entry *list);
@@ -377,36 +414,32 @@ static void *committer(void *arg) {
                 }
             }
             for (entry *e = round; e && rc == SQLITE_OK; e = e->next) {
-                long long number = next_board_seq(l, cache, &cached, e);
-                if (number < 0) {
-                    rc = sqlite3_errcode(l->db);
+                long long number = 0;
+                rc = next_board_seq(l, cache, &cached, e, &number);
+                if (rc != SQLITE_OK)
                     break;
-                }
                 e->seq = ++seq;
                 e->board_seq = number;
                 rc = insert_entry(l, e);
                 count++;
             }
             if (rc == SQLITE_OK && l->mode != MODE_BATCH) {
-                rc = exec_sql(l, "COMMIT");
-                if (rc == SQLITE_OK) {
-                    in_txn = 0;
+                rc = end(l, "COMMIT");
+                in_txn = 0;
+                if (rc == SQLITE_OK)
                     l->committed_seq = seq;
-                }
             }
             if (rc != SQLITE_OK) {
-                snprintf(why, sizeof why, "journal write failed: %s", sqlite3_errmsg(l->db));
+                snprintf(why, sizeof why, "journal write failed: %s",
+                         rc == SQLITE_BUSY && !in_txn ? "the write gate was not given in time"
+                                                      : sqlite3_errmsg(l->db));
                 if (in_txn)
-                    exec_sql(l, "ROLLBACK");
+                    end(l, "ROLLBACK");
                 in_txn = 0;
                 fail_all(round, why);
-                if (acked_open) {
-                    pthread_mutex_lock(&l->mu);
-                    if (!l->failed)
-                        l->failed = copy_text(why);
-                    pthread_mutex_unlock(&l->mu);
-                    acked_open = 0;
-                }
+                if (acked_open) /* the open transaction's acknowledged events are gone */
+                    lost(l, why);
+                acked_open = 0;
                 count = 0;
             } else if (l->mode == MODE_BATCH) {
                 acked_open = 1;
@@ -419,17 +452,10 @@ static void *committer(void *arg) {
             hand_back(l, round);
         }
         if (in_txn && (closing || flushing || now_ns() >= deadline)) {
-            rc = exec_sql(l, "COMMIT");
+            rc = end(l, "COMMIT");
             if (rc != SQLITE_OK) { /* acknowledged events are gone: take no more */
-                snprintf(why, sizeof why,
-                         "a commit failed after appends were acknowledged (batch mode): %s;"
-                         " they are lost, and the journal takes no more appends (reopen it)",
-                         sqlite3_errmsg(l->db));
-                exec_sql(l, "ROLLBACK");
-                pthread_mutex_lock(&l->mu);
-                if (!l->failed)
-                    l->failed = copy_text(why);
-                pthread_mutex_unlock(&l->mu);
+                snprintf(why, sizeof why, "%s", sqlite3_errmsg(l->db));
+                lost(l, why);
             } else {
                 l->committed_seq = seq;
                 pthread_mutex_lock(&l->mu);
@@ -451,6 +477,7 @@ static void *committer(void *arg) {
             pthread_mutex_lock(&l->mu);
             int more = l->queued_head != NULL;
             if (!more) {
+                l->stopped = 1;
                 l->flushes_done++;
                 pthread_cond_broadcast(&l->flushed);
             }
@@ -508,16 +535,15 @@ static int make_entry(LaneObject *l, PyObject *const *args, Py_ssize_t nargs, en
         return -1;
     }
     PyObject *ctx = args[0], *member = args[1], *score = args[2], *op = args[3];
-    pthread_mutex_lock(&l->mu);
-    char *failed = l->failed ? copy_text(l->failed) : NULL;
-    int closing = l->closing;
-    pthread_mutex_unlock(&l->mu);
+    char *failed = gate_failure(l->gate);
     if (failed) {
         PyErr_SetString(l->error_type, failed);
         free(failed);
         return -1;
     }
-    if (closing || !PyTuple_CheckExact(ctx) || PyTuple_GET_SIZE(ctx) != 5)
+    if (pthread_equal(pthread_self(), l->thread))
+        return 1; /* a call from the lane's own thread (a fallback's): it cannot wait there */
+    if (!PyTuple_CheckExact(ctx) || PyTuple_GET_SIZE(ctx) != 5)
         return 1;
     Py_ssize_t board_len, member_len, actor_len, reason_len;
     const char *board = text_of(PyTuple_GET_ITEM(ctx, 0), &board_len, 0);
@@ -594,19 +620,25 @@ static int make_entry(LaneObject *l, PyObject *const *args, Py_ssize_t nargs, en
     e->ctx = Py_NewRef(ctx);
     e->member = Py_NewRef(member);
     e->score = Py_NewRef(score);
-    e->op = Py_NewRef(op);
+    e->op = Py_NewRef(op_name); /* the operation the journal records, resolved */
     e->actor = Py_NewRef(args[4]);
     e->reason = Py_NewRef(args[5]);
     *out = e;
     return 0;
 }
 
-/* Queue e for the committer (the mutex not held). */
-static void enqueue(LaneObject *l, entry *e) {
+/* Queue e for the committer (the mutex not held): 1, or 0 when the lane is
+ * closing (checked under the mutex, so that nothing is queued after the
+ * committer's last look at the queue; e is left to the caller). */
+static int enqueue(LaneObject *l, entry *e) {
     pthread_mutex_lock(&l->mu);
-    link_at_end(&l->queued_head, &l->queued_tail, e, e);
-    pthread_cond_signal(&l->wake);
+    int open = !l->closing;
+    if (open) {
+        link_at_end(&l->queued_head, &l->queued_tail, e, e);
+        pthread_cond_signal(&l->wake);
+    }
     pthread_mutex_unlock(&l->mu);
+    return open;
 }
 
 /* submit(ctx, member, score, operator, actor, reason, at_us) -> future | None:
@@ -628,7 +660,11 @@ static PyObject *Lane_submit(LaneObject *l, PyObject *const *args, Py_ssize_t na
         return NULL;
     }
     e->future = Py_NewRef(future);
-    enqueue(l, e);
+    if (!enqueue(l, e)) {
+        free_entry(e);
+        Py_DECREF(future);
+        Py_RETURN_NONE;
+    }
     return future;
 }
 
@@ -644,9 +680,17 @@ static PyObject *Lane_submit_wait(LaneObject *l, PyObject *const *args, Py_ssize
         return NULL;
     if (made > 0)
         Py_RETURN_NONE;
+    int rc = pthread_cond_init(&e->wake, NULL);
+    if (rc != 0) {
+        free_entry(e);
+        errno = rc;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
     e->blocking = 1;
-    pthread_cond_init(&e->wake, NULL);
-    enqueue(l, e);
+    if (!enqueue(l, e)) {
+        free_entry(e);
+        Py_RETURN_NONE;
+    }
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&l->mu);
     while (!e->settled)
@@ -670,10 +714,24 @@ static PyObject *Lane_submit_wait(LaneObject *l, PyObject *const *args, Py_ssize
  * already done (its caller cancelled) keeps its state. */
 static void answer(PyObject *future, PyObject *method, PyObject *value) {
     PyObject *done = PyObject_CallMethodOneArg(future, method, value);
-    if (done)
+    if (done) {
         Py_DECREF(done);
-    else
+        return;
+    }
+    PyObject *type, *error, *tb;
+    PyErr_Fetch(&type, &error, &tb); /* an InvalidStateError: its caller cancelled */
+    PyObject *finished = PyObject_CallMethod(future, "done", NULL);
+    int cancelled = finished == Py_True;
+    Py_XDECREF(finished);
+    if (cancelled) {
+        Py_XDECREF(type);
+        Py_XDECREF(error);
+        Py_XDECREF(tb);
         PyErr_Clear();
+    } else {
+        PyErr_Restore(type, error, tb);
+        PyErr_WriteUnraisable(future);
+    }
 }
 
 /* Call ctx's on_applied(count); an error it raises is reported, not raised. */
@@ -711,8 +769,8 @@ static PyObject *take_exception(void) {
 static int settle_one(LaneObject *l, entry *e) {
     PyObject *result = NULL; /* new reference: the answer */
     int written = 0, answered = 0;
-    if (e->error) {
-        PyErr_SetString(l->error_type, e->error);
+    if (e->failed) {
+        PyErr_SetString(l->error_type, e->error ? e->error : "journal write failed");
     } else {
         PyObject *after = PyLong_FromLongLong(e->board_seq - 1);
         PyObject *last = PyLong_FromLongLong(e->board_seq);
@@ -829,14 +887,6 @@ static PyObject *Lane_bind(LaneObject *l, PyObject *create_future) {
 /* fileno(): the eventfd settle reads (readable when written entries wait). */
 static PyObject *Lane_fileno(LaneObject *l, PyObject *unused) { return PyLong_FromLong(l->efd); }
 
-/* pending(): whether entries are queued or written but not settled. */
-static PyObject *Lane_pending(LaneObject *l, PyObject *unused) {
-    pthread_mutex_lock(&l->mu);
-    int busy = l->queued_head || l->done_head;
-    pthread_mutex_unlock(&l->mu);
-    return PyBool_FromLong(busy);
-}
-
 /* counts(): (events written, commits) by the lane. */
 static PyObject *Lane_counts(LaneObject *l, PyObject *unused) {
     pthread_mutex_lock(&l->mu);
@@ -846,7 +896,7 @@ static PyObject *Lane_counts(LaneObject *l, PyObject *unused) {
 }
 
 /* Wait (GIL released) until the committer has committed what was queued
- * before, or stopped. */
+ * before, or has stopped. */
 static void wait_committed(LaneObject *l, int closing) {
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&l->mu);
@@ -856,22 +906,38 @@ static void wait_committed(LaneObject *l, int closing) {
     else
         l->flush_asked = 1;
     pthread_cond_signal(&l->wake);
-    while (l->flushes_done == seen)
+    while (l->flushes_done == seen && !l->stopped)
         pthread_cond_wait(&l->flushed, &l->mu);
     pthread_mutex_unlock(&l->mu);
     Py_END_ALLOW_THREADS
 }
 
+/* Raise the store's error when called on the lane's own thread (a fallback
+ * or on_applied that flushes or closes would wait for itself); 0, or -1. */
+static int not_on_lane_thread(LaneObject *l, const char *what) {
+    if (l->started && pthread_equal(pthread_self(), l->thread)) {
+        PyErr_Format(l->error_type, "the journal's lane cannot %s from its own thread", what);
+        return -1;
+    }
+    return 0;
+}
+
 /* flush(): commit everything queued so far (batch mode's open transaction). */
 static PyObject *Lane_flush(LaneObject *l, PyObject *unused) {
-    if (l->started)
+    if (not_on_lane_thread(l, "flush") < 0)
+        return NULL;
+    if (l->started && !l->forked)
         wait_committed(l, 0);
     Py_RETURN_NONE;
 }
 
 /* Stop the committer (after it has written and committed what is queued),
- * then close the connection. Idempotent; the GIL released while waiting. */
+ * then close the connection. Idempotent; the GIL released while waiting. A
+ * forked child's copy has no thread and shares the parent's connection: it
+ * touches neither. */
 static void stop(LaneObject *l) {
+    if (l->forked)
+        return;
     if (l->started) {
         wait_committed(l, 1);
         Py_BEGIN_ALLOW_THREADS
@@ -897,7 +963,20 @@ static void stop(LaneObject *l) {
 /* close(): write and commit what is queued, stop the thread, close the
  * connection; written entries wait for settle. Idempotent. */
 static PyObject *Lane_close(LaneObject *l, PyObject *unused) {
+    if (not_on_lane_thread(l, "close") < 0)
+        return NULL;
     stop(l);
+    Py_RETURN_NONE;
+}
+
+/* forget_after_fork(): in a forked child: this copy has no committer thread
+ * (only the forking thread survives a fork) and must not touch the parent's
+ * connection nor the mutexes the parent's threads may have held; it takes
+ * nothing more and closes nothing. */
+static PyObject *Lane_forget_after_fork(LaneObject *l, PyObject *unused) {
+    l->forked = 1;
+    l->closing = 1;
+    l->started = 0;
     Py_RETURN_NONE;
 }
 
@@ -910,13 +989,14 @@ static PyObject *Lane_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     const char *path, *synchronous, *sql[4], *run_sql[2];
     int batch;
     long long delay_ms, every;
-    PyObject *error_type;
+    PyObject *error_type, *gate;
     static char *names[] = {"path",     "synchronous",    "batch",    "max_delay_ms",
                             "insert",   "last_seq",       "last_board_seq", "last_run",
-                            "add_run",  "every",          "error_type", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "sspLssss(ss)LO", names, &path, &synchronous,
+                            "add_run",  "every",          "error_type", "gate", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "sspLssss(ss)LOO!", names, &path, &synchronous,
                                      &batch, &delay_ms, &sql[0], &sql[1], &sql[2], &sql[3],
-                                     &run_sql[0], &run_sql[1], &every, &error_type))
+                                     &run_sql[0], &run_sql[1], &every, &error_type,
+                                     &WriteGateType, &gate))
         return NULL;
     if (!PyType_Check(error_type) ||
         !PyType_IsSubtype((PyTypeObject *)error_type, (PyTypeObject *)PyExc_Exception)) {
@@ -946,6 +1026,7 @@ static PyObject *Lane_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     l->delay_ns = delay_ms * 1000000LL;
     l->every = every;
     l->error_type = Py_NewRef(error_type);
+    l->gate = (WriteGateObject *)Py_NewRef(gate);
     l->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (l->efd < 0) {
         PyErr_SetFromErrno(PyExc_OSError);
@@ -999,12 +1080,14 @@ static void Lane_dealloc(LaneObject *l) {
         }
     if (l->efd >= 0)
         close(l->efd);
-    free(l->failed);
     Py_CLEAR(l->create_future);
     Py_CLEAR(l->error_type);
-    pthread_mutex_destroy(&l->mu);
-    pthread_cond_destroy(&l->wake);
-    pthread_cond_destroy(&l->flushed);
+    Py_CLEAR(l->gate);
+    if (!l->forked) { /* a forked child's copy may hold a mutex the parent's thread held */
+        pthread_mutex_destroy(&l->mu);
+        pthread_cond_destroy(&l->wake);
+        pthread_cond_destroy(&l->flushed);
+    }
     Py_TYPE(l)->tp_free((PyObject *)l);
 }
 
@@ -1013,6 +1096,7 @@ static void Lane_dealloc(LaneObject *l) {
 static int Lane_traverse(LaneObject *l, visitproc visit, void *arg) {
     Py_VISIT(l->create_future);
     Py_VISIT(l->error_type);
+    Py_VISIT(l->gate);
     return 0;
 }
 
@@ -1030,10 +1114,11 @@ static PyMethodDef Lane_methods[] = {
     {"settle", (PyCFunction)Lane_settle, METH_NOARGS, "settle(): answer the written entries"},
     {"bind", (PyCFunction)Lane_bind, METH_O, "bind(create_future | None)"},
     {"fileno", (PyCFunction)Lane_fileno, METH_NOARGS, "fileno(): the eventfd settle reads"},
-    {"pending", (PyCFunction)Lane_pending, METH_NOARGS, "pending(): entries not settled yet"},
     {"counts", (PyCFunction)Lane_counts, METH_NOARGS, "counts(): (events, commits)"},
     {"flush", (PyCFunction)Lane_flush, METH_NOARGS, "flush(): commit what is queued"},
     {"close", (PyCFunction)Lane_close, METH_NOARGS, "close(): commit, stop, close"},
+    {"forget_after_fork", (PyCFunction)Lane_forget_after_fork, METH_NOARGS,
+     "forget_after_fork(): in a forked child, drop the parent's thread and connection"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1078,7 +1163,8 @@ PyMODINIT_FUNC PyInit__lane(void) {
     PyObject *m = PyModule_Create(&lane_module);
     if (!m)
         return NULL;
-    if (PyModule_AddObjectRef(m, "Lane", (PyObject *)&LaneType) < 0) {
+    if (PyModule_AddObjectRef(m, "Lane", (PyObject *)&LaneType) < 0 ||
+        write_gate_add_to_module(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -56,6 +56,9 @@ class AsOf:
         """A view commits nothing."""
         return False
 
+    def lane_possible(self) -> bool:
+        return False
+
     def _events(self) -> Iterator[Event]:
         number = 0
         last, select = self.up_to_seq, self.select

@@ -31,6 +31,7 @@ import atexit
 import contextlib
 import ctypes
 import functools
+import os
 import weakref
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
@@ -44,9 +45,13 @@ except ImportError:  # built without SQLite's headers
     _lane = None
 
 if TYPE_CHECKING:
-    from ._lane import Lane
+    from ._lane import Lane, WriteGate
 
 _FILE_NAME: Final = "__file__"
+
+GATE_TIMEOUT_MS: Final = 120_000
+"""How long a writer waits for the file's write gate (the longest ``batch`` transaction,
+60 s, and then some) before its round fails."""
 
 
 @functools.cache
@@ -76,6 +81,24 @@ def _close_open_lanes() -> None:
         lane.close()
 
 
+def _forget_lanes_in_child() -> None:
+    """After a fork, in the child: the lanes' threads did not come along; their copies
+    take nothing and close nothing (the parent's lanes go on in the parent)."""
+    for lane in list(_OPEN):
+        lane.forget_after_fork()
+    _OPEN.clear()
+
+
+os.register_at_fork(after_in_child=_forget_lanes_in_child)
+
+
+def new_gate() -> WriteGate | None:
+    """A write gate for a journal file (``_lane.c``'s ``write_gate.c``): the store's
+    committer and the lane take turns at it, and it holds the store's failure; None
+    without the native module."""
+    return None if _lane is None else _lane.WriteGate()
+
+
 class NativeLane:
     """One store's lane (its thread and connection): bound to one event loop at a time for
     asyncio submissions; blocking submissions wait on the lane's thread."""
@@ -95,18 +118,14 @@ class NativeLane:
 
     def for_loop(self) -> Lane | None:
         """The native lane, bound to the running loop; None when it cannot be (closed, or
-        bound to another loop that is still open and has submissions in flight). Called
-        from a coroutine. O(1)."""
+        bound to another loop that is still open: a lane answers on one loop, and only a
+        closed loop hands it over). Called from a coroutine. O(1)."""
         loop = asyncio.get_running_loop()
         if loop is self._loop:
             return self._lane
-        if self._closed:
-            return None
         old = self._loop
-        if old is not None and not old.is_closed():
-            if self._lane.pending():
-                return None
-            old.remove_reader(self._fd)
+        if self._closed or (old is not None and not old.is_closed()):
+            return None
         self._lane.bind(loop.create_future)
         loop.add_reader(self._fd, self._lane.settle)
         self._loop = loop
@@ -119,6 +138,12 @@ class NativeLane:
     def flush(self) -> None:
         """Commit what the lane has written (``batch`` mode's open transaction). Blocks."""
         self._lane.flush()
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: this copy takes nothing and closes nothing."""
+        self._closed = True
+        self._loop = None
+        self._lane.forget_after_fork()
 
     def close(self) -> None:
         """Write and commit what is queued, stop the thread, then answer what is written on

@@ -58,7 +58,7 @@ from ..errors import JournalConfigError, JournalError
 from ._base import COLUMNS, JournalBase, SQLWriter, check_schema_version
 from ._group_commit import MAX_DELAY_MS, check_options
 from .events import event_from_row
-from .lane import NativeLane, lane_available
+from .lane import GATE_TIMEOUT_MS, NativeLane, lane_available, new_gate
 from .store import Durability
 
 __all__ = ["MAX_DELAY_MS", "MEMBER_INDEX_EVERY", "SCHEMA_VERSION", "SQLiteJournal"]
@@ -144,6 +144,48 @@ class _Writer(SQLWriter[sqlite3.Connection]):
         super().__init__(conn, (sqlite3.Error,), "?")
         self._mark = mark
         """The last seq ``member_seqs`` covers (its last run's)."""
+        self.gate = new_gate()
+        """The file's write gate, shared with the native lane (None without the lane's
+        module): each transaction takes it first and gives it back when it is over."""
+        self._held = False
+
+    def begin(self) -> None:
+        self._forget()
+        gate = self.gate
+        if gate is not None:
+            if not gate.take(GATE_TIMEOUT_MS):
+                raise sqlite3.OperationalError("the journal's write gate was not given in time")
+            self._held = True
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._give()
+            raise
+
+    def execute(self, sql: str) -> None:
+        # the turn ends with a COMMIT that succeeds or with any ROLLBACK (after a failed
+        # COMMIT the committer rolls back)
+        try:
+            super().execute(sql)
+        except BaseException:
+            if sql == "ROLLBACK":
+                self._give()
+            raise
+        if sql in ("COMMIT", "ROLLBACK"):
+            self._give()
+
+    def _give(self) -> None:
+        if self._held:
+            self._held = False
+            assert self.gate is not None
+            self.gate.give()
+
+    def shared_failure(self) -> str | None:
+        return None if self.gate is None else self.gate.failure()
+
+    def share_failure(self, why: str) -> None:
+        if self.gate is not None:
+            self.gate.fail(why)
 
     def upkeep(self) -> None:
         """Write the events committed since the last run as a run of ``member_seqs`` (in
@@ -152,23 +194,19 @@ class _Writer(SQLWriter[sqlite3.Connection]):
         if last is None or last - self._mark < MEMBER_INDEX_EVERY:
             return
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
+        self.begin()
         try:
             # read again inside the transaction: the native lane writes runs too
             (mark,) = conn.execute(_LAST_RUN).fetchone()
             if last - mark >= MEMBER_INDEX_EVERY:
                 _add_run(conn, mark, last)
                 mark = last
-            conn.execute("COMMIT")
+            self.execute("COMMIT")
         except BaseException:
-            with contextlib.suppress(sqlite3.Error):  # the BEGIN itself may have failed
-                conn.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):
+                self.execute("ROLLBACK")
             raise
         self._mark = mark
-
-    def begin(self) -> None:
-        self._forget()
-        self.conn.execute("BEGIN IMMEDIATE")
 
     def _executemany(self, sql: str, rows: list[tuple[object, ...]]) -> None:
         # One multi-row INSERT per chunk, not one statement per row: the driver lets go
@@ -236,6 +274,7 @@ class SQLiteJournal(JournalBase):
         if not isinstance(path, str) or not path:
             raise JournalConfigError(f"path must be a non-empty str, not {path!r}")
         self.path: Final = path
+        self._absolute_path = os.path.abspath(path)  # the lane opens it later: any cwd then
         writer, mark = self._open_writer(durability)
         try:
             self._reader = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -246,7 +285,9 @@ class SQLiteJournal(JournalBase):
         except BaseException:
             writer.close()
             raise
-        self._writer = _Writer(writer, mark)
+        committer = _Writer(writer, mark)
+        self._writer = committer
+        self._gate = committer.gate
         self._durability = durability
         self._max_delay_ms = max_delay_ms
         self._lane: NativeLane | None = None
@@ -352,17 +393,21 @@ class SQLiteJournal(JournalBase):
         if lane is None and not self._lane_off:
             with self._lane_lock:
                 if self._lane is None and not self._lane_off:
-                    if lane_available():
+                    if self.lane_possible():
                         self._lane = self._start_lane()
                     else:
                         self._lane_off = True
                 lane = self._lane
-        return lane
+        return None if self._lane_off else lane
+
+    def lane_possible(self) -> bool:
+        """Whether :meth:`native_lane` can start a lane (without starting one)."""
+        return not self._lane_off and self._gate is not None and lane_available()
 
     def _start_lane(self) -> NativeLane:
         writer = self._writer
         return NativeLane(
-            path=self.path,
+            path=self._absolute_path,
             synchronous="OFF" if self._durability == "none" else "FULL",
             batch=self._durability == "batch",
             max_delay_ms=self._max_delay_ms,
@@ -373,6 +418,7 @@ class SQLiteJournal(JournalBase):
             add_run=_ADD_RUN,
             every=MEMBER_INDEX_EVERY,
             error_type=JournalError,
+            gate=self._gate,
         )
 
     def flush(self) -> None:

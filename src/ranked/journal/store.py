@@ -137,6 +137,10 @@ class JournalStore(Protocol):
         """The store's native lane, None when it has none (see :mod:`ranked.journal.lane`)."""
         ...
 
+    def lane_possible(self) -> bool:
+        """Whether :meth:`native_lane` can give a lane (without starting one)."""
+        ...
+
     def committer_busy(self) -> bool:
         """Whether appends handed to the committer are not answered yet."""
         ...

@@ -45,13 +45,14 @@ __all__ = ["BlockingLaneSubmitter", "LaneSubmitter", "blocking_lane_for", "lane_
 
 
 def lane_for(journal: AsyncBoardJournal) -> LaneSubmitter | None:
-    """The asyncio board's lane submitter, None when its store has no lane."""
-    return None if journal.store.native_lane() is None else LaneSubmitter(journal)
+    """The asyncio board's lane submitter, None when its store can have no lane (the lane
+    itself starts at the board's first submission it can take)."""
+    return LaneSubmitter(journal) if journal.store.lane_possible() else None
 
 
 def blocking_lane_for(journal: BoardJournal) -> BlockingLaneSubmitter | None:
-    """The blocking board's lane submitter, None when its store has no lane."""
-    return None if journal.store.native_lane() is None else BlockingLaneSubmitter(journal)
+    """The blocking board's lane submitter, None when its store can have no lane."""
+    return BlockingLaneSubmitter(journal) if journal.store.lane_possible() else None
 
 
 class _Context:
