@@ -14,9 +14,11 @@
  * goes to the board's fallback, the general path, with its numbers.
  *
  * A blocking board's thread calls Lane.submit_wait instead: it waits (GIL
- * released) until the committer thread itself, holding the GIL for the
- * round, has applied the round's blocking entries in commit order (the
- * writer, or the fallback called at once) and kept each one's answer.
+ * released) until its entry is written, then, holding the GIL, applies every
+ * written blocking entry not applied yet, in commit order (the writer, or
+ * the fallback called at once), keeping each one's answer and waking its
+ * waiter: whichever waiter gets the GIL first applies for all of them, and
+ * the committer thread goes on writing meanwhile.
  *
  * The store owns the schema: every statement comes from the Python store
  * (ranked/journal/sqlite.py); the lane only binds and steps them. Durability
@@ -29,12 +31,10 @@
  * taking turns at the store's write gate (write_gate.h), which also holds
  * the store's failure, shared by both.
  *
- * Threads: the committer thread reads and writes only the C copies in the
- * entries and the lane's queues, under the lane's mutex, except when it
- * settles a round's blocking entries: then it takes the GIL (PyGILState) for
- * that alone, after the round's SQL. Otherwise Python objects are used only
- * by calls made with the GIL on the caller's thread (submit, submit_wait,
- * settle, flush, close, dealloc). Every Python object an entry refers to is
+ * Threads: the committer thread never touches a Python object; it reads and
+ * writes only the C copies in the entries and the lane's queues, under the
+ * lane's mutex. Python objects are used only by calls made with the GIL on
+ * the caller's thread (submit, submit_wait, settle, flush, close, dealloc). Every Python object an entry refers to is
  * held by a strong reference of the entry. The Python wrapper closes every
  * lane at exit, before the interpreter stops taking threads.
  */
@@ -85,6 +85,7 @@ typedef struct entry {
     int failed;  /* the write failed: not in the journal */
     char *error; /* why (malloc'd; NULL when even that failed) */
     int blocking; /* submit_wait's: settled by the committer, waited for */
+    int written;  /* blocking: in the journal (or failed), to be applied (under the mutex) */
     int settled;  /* blocking: the answer below is there (under the mutex) */
     pthread_cond_t wake; /* blocking: its waiter waits on it (no herd of waiters) */
     PyObject *result;                     /* blocking: the answer, or NULL */
@@ -98,7 +99,8 @@ typedef struct {
     pthread_cond_t wake;   /* the committer waits on it for entries, a flush or close */
     pthread_cond_t flushed; /* flush() waits on it */
     entry *queued_head, *queued_tail;   /* for the committer */
-    entry *done_head, *done_tail;       /* written, for settle */
+    entry *done_head, *done_tail;       /* written, for settle (asyncio) */
+    entry *written_head, *written_tail; /* written, for their waiters (blocking) */
     int efd;
     pthread_t thread;
     int started, closing, flush_asked;
@@ -340,11 +342,9 @@ static void fail_all(entry *list, const char *why) {
         }
 }
 
-static void settle_blocking(LaneObject *l, entry *list);
-
-/* Hand a written round back (the mutex not held): its blocking entries are
- * settled here at once (settle_blocking, with the GIL), the others go to the
- * done queue and the loop is woken. Order is kept within each. */
+/* Hand a written round back (the mutex not held): its blocking entries go to
+ * the written queue and their waiters are woken, the others go to the done
+ * queue and the loop is woken. Order is kept within each. */
 static void hand_back(LaneObject *l, entry *list) {
     entry *loop_head = NULL, **loop_tail = &loop_head, *last = NULL;
     entry *blocking = NULL, **blocking_tail = &blocking;
@@ -360,8 +360,17 @@ static void hand_back(LaneObject *l, entry *list) {
             last = e;
         }
     }
-    if (blocking)
-        settle_blocking(l, blocking);
+    if (blocking) {
+        pthread_mutex_lock(&l->mu);
+        entry *tail = blocking;
+        for (entry *e = blocking; e; e = e->next) {
+            e->written = 1;
+            pthread_cond_signal(&e->wake);
+            tail = e;
+        }
+        link_at_end(&l->written_head, &l->written_tail, blocking, tail);
+        pthread_mutex_unlock(&l->mu);
+    }
     if (!loop_head)
         return;
     pthread_mutex_lock(&l->mu);
@@ -668,11 +677,13 @@ static PyObject *Lane_submit(LaneObject *l, PyObject *const *args, Py_ssize_t na
     return future;
 }
 
+static void drain_blocking(LaneObject *l, entry *mine);
+
 /* submit_wait(ctx, member, score, operator, actor, reason, at_us) -> answer |
- * None: the blocking form. Queue the event and wait (GIL released) until the
- * committer has written it and settled it: the writer's answer, or the
- * fallback's (called at once, on the committer thread); its error is raised
- * here. None when the lane does not take it (make_entry). */
+ * None: the blocking form. Queue the event, wait (GIL released) until the
+ * committer has written it, then apply what is written (drain_blocking):
+ * the writer's answer, or the fallback's (called at once); its error is
+ * raised here. None when the lane does not take it (make_entry). */
 static PyObject *Lane_submit_wait(LaneObject *l, PyObject *const *args, Py_ssize_t nargs) {
     entry *e;
     int made = make_entry(l, args, nargs, &e);
@@ -693,10 +704,11 @@ static PyObject *Lane_submit_wait(LaneObject *l, PyObject *const *args, Py_ssize
     }
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&l->mu);
-    while (!e->settled)
+    while (!e->written)
         pthread_cond_wait(&e->wake, &l->mu);
     pthread_mutex_unlock(&l->mu);
     Py_END_ALLOW_THREADS
+    drain_blocking(l, e);
     PyObject *result = e->result;
     e->result = NULL;
     if (!result) {
@@ -818,32 +830,48 @@ static int settle_one(LaneObject *l, entry *e) {
     return written;
 }
 
-/* Settle a round's blocking entries on the committer thread: take the GIL,
- * settle each in order (then each board's on_applied), let go of the GIL,
- * then mark them settled and wake their waiters (who free them: nothing here
- * touches them after the mutex is released). */
-static void settle_blocking(LaneObject *l, entry *list) {
-    PyGILState_STATE gil = PyGILState_Ensure();
-    PyObject *run = NULL;
+/* Apply, with the GIL, the written blocking entries not applied yet, in
+ * commit order, until `mine` is settled: each gets its answer and its waiter
+ * is woken (who frees it: nothing here touches an entry once it is marked
+ * settled). When the queue is empty but `mine` is not settled, another
+ * waiter is applying it (its Python code let the GIL go): wait for that. */
+static void drain_blocking(LaneObject *l, entry *mine) {
+    PyObject *run = NULL; /* the board of the current run of entries (strong) */
     long long written = 0;
-    for (entry *e = list; e; e = e->next) {
-        if (run != e->ctx) {
-            applied(run, written);
-            Py_XSETREF(run, Py_NewRef(e->ctx));
-            written = 0;
+    for (;;) {
+        pthread_mutex_lock(&l->mu);
+        int done = mine->settled;
+        entry *list = done ? NULL : l->written_head;
+        if (list)
+            l->written_head = l->written_tail = NULL;
+        pthread_mutex_unlock(&l->mu);
+        if (done)
+            break;
+        if (!list) {
+            Py_BEGIN_ALLOW_THREADS
+            pthread_mutex_lock(&l->mu);
+            while (!mine->settled)
+                pthread_cond_wait(&mine->wake, &l->mu);
+            pthread_mutex_unlock(&l->mu);
+            Py_END_ALLOW_THREADS
+            break;
         }
-        written += settle_one(l, e);
+        for (entry *e = list, *next; e; e = next) {
+            next = e->next;
+            if (run != e->ctx) {
+                applied(run, written);
+                Py_XSETREF(run, Py_NewRef(e->ctx));
+                written = 0;
+            }
+            written += settle_one(l, e);
+            pthread_mutex_lock(&l->mu);
+            e->settled = 1;
+            pthread_cond_signal(&e->wake);
+            pthread_mutex_unlock(&l->mu);
+        }
     }
     applied(run, written);
     Py_XDECREF(run);
-    PyGILState_Release(gil);
-    pthread_mutex_lock(&l->mu);
-    for (entry *e = list, *next; e; e = next) {
-        next = e->next;
-        e->settled = 1;
-        pthread_cond_signal(&e->wake);
-    }
-    pthread_mutex_unlock(&l->mu);
 }
 
 /* settle(): on the bound loop, when the eventfd is readable (and once after
@@ -1070,9 +1098,10 @@ static PyObject *Lane_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
 static void Lane_dealloc(LaneObject *l) {
     PyObject_GC_UnTrack(l);
     stop(l);
-    entry *lists[2] = {l->queued_head, l->done_head};
+    entry *lists[3] = {l->queued_head, l->done_head, l->written_head};
     l->queued_head = l->queued_tail = l->done_head = l->done_tail = NULL;
-    for (int i = 0; i < 2; i++)
+    l->written_head = l->written_tail = NULL;
+    for (int i = 0; i < 3; i++)
         while (lists[i]) {
             entry *e = lists[i];
             lists[i] = e->next;
