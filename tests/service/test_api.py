@@ -275,5 +275,11 @@ def test_metrics_count_requests_and_the_journal(api: Api) -> None:
     )
     assert "ranked_http_request_seconds_bucket" in text
     assert "ranked_journal_commit_seconds_bucket" in text
-    assert f'ranked_submissions_total{{board="{board}"}} 1.0' in text
-    assert f'ranked_board_members{{board="{board}"}} 1.0' in text
+    assert "ranked_journal_lane_events_total" in text
+    api.call("POST", f"/v1/boards/{board}/scores", scope="write", json={"member": "n", "score": 2})
+    text = api.call("GET", "/metrics", scope=None).text
+    if api.deployment == "embedded":  # the second plain submission goes through the lane
+        lane = [line for line in text.splitlines() if line.startswith("ranked_journal_lane_ev")]
+        assert lane and float(lane[0].split()[-1]) >= 1
+    assert f'ranked_submissions_total{{board="{board}"}} 2.0' in text
+    assert f'ranked_board_members{{board="{board}"}} 2.0' in text

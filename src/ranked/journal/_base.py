@@ -245,6 +245,11 @@ class JournalBase(ABC):
         """Whether :meth:`native_lane` can give a lane (without starting one)."""
         return False
 
+    def lane_counts(self) -> tuple[int, int]:
+        """(events, commits) the native lane wrote, (0, 0) before it starts or without one
+        (it never starts one)."""
+        return 0, 0
+
     def committer_busy(self) -> bool:
         """Whether detached appends (:meth:`enqueue` with ``detached``) are queued and not
         written yet: a writer whose events must be journaled after them, such as the

@@ -59,6 +59,9 @@ class AsOf:
     def lane_possible(self) -> bool:
         return False
 
+    def lane_counts(self) -> tuple[int, int]:
+        return 0, 0
+
     def _events(self) -> Iterator[Event]:
         number = 0
         last, select = self.up_to_seq, self.select

@@ -400,6 +400,10 @@ class SQLiteJournal(JournalBase):
                 lane = self._lane
         return None if self._lane_off else lane
 
+    def lane_counts(self) -> tuple[int, int]:
+        lane = self._lane
+        return (0, 0) if lane is None else lane.counts()
+
     def lane_possible(self) -> bool:
         """Whether :meth:`native_lane` can start a lane (without starting one)."""
         return not self._lane_off and self._gate is not None and lane_available()

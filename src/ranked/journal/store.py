@@ -141,6 +141,10 @@ class JournalStore(Protocol):
         """Whether :meth:`native_lane` can give a lane (without starting one)."""
         ...
 
+    def lane_counts(self) -> tuple[int, int]:
+        """(events, commits) the native lane wrote; (0, 0) without one."""
+        ...
+
     def committer_busy(self) -> bool:
         """Whether appends handed to the committer are not answered yet."""
         ...

@@ -53,7 +53,8 @@ class Service:
         self.keys = KeyStore(config.data_dir)
         self.boards = Boards(config.backend, config.journal_url, config.snapshot_every)
         self.metrics = Metrics(
-            lambda: None if self.boards.store is None else self.boards.store.stats
+            lambda: None if self.boards.store is None else self.boards.store.stats,
+            lambda: (0, 0) if self.boards.store is None else self.boards.store.lane_counts(),
         )
         self.hub = Hub(self.boards)
         """The live channels' events (docs/live.md)."""

@@ -24,8 +24,9 @@ _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 
 class _JournalCollector(Collector):
     """Reads the journal's commit counters at scrape time."""
 
-    def __init__(self, stats: Any) -> None:
+    def __init__(self, stats: Any, lane: Any) -> None:
         self._stats = stats
+        self._lane = lane
 
     def collect(self) -> Any:
         stats = self._stats()
@@ -46,6 +47,18 @@ class _JournalCollector(Collector):
         )
         batch.add_metric([], stats.batch_buckets(), stats.events)
         yield from (commits, events, latency, batch)
+        lane_events, lane_commits = self._lane()
+        yield CounterMetricFamily(
+            "ranked_journal_lane_events",
+            "Journal events the native lane committed (plain submissions; not in"
+            " ranked_journal_events)",
+            value=lane_events,
+        )
+        yield CounterMetricFamily(
+            "ranked_journal_lane_commits",
+            "Journal transactions the native lane committed",
+            value=lane_commits,
+        )
 
 
 class _Requests(Collector):
@@ -110,10 +123,14 @@ class NotifyMetrics:
         self.deliveries.labels(board, outcome).inc()
 
 
+def _no_lane() -> tuple[int, int]:
+    return 0, 0
+
+
 class Metrics:
     """The service's metrics; :meth:`render` is the ``/metrics`` body."""
 
-    def __init__(self, journal_stats: Any = None) -> None:
+    def __init__(self, journal_stats: Any = None, lane_counts: Any = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self._requests = _Requests()
         self.registry.register(self._requests)
@@ -130,7 +147,7 @@ class Metrics:
             registry=self.registry,
         )
         if journal_stats is not None:
-            self.registry.register(_JournalCollector(journal_stats))
+            self.registry.register(_JournalCollector(journal_stats, lane_counts or _no_lane))
         self.notify = NotifyMetrics(self.registry)
         """Notifications and webhook deliveries."""
         self._boards: dict[str, Any] = {}
