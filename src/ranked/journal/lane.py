@@ -1,18 +1,20 @@
-"""The SQLite journal's native lane: durable one-member submissions from asyncio tasks
-with no Python between the event loop and the disk (``_lane.c``).
+"""The SQLite journal's native lane: durable one-member submissions with no Python between
+the caller and the disk (``_lane.c``, ``write_gate.c``).
 
 What it is for: a durable submission through the store's committer costs tens of
 microseconds of Python per event (the event's objects, the hand-off, the committer's
-records), all under the GIL, so the event loop and the committer take turns rather than
-run side by side. The lane takes a plain board's one-member submission (no idempotency
-key, no instant, no tie value) as one C call on the loop, writes it from a thread of its
-own that holds no GIL (its own SQLite connection, one transaction per round, the store's
-statements), and applies it on the loop through the board's native one-call writer once
-it is durable. Anything it does not take goes through the store's committer as before.
+records), all under the GIL, so the writers and the committer take turns rather than run
+side by side. The lane takes a plain board's one-member submission (no idempotency key,
+no instant, no tie value) as one C call, writes it from a thread of its own that holds no
+GIL (its own SQLite connection, one transaction per round, the store's statements), and
+applies it through the board's native one-call writer once it is durable: on the event
+loop for an asyncio board, by the waiting threads for a blocking one. Anything it does not
+take goes through the store's committer as before.
 
 Guarantees are the store's: an event is numbered ``max(seq) + 1`` and its board's
-``max(board_seq) + 1`` inside a ``BEGIN IMMEDIATE`` transaction (so the lane and the
-committer may both write the file, one at a time, and numbers never repeat); a submission
+``max(board_seq) + 1`` inside a ``BEGIN IMMEDIATE`` transaction (the lane and the
+committer write the file one transaction at a time, taking turns at its write gate, so
+numbers never repeat); a submission
 is acknowledged as the durability mode says (``always`` and ``none`` after the commit,
 ``batch`` after the insert, committed at least every ``max_delay_ms``); it is applied to
 the index after it is written and in commit order, and an event the native writer does not
@@ -36,7 +38,7 @@ import weakref
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
-__all__ = ["NativeLane", "lane_available"]
+__all__ = ["GATE_TIMEOUT_MS", "NativeLane", "lane_available", "new_gate"]
 
 _lane: ModuleType | None
 try:
@@ -71,8 +73,8 @@ def lane_available() -> bool:
 
 
 _OPEN: weakref.WeakSet[NativeLane] = weakref.WeakSet()
-"""The lanes not closed yet: closed at exit, while the interpreter still runs threads (the
-committer takes the GIL to settle blocking submissions)."""
+"""The lanes not closed yet: closed at exit, while the interpreter still runs threads (what
+they hold is written and committed first)."""
 
 
 @atexit.register

@@ -14,8 +14,8 @@ applied once, in ``board_seq`` order).
   applies on the loop; the general path's events are applied one after the other by one
   task, which answers their futures.
 - blocking (:class:`BlockingLaneSubmitter`, :func:`blocking_lane_for`, what the generated
-  blocking board uses): the call waits; the lane's thread applies each round's events
-  with the GIL, in commit order, calling the general path at once where needed.
+  blocking board uses): the call waits; the first waiting thread to get the GIL applies
+  every written event in commit order, calling the general path at once where needed.
 
 An event the index already held (another writer's catch-up applied it) answers with the
 member's standing, as the general path does. While the store's committer holds detached
@@ -213,13 +213,13 @@ class BlockingLaneSubmitter(_Context):
         return lane.submit_wait(context, member, score, operator, actor, reason, self._now_us())
 
     def _applied(self, count: int) -> None:
-        """On the lane's thread: ``count`` events were applied by the writer."""
+        """On the applying thread: ``count`` events were applied by the writer."""
         journal = self._journal
         if journal.count_applied(count):
             journal.snapshot_behind()
 
     def _fall_back(self, seq: int, board_seq: int, *entry: Any) -> Any:
-        """On the lane's thread, in commit order: apply one event through the board's
+        """On the applying thread, in commit order: apply one event through the board's
         general path (the entry as :meth:`LaneSubmitter._fall_back` gets it, its waiter
         None); its Submission (the waiting caller gets it, or what this raises)."""
         journal = self._journal
