@@ -746,6 +746,30 @@ static void answer(PyObject *future, PyObject *method, PyObject *value) {
     }
 }
 
+/* Counts of the writer's applies per run of entries of one board. */
+typedef struct {
+    PyObject *ctx; /* the run's board (strong), or NULL */
+    long long written;
+} run_count;
+
+static void applied(PyObject *ctx, long long count);
+
+/* Start counting e's board: report the previous run's count when e's board
+ * differs from it. */
+static void run_of(run_count *run, entry *e) {
+    if (run->ctx == e->ctx)
+        return;
+    applied(run->ctx, run->written);
+    Py_XSETREF(run->ctx, Py_NewRef(e->ctx));
+    run->written = 0;
+}
+
+/* Report the last run's count and let go of its board. */
+static void end_runs(run_count *run) {
+    applied(run->ctx, run->written);
+    Py_CLEAR(run->ctx);
+}
+
 /* Call ctx's on_applied(count); an error it raises is reported, not raised. */
 static void applied(PyObject *ctx, long long count) {
     if (!ctx || !count)
@@ -836,8 +860,7 @@ static int settle_one(LaneObject *l, entry *e) {
  * settled). When the queue is empty but `mine` is not settled, another
  * waiter is applying it (its Python code let the GIL go): wait for that. */
 static void drain_blocking(LaneObject *l, entry *mine) {
-    PyObject *run = NULL; /* the board of the current run of entries (strong) */
-    long long written = 0;
+    run_count run = {NULL, 0};
     for (;;) {
         pthread_mutex_lock(&l->mu);
         int done = mine->settled;
@@ -858,20 +881,15 @@ static void drain_blocking(LaneObject *l, entry *mine) {
         }
         for (entry *e = list, *next; e; e = next) {
             next = e->next;
-            if (run != e->ctx) {
-                applied(run, written);
-                Py_XSETREF(run, Py_NewRef(e->ctx));
-                written = 0;
-            }
-            written += settle_one(l, e);
+            run_of(&run, e);
+            run.written += settle_one(l, e);
             pthread_mutex_lock(&l->mu);
             e->settled = 1;
             pthread_cond_signal(&e->wake);
             pthread_mutex_unlock(&l->mu);
         }
     }
-    applied(run, written);
-    Py_XDECREF(run);
+    end_runs(&run);
 }
 
 /* settle(): on the bound loop, when the eventfd is readable (and once after
@@ -887,21 +905,15 @@ static PyObject *Lane_settle(LaneObject *l, PyObject *unused) {
     entry *list = l->done_head;
     l->done_head = l->done_tail = NULL;
     pthread_mutex_unlock(&l->mu);
-    PyObject *run = NULL; /* the board of the current run of entries (strong) */
-    long long written = 0;
+    run_count run = {NULL, 0};
     while (list) {
         entry *e = list;
         list = e->next;
-        if (run != e->ctx) {
-            applied(run, written);
-            Py_XSETREF(run, Py_NewRef(e->ctx));
-            written = 0;
-        }
-        written += settle_one(l, e);
+        run_of(&run, e);
+        run.written += settle_one(l, e);
         free_entry(e);
     }
-    applied(run, written);
-    Py_XDECREF(run);
+    end_runs(&run);
     Py_RETURN_NONE;
 }
 

@@ -288,7 +288,6 @@ class SQLiteJournal(JournalBase):
         committer = _Writer(writer, mark)
         self._writer = committer
         self._gate = committer.gate
-        self._durability = durability
         self._max_delay_ms = max_delay_ms
         self._lane: NativeLane | None = None
         self._lane_off = False
@@ -412,8 +411,8 @@ class SQLiteJournal(JournalBase):
         writer = self._writer
         return NativeLane(
             path=self._absolute_path,
-            synchronous="OFF" if self._durability == "none" else "FULL",
-            batch=self._durability == "batch",
+            synchronous="OFF" if self.durability == "none" else "FULL",
+            batch=self.durability == "batch",
             max_delay_ms=self._max_delay_ms,
             insert=writer.insert_sql,
             last_seq=_LAST_SEQ,
