@@ -54,6 +54,7 @@ __all__ = [
     "process_cpu_seconds",
     "process_stats",
     "run_wrk",
+    "thread_cpu_seconds",
     "write_results",
 ]
 
@@ -98,6 +99,22 @@ def process_cpu_seconds(*, groups: Iterable[int] = (), pids: Iterable[int] = ())
         if pid in wanted or int(rest[2]) in wanted_groups:
             ticks += int(rest[11]) + int(rest[12])
     return ticks / _TICK
+
+
+def thread_cpu_seconds(pid: int) -> dict[int, tuple[str, float]]:
+    """Each thread of process ``pid``: its name (``comm``) and the user + system CPU
+    seconds it used so far (Linux ``/proc``). A thread gone is skipped."""
+    found: dict[int, tuple[str, float]] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(f"/proc/{pid}/task"):
+            try:
+                stat = Path(entry.path, "stat").read_text()
+            except OSError:
+                continue
+            name = stat[stat.index("(") + 1 : stat.rindex(")")]
+            rest = stat[stat.rindex(")") + 2 :].split()
+            found[int(entry.name)] = (name, (int(rest[11]) + int(rest[12])) / _TICK)
+    return found
 
 
 def _need(tool: str, package: str) -> str:
@@ -148,6 +165,14 @@ class Sample:
     server_cpu: float = 0.0
     """The server's CPU time over the run's wall time (0.0: not measured). Below 1.0 at
     saturation: other work on the machine took part of the server's core."""
+    main_us: float = 0.0
+    """CPU µs per request of the server's main thread, which runs the Python application
+    (0.0: not measured)."""
+    lane_us: float = 0.0
+    """CPU µs per request of the journal's native lane thread (``ranked-lane``)."""
+    other_us: float = 0.0
+    """CPU µs per request of the server's other threads (the HTTP server's own I/O
+    threads, the journal's Python committer)."""
 
     @property
     def per_core(self) -> float:
@@ -349,6 +374,9 @@ def median_sample(samples: Sequence[Sample]) -> Sample:
         status_errors=int(values["status_errors"]),
         client_cpu=float(values["client_cpu"]),
         server_cpu=float(values["server_cpu"]),
+        main_us=float(values["main_us"]),
+        lane_us=float(values["lane_us"]),
+        other_us=float(values["other_us"]),
     )
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import http.client
 import json
 import os
@@ -78,6 +79,7 @@ from benchmarks._wrk import (  # noqa: E402
     process_cpu_seconds,
     process_stats,
     run_wrk,
+    thread_cpu_seconds,
     write_results,
 )
 from benchmarks.engine import machine_info  # noqa: E402
@@ -109,7 +111,13 @@ EMBEDDED = ("always", "batch", "none")
 REDIS_PG = "ranked serve, Redis + PostgreSQL journal"
 BASELINE = "baseline FastAPI + redis-py"
 RAW = "raw ASGI constant (reference)"
+BARE = "bare ASGI constant on ranked serve's server"
 READ, SUBMIT, FLOOR, CONSTANT = "rank read", "submit", "/healthz (floor)", "constant"
+BARE_GET, BARE_POST = "GET constant", "POST constant"
+"""The bare endpoint by method: a POST reads its body (a submission's) before answering."""
+SAME_METHOD = {READ: BARE_GET, SUBMIT: BARE_POST, FLOOR: BARE_GET}
+"""The bare endpoint each ranked endpoint is compared with (its method's)."""
+LANE_THREAD = "ranked-lane"
 TARGET_BASELINE = 8.0
 TARGET_P99 = 1.5
 TARGET_READ_FLOOR = 0.8
@@ -304,6 +312,9 @@ def pin(pids: Sequence[int]) -> None:
             os.sched_setaffinity(pid, {int(SERVER_CPU)})
 
 
+SUBMIT_BODY = '{"member":"{member}","score":{score}}'
+
+
 def targets(members: int, keys: Keys | None) -> dict[str, Target]:
     read = Target(
         f"/v1/boards/{BOARD}/members/{{member}}",
@@ -313,7 +324,7 @@ def targets(members: int, keys: Keys | None) -> dict[str, Target]:
     submit = Target(
         f"/v1/boards/{BOARD}/scores",
         method="POST",
-        body='{"member":"{member}","score":{score}}',
+        body=SUBMIT_BODY,
         members=members,
         headers=() if keys is None else keys.bearer("write"),
     )
@@ -353,7 +364,8 @@ def measure(
                 check_request(server.url, target)
                 run_wrk(server.url, target, duration=settings.warmup)
                 for load, rate in loads(settings):
-                    out[(endpoint, load)] = run_wrk(
+                    before = thread_cpu_seconds(server.process.pid)
+                    sample = run_wrk(
                         server.url,
                         target,
                         duration=settings.duration,
@@ -362,9 +374,36 @@ def measure(
                         rate=rate,
                         server_cpu=cpu,
                     )
+                    after = thread_cpu_seconds(server.process.pid)
+                    out[(endpoint, load)] = by_thread(sample, server.process.pid, before, after)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
     return out
+
+
+def by_thread(
+    sample: Sample,
+    pid: int,
+    before: dict[int, tuple[str, float]],
+    after: dict[int, tuple[str, float]],
+) -> Sample:
+    """``sample`` with the server process's CPU per request split by thread: its main
+    thread (the Python application), the journal's lane thread, and the others."""
+    if not sample.requests:
+        return sample
+    main = lane = other = 0.0
+    for tid, (name, seconds) in after.items():
+        used = seconds - before.get(tid, (name, 0.0))[1]
+        if tid == pid:
+            main += used
+        elif name == LANE_THREAD:
+            lane += used
+        else:
+            other += used
+    scale = 1e6 / sample.requests
+    return dataclasses.replace(
+        sample, main_us=main * scale, lane_us=lane * scale, other_us=other * scale
+    )
 
 
 def cold_start(data: Path, workdir: Path, env: dict[str, str], keys: Keys, members: int) -> float:
@@ -548,6 +587,19 @@ def servers(
             {CONSTANT: Target(CONSTANT_PATH)},
         )
     )
+    found.append(
+        Spec(
+            BARE,
+            [sys.executable, "-m", "benchmarks.stack_apps.embedded", "{port}"],
+            CONSTANT_PATH,
+            {
+                BARE_GET: Target(CONSTANT_PATH),
+                BARE_POST: Target(
+                    CONSTANT_PATH, method="POST", body=SUBMIT_BODY, members=settings.members
+                ),
+            },
+        )
+    )
     return found
 
 
@@ -579,21 +631,23 @@ def table(samples: dict[Cell, list[Sample]]) -> tuple[str, list[str]]:
     lines = [
         "| server | endpoint | load | requests/s | p50 ms | p99 ms | p99.9 ms | server CPU "
         "| requests/s per core | requests/s vs floor | requests/s vs baseline "
-        "| p99 vs floor |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| p99 vs floor | requests/s per core vs bare, same method |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     notes = []
     for (server, endpoint, load), each in medians.items():
         floor = medians.get((floor_server, FLOOR, load))
         baseline = medians.get((BASELINE, endpoint, load))
+        bare = medians.get((BARE, SAME_METHOD.get(endpoint, ""), load))
         paced = not load.endswith("conns")
         vs_floor = "" if paced else _ratio(each.requests_per_s, floor, "requests_per_s")
         vs_base = "" if paced else _ratio(each.requests_per_s, baseline, "requests_per_s")
+        vs_bare = "" if paced or server == BARE else _ratio(each.per_core, bare, "per_core")
         lines.append(
             f"| {server} | {endpoint} | {load} | {each.requests_per_s:,.0f} | "
             f"{each.p50_ms:.2f} | {each.p99_ms:.2f} | {each.p999_ms:.2f} | "
             f"{each.server_cpu:.0%} | {each.per_core:,.0f} | {vs_floor} | {vs_base} | "
-            f"{_ratio(each.p99_ms, floor, 'p99_ms')} |"
+            f"{_ratio(each.p99_ms, floor, 'p99_ms')} | {vs_bare} |"
         )
         runs = samples[(server, endpoint, load)]
         sockets = sum(s.socket_errors for s in runs)
@@ -605,7 +659,28 @@ def table(samples: dict[Cell, list[Sample]]) -> tuple[str, list[str]]:
             )
     busiest = max(s.client_cpu for runs in samples.values() for s in runs)
     notes.append(f"wrk's busiest run used {busiest:.0%} of its core (CPU 1)")
-    return "\n".join(lines), notes
+    return "\n".join(lines) + "\n\n" + thread_table(medians), notes
+
+
+def thread_table(medians: dict[Cell, Sample]) -> str:
+    """CPU µs per request by thread of the server process, saturated runs: where the
+    time of one request goes (redis-server's and PostgreSQL's are not in it)."""
+    lines = [
+        f"CPU µs per request by thread of the server's process ({CONNECTIONS} connections):",
+        "",
+        "| server | endpoint | main thread (Python) | journal lane | other threads (HTTP "
+        "I/O, ...) | all |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for (server, endpoint, load), each in medians.items():
+        if not load.endswith("conns") or not each.main_us:
+            continue
+        total = each.main_us + each.lane_us + each.other_us
+        lines.append(
+            f"| {server} | {endpoint} | {each.main_us:.1f} | {each.lane_us:.1f} | "
+            f"{each.other_us:.1f} | {total:.1f} |"
+        )
+    return "\n".join(lines)
 
 
 def _verdict(met: bool) -> str:
@@ -666,6 +741,17 @@ def verdicts(samples: dict[Cell, list[Sample]], cold: list[float], rate: float |
             f"requests/s: {ratio:.2f}x ({mine.requests_per_s:,.0f} vs "
             f"{floor.requests_per_s:,.0f}/s; per core {per_core:.2f}x): "
             f"**{_verdict(ratio >= goal)}**"
+        )
+    for endpoint, durability in ((READ, "always"), (SUBMIT, "always"), (SUBMIT, "batch")):
+        mine = get(embedded(durability), endpoint, sat)
+        bare = get(BARE, SAME_METHOD[endpoint], sat)
+        if mine is None or bare is None or not bare.per_core:
+            continue
+        lines.append(
+            f"- for comparison (no target): embedded {endpoint} (journal {durability}) "
+            f"against the bare {SAME_METHOD[endpoint]} endpoint on the same server stack, "
+            f"per core: {mine.per_core / bare.per_core:.2f}x ({mine.per_core:,.0f} vs "
+            f"{bare.per_core:,.0f})"
         )
     if cold:
         median = statistics.median(cold)

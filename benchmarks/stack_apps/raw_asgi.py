@@ -38,12 +38,15 @@ async def _answer(send: Send, status: int, body: bytes) -> None:
 
 
 def constant_app() -> App:
-    """``GET /const``."""
+    """``GET /const``; ``POST /const`` reads the whole body first (and ignores it)."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             return await _lifespan(receive, send)
         if scope["path"] == CONSTANT_PATH:
+            if scope["method"] == "POST":
+                while (await receive()).get("more_body", False):
+                    pass
             return await _answer(send, 200, _encode(constant()))
         return await _answer(send, 404, _NOT_FOUND)
 

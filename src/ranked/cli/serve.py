@@ -9,7 +9,7 @@ import click
 
 from ._options import data_dir_option
 
-__all__ = ["demo", "serve"]
+__all__ = ["demo", "http_server", "serve"]
 
 
 def _service_options(function: Any) -> Any:
@@ -120,6 +120,32 @@ _CHANNELS_GRACE: Final = 2.0
 """How long a stop waits for the live channels' close frames before stopping the server."""
 
 
+def http_server(app: Any, host: str, port: int, log_level: str = "warning") -> Any:
+    """granian's server, embedded in this process and its event loop, serving the ASGI
+    application ``app`` as ``ranked serve`` serves it (HTTP/1.1, WebSockets, no access
+    log). ``benchmarks/service.py`` serves its bare endpoints with it too, so that they
+    share the service's server stack."""
+    import logging
+
+    from granian.constants import HTTPModes, Interfaces
+    from granian.log import LogLevels
+    from granian.server.embed import Server
+
+    server = Server(
+        app,
+        address=host,
+        port=port,
+        interface=Interfaces.ASGI,
+        http=HTTPModes.http1,
+        websockets=True,
+        log_access=False,
+        log_level=LogLevels(log_level),
+        backlog=1024,
+    )
+    logging.getLogger("_granian").setLevel(logging.ERROR)  # "embedded is experimental"
+    return server
+
+
 async def _serve(service: Any) -> None:
     """Serve ``service`` with granian's server embedded in this process and its event
     loop (by measurement: benchmarks/RESULTS-service-stack.md), until SIGTERM or SIGINT:
@@ -129,23 +155,8 @@ async def _serve(service: Any) -> None:
     import logging
     import signal
 
-    from granian.constants import HTTPModes, Interfaces
-    from granian.log import LogLevels
-    from granian.server.embed import Server
-
     config = service.config
-    server = Server(
-        service,
-        address=config.host,
-        port=config.port,
-        interface=Interfaces.ASGI,
-        http=HTTPModes.http1,
-        websockets=True,
-        log_access=False,
-        log_level=LogLevels(config.log_level if config.log_level != "debug" else "debug"),
-        backlog=1024,
-    )
-    logging.getLogger("_granian").setLevel(logging.ERROR)  # "embedded is experimental"
+    server = http_server(service, config.host, config.port, config.log_level)
     loop = asyncio.get_running_loop()
 
     fast = None
@@ -167,7 +178,7 @@ async def _serve(service: Any) -> None:
         await service.hub.drained(_CHANNELS_GRACE)
         if fast is not None:
             await fast.stop(_CHANNELS_GRACE)
-        server.stop()  # type: ignore[no-untyped-call]
+        server.stop()
 
     def stop() -> None:
         stopping.append(loop.create_task(stop_after_channels()))

@@ -380,9 +380,11 @@ static void hand_back(LaneObject *l, entry *list) {
 }
 
 /* The committer: write each round of queued entries as the mode says, hand
- * them back, keep the member index; until close. */
+ * them back, keep the member index; until close. Its thread is named
+ * "ranked-lane" (what ps, top and benchmarks/service.py show). */
 static void *committer(void *arg) {
     LaneObject *l = arg;
+    pthread_setname_np(pthread_self(), "ranked-lane"); /* for top, ps and benchmarks */
     int in_txn = 0, acked_open = 0;
     long long seq = 0, deadline = 0;
     board_number cache[BOARD_CACHE];
