@@ -38,6 +38,7 @@ setup(
                     "rl_cores.c",
                     "zsl_board.c",
                     "board_fast.c",
+                    "board_read.c",
                     "board_method.c",
                     "queue_lane.c",
                     "ready.c",

@@ -17,6 +17,13 @@ without a Python frame. It takes the method's exact signature and hands every ca
 does not finish to the class's ``submit`` bound to the board, unchanged;
 ``inspect.signature`` and ``help`` see that method through ``__wrapped__`` and
 ``__doc__``. A subclass that overrides ``submit`` gets no shortcut.
+
+Reads have their twin, :func:`plain_entry`: ``member -> Entry``, None when the member is
+absent, or False having read nothing, meaning "run the general path" (``entry_of``, the
+``ranks`` step). ``memory://`` on the C engine answers with a native reader (one C call
+looks the member up and ranks it in the board's own style and order); an eligible board
+asks for it once and uses it for ``entry`` and ``rank`` in the board's style on its
+current window.
 """
 
 from __future__ import annotations
@@ -26,13 +33,21 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ..backends.procedure import Call, Step, answer
-from ..core.models import Member
+from ..core.models import Entry, Member
 from ..core.windows import WindowKind
 from ._plan import BoardPlan
 from ._requests import Operator
 from .results import Submission, WindowResult
 
-__all__ = ["FastSubmit", "ask_writer", "fast_eligible", "method_shortcut", "plain_submit"]
+__all__ = [
+    "FastSubmit",
+    "ask_reader",
+    "ask_writer",
+    "fast_eligible",
+    "method_shortcut",
+    "plain_entry",
+    "plain_submit",
+]
 
 FastSubmit = Callable[[Member, float, Operator | None], Submission | None]
 """``(member, score, operator or None) -> Submission``, or None: run the general path."""
@@ -125,3 +140,42 @@ def method_shortcut(backend: Any, fallback: Callable[..., Any]) -> Any | None:
         native_args={"fallback": fallback},
     )
     return backend.accelerate(step)
+
+
+def _general_read(*_args: Any) -> Entry | bool | None:
+    return False
+
+
+def _general_read_call(*_args: Any) -> Call[Entry | bool | None]:
+    return answer(False)
+
+
+def plain_entry(plan: BoardPlan) -> Step[Entry | bool | None] | None:
+    """The one-call entry read of an eligible board (:func:`fast_eligible`): ``member ->
+    Entry``, None when absent, False for "run the general path"; None (no such step) for
+    a board with a deadline. Its Python and Redis forms answer False."""
+    core = plan.core
+    if not fast_eligible(plan) or core.deadline_ms is not None:
+        return None
+    return Step(
+        _general_read_call,
+        _general_read,
+        native="board_entry",
+        native_args={
+            "key": plan.windows.target(_ALL_TIME).key,
+            "high_first": core.high_first,
+            "style": core.style.value,
+            "entry_type": Entry,
+        },
+        writes=False,
+    )
+
+
+def ask_reader(backend: Any, plan: BoardPlan) -> Callable[[Member], Entry | bool | None] | None:
+    """The backend's one-call entry read of the board, as a plain call that answers at
+    once; None when the board is not eligible or the backend has none."""
+    step = plain_entry(plan)
+    if step is None:
+        return None
+    reader: Callable[[Member], Entry | bool | None] | None = backend.accelerate_now(step)
+    return reader

@@ -142,6 +142,8 @@ class Windows:
         ``"s:<name>"``: a season. Anything else is a window id (``"d2026-11-21"``...).
         A window the board does not keep raises :class:`WindowError`.
         """
+        if window is None and self.all_time_first:
+            return "all"  # the all-time window has one id at every instant: no clock read
         now = self.core.now_ms() if now_ms is None else now_ms
         if window is None:
             return self.default_id(now)

@@ -160,10 +160,16 @@ class Route:
     """Other success answers: (status, description, response type)."""
     segments: tuple[str, ...] = ()
     name: str = ""
+    literals: tuple[tuple[int, str], ...] = ()
+    """The fixed segments by position: what a path must hold to match."""
+    variables: tuple[tuple[int, str], ...] = ()
+    """The ``{name}`` segments by position."""
 
     def __post_init__(self) -> None:
         self.segments = tuple(self.path.strip("/").split("/"))
         self.name = f"{self.method} {self.path}"
+        self.literals = tuple((i, s) for i, s in enumerate(self.segments) if s[:1] != "{")
+        self.variables = tuple((i, s[1:-1]) for i, s in enumerate(self.segments) if s[:1] == "{")
 
 
 class Router:
@@ -182,15 +188,11 @@ class Router:
         :class:`HTTPProblem` 404 when no path matches, 405 when the method does not."""
         parts = raw_path.decode("latin-1").strip("/").split("/")
         for route in self._table.get((method, len(parts)), ()):
-            params = _match(route.segments, parts)
+            params = _match(route, parts)
             if params is not None:
                 return route, params
         allowed = sorted(
-            {
-                r.method
-                for r in self._paths.get(len(parts), ())
-                if _match(r.segments, parts) is not None
-            }
+            {r.method for r in self._paths.get(len(parts), ()) if _match(r, parts) is not None}
         )
         if allowed:
             raise HTTPProblem(
@@ -202,18 +204,25 @@ class Router:
         raise HTTPProblem(404, "no-such-route", f"no route {raw_path.decode('latin-1')!r}")
 
 
-def _match(segments: tuple[str, ...], parts: list[str]) -> dict[str, str] | None:
-    params: dict[str, str] = {}
-    for segment, part in zip(segments, parts, strict=True):
-        if segment[:1] == "{":
-            try:
-                params[segment[1:-1]] = unquote(part, errors="strict")
-            except UnicodeDecodeError:
-                raise HTTPProblem(
-                    400, "bad-path", f"path parameter {segment} is not UTF-8", segment[1:-1]
-                ) from None
-        elif segment != part:
+def _match(route: Route, parts: list[str]) -> dict[str, str] | None:
+    """The path parameters when ``parts`` (as many as the route's segments) fit the
+    route's fixed segments, else None: the fixed ones are compared before anything is
+    decoded."""
+    for index, literal in route.literals:
+        if parts[index] != literal:
             return None
+    params: dict[str, str] = {}
+    for index, name in route.variables:
+        part = parts[index]
+        if "%" not in part:
+            params[name] = part
+            continue
+        try:
+            params[name] = unquote(part, errors="strict")
+        except UnicodeDecodeError:
+            raise HTTPProblem(
+                400, "bad-path", f"path parameter {{{name}}} is not UTF-8", name
+            ) from None
     return params
 
 

@@ -47,6 +47,7 @@ backend handle, or per native writer) delete up to ``HOUSEKEEPING_DELETES`` expi
 _FACTORIES: Final[dict[str, tuple[str, str]]] = {
     "board": ("board", "factory"),
     "board_method": ("board", "method_factory"),
+    "board_entry": ("board", "reader_factory"),
     "guard": ("guard", "factory"),
     "queue": ("queue", "factory"),
     "ratelimit": ("ratelimit", "factory"),

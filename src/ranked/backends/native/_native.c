@@ -11,6 +11,7 @@ const zset_capi_t *zset_api = NULL;
 static const native_extension native_extensions[] = {
     rl_fast_add_to_module,
     board_fast_add_to_module,
+    board_read_add_to_module,
     board_method_add_to_module,
     queue_lane_add_to_module,
     ready_add_to_module,

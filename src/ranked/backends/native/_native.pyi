@@ -7,7 +7,7 @@ in this package from an :class:`~ranked.backends.procedure.Operation`'s ``native
 
 import threading
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import Any, Literal
 
 from ...engine._zset import SortedSet
 
@@ -80,6 +80,22 @@ class BoardWriter:
     def __call__(self, *args: Any) -> tuple[Any, ...] | None:
         """``(member, score, operator)``; with ``seq_key``: ``(after, last, member, score,
         operator)``."""
+
+class BoardReader:
+    """One-call read of one member's entry on a plain all-time board on a memory
+    backend (``board_read.c``; see ``ranked/backends/native/board.py``)."""
+
+    def __init__(
+        self,
+        keyspace_vars: dict[str, Any],
+        key: bytes,
+        reverse: bool,
+        style: str,
+        lock: Any,
+        entry_type: type[tuple[Any, ...]],
+    ) -> None: ...
+    def __call__(self, member: Any, /) -> tuple[Any, ...] | Literal[False] | None:
+        """The member's entry, None when absent, False: run the general path."""
 
 class BoardSubmit:
     """A board's ``submit`` as one C call (``board_method.c``): runs ``writer`` for a

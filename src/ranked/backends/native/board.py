@@ -27,6 +27,13 @@ that is missing, empty, expiring or of another type, a held lock): the board's g
 path then runs and raises the same errors as always. Every ``HOUSEKEEPING_EVERY`` writes
 it first deletes a few expired keys, as the backend's own writes do.
 
+Registered as ``board_entry``: :func:`reader_factory` builds a ``BoardReader``
+(``board_read.c``), the one-call read of a member's entry on such a board (``native_args``:
+``key``, ``high_first``, ``style``, ``entry_type``). ``reader(member)`` answers
+``entry_type(member, score, rank, None)``, None when the member is absent, or False
+having read nothing (another member type, the key missing, empty or expiring, a held
+lock): the board's general path then answers.
+
 Registered as ``board_method`` too: :func:`method_factory` builds a ``BoardSubmit``, the
 method shortcut a synchronous board puts in its instance ``__dict__`` under ``submit``
 (``native_args``: ``fallback``, the class's ``submit`` bound to the board). It calls its
@@ -43,9 +50,9 @@ from typing import Any
 from ...engine.keyspace import Keyspace
 from ..procedure import Bindable
 from . import HOUSEKEEPING_DELETES, HOUSEKEEPING_EVERY
-from ._native import BoardSubmit, BoardWriter
+from ._native import BoardReader, BoardSubmit, BoardWriter
 
-__all__ = ["factory", "method_factory"]
+__all__ = ["factory", "method_factory", "reader_factory"]
 
 
 def factory(
@@ -81,3 +88,15 @@ def method_factory(
     """A ``BoardSubmit`` standing for ``operation.native_args["fallback"]``. O(1)."""
     shortcut: Callable[..., Any] = BoardSubmit(operation.native_args["fallback"])
     return shortcut
+
+
+def reader_factory(
+    keyspace: Keyspace, lock: threading.Lock, operation: Bindable[Any]
+) -> Callable[..., Any] | None:
+    """The C reader of one member's entry on the board ``operation.native_args``
+    describes. O(1)."""
+    args = operation.native_args
+    reader: Callable[..., Any] = BoardReader(
+        vars(keyspace), args["key"], args["high_first"], args["style"], lock, args["entry_type"]
+    )
+    return reader

@@ -20,8 +20,7 @@
  * writes it first runs the backend's housekeeping (active expiry), which
  * takes the lock itself. Results are allocated only after the write.
  */
-#include "native.h"
-#include "zsl_board.h"
+#include "board_common.h"
 
 #include <math.h>
 
@@ -51,7 +50,6 @@ static PyObject *name_heap;      /* interned "_heap" */
 static PyObject *name_listpack;  /* interned "_listpack" */
 static PyObject *op_names[4];    /* interned "best", "set", "incr", "decr" (ZBOARD_* order) */
 static const char *const op_text[4] = {"best", "set", "incr", "decr"};
-static const char *const style_text[3] = {"unique", "competition", "dense"};
 
 /* Index of str `o` in names[0..n-1] (interned pointers first), or -1; never
  * sets an exception (a str subclass with odd equality is just "unknown"). */
@@ -66,18 +64,6 @@ static int bw_index(PyObject *o, PyObject *const *names, int n) {
             return i;
     PyErr_Clear();
     return -1;
-}
-
-/* A tuple subclass whose instances are plain tuples of `n` items (a
- * NamedTuple: no __dict__, no extra slots)? 0, or -1 with TypeError. */
-static int bw_check_tuple_type(PyObject *t, const char *what) {
-    if (!PyType_Check(t) || !PyType_IsSubtype((PyTypeObject *)t, &PyTuple_Type) ||
-        ((PyTypeObject *)t)->tp_basicsize != PyTuple_Type.tp_basicsize ||
-        ((PyTypeObject *)t)->tp_dictoffset != 0) {
-        PyErr_Format(PyExc_TypeError, "%s must be a NamedTuple class", what);
-        return -1;
-    }
-    return 0;
 }
 
 static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t nargsf,
@@ -104,10 +90,7 @@ static PyObject *BoardWriter_new(PyTypeObject *type, PyObject *args, PyObject *k
         PyErr_SetString(PyExc_TypeError, "seq_key must be bytes or None");
         return NULL;
     }
-    int s = -1, o = -1;
-    for (int i = 0; i < 3; i++)
-        if (strcmp(style, style_text[i]) == 0)
-            s = i;
+    int s = board_style(style), o = -1;
     for (int i = 0; i < 4; i++)
         if (strcmp(op, op_text[i]) == 0)
             o = i;
@@ -124,17 +107,15 @@ static PyObject *BoardWriter_new(PyTypeObject *type, PyObject *args, PyObject *k
         PyErr_SetString(PyExc_TypeError, "housekeeping must be callable");
         return NULL;
     }
-    if (bw_check_tuple_type(rtype, "result_type") < 0 ||
-        bw_check_tuple_type(stype, "submission_type") < 0)
+    if (board_check_tuple_type(rtype, "result_type") < 0 ||
+        board_check_tuple_type(stype, "submission_type") < 0)
         return NULL;
     PyObject *locked = PyObject_GetAttrString(lock, "locked");
     if (!locked)
         return NULL;
     /* Plain copies of a bytes / str subclass: a subclass's __hash__ / __eq__
      * would run in the middle of every write's table lookups. */
-    PyObject *own_key = PyBytes_CheckExact(key)
-                            ? Py_NewRef(key)
-                            : PyBytes_FromStringAndSize(PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key));
+    PyObject *own_key = board_own_bytes(key);
     PyObject *own_window = own_key ? PyUnicode_FromObject(window) : NULL;
     PyObject *own_seq = NULL;
     if (own_window && seq_key != Py_None)
@@ -463,22 +444,7 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
         Py_RETURN_NONE;
     const char *m;
     Py_ssize_t len;
-    if (PyUnicode_CheckExact(member) && PyUnicode_IS_COMPACT_ASCII(member)) {
-        m = (const char *)PyUnicode_DATA(member);
-        len = PyUnicode_GET_LENGTH(member);
-    } else if (PyUnicode_CheckExact(member)) { /* strict UTF-8, as str.encode() */
-        m = PyUnicode_AsUTF8AndSize(member, &len);
-        if (!m) {
-            PyErr_Clear();
-            Py_RETURN_NONE;
-        }
-    } else if (PyBytes_CheckExact(member)) {
-        m = PyBytes_AS_STRING(member);
-        len = PyBytes_GET_SIZE(member);
-    } else {
-        Py_RETURN_NONE;
-    }
-    if ((size_t)len > ZSL_MAX_MEMBER_LEN)
+    if (!board_member_bytes(member, &m, &len))
         Py_RETURN_NONE;
     uint32_t h = zdict_hash(m, (size_t)len);
     if (++w->writes >= w->every) {
@@ -559,10 +525,10 @@ static PyObject *board_rank(PyObject *module, PyObject *const *args, Py_ssize_t 
                         "board_rank(zset: SortedSet, member: bytes, style: str, reverse: bool)");
         return NULL;
     }
-    int style = -1;
-    for (int i = 0; i < 3 && style < 0; i++)
-        if (PyUnicode_CompareWithASCIIString(args[2], style_text[i]) == 0)
-            style = i;
+    const char *name = PyUnicode_AsUTF8(args[2]);
+    if (!name)
+        return NULL;
+    int style = board_style(name);
     if (style < 0) {
         PyErr_Format(PyExc_ValueError, "unknown rank style %R", args[2]);
         return NULL;

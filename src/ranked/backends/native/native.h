@@ -68,6 +68,10 @@ int rl_fast_add_to_module(PyObject *m);
  * and board_rank. */
 int board_fast_add_to_module(PyObject *m);
 
+/* board_read.c: BoardReader (the memory backend's one-call read of a
+ * member's entry on a plain board). */
+int board_read_add_to_module(PyObject *m);
+
 /* board_method.c: BoardSubmit (a board's `submit` as one C call). */
 int board_method_add_to_module(PyObject *m);
 

@@ -34,7 +34,7 @@ from ...journal.events import NewEvent, is_side_stream
 from ...journal.snapshots import SnapshotStore
 from ...journal.store import JournalStore
 from .._config_json import options as board_options
-from .._fast import ask_writer, fast_eligible, method_shortcut
+from .._fast import ask_reader, ask_writer, fast_eligible, method_shortcut
 from .._journal_open import restore_now
 from .._plan import BoardPlan, PlanCore, Steps, TrimmedLookup, from_ms, run_sync, to_ms
 from .._plan_journal import Journaling
@@ -125,6 +125,8 @@ class Leaderboard:
             )
         )
         self._steps = BoundSteps(backend)
+        self._reader = ask_reader(backend, self._plan)
+        """The one-call entry read in the board's style (see .._fast), or None."""
         # The one-call submit (see .._fast): asked of the backend after the first general
         # submission registers the window, dropped when clear() or a deadline changes the
         # plan; a backend without one is not asked again.
@@ -379,6 +381,10 @@ class Leaderboard:
         """The member's 1-based rank in ``style`` (default: the board's), None if absent.
         O(log n) in every style. Redis: one script (ZSCORE + ZREVRANK / ZCOUNT / dense
         companion ZCOUNT). Atomic."""
+        if window is None and style is None and self._reader is not None:
+            found = self._reader(member)
+            if found is not False:
+                return None if found is None else found.rank  # type: ignore[union-attr]
         if window is not None and self._journal is not None:
             archive = self._from_archive(window)
             if archive is not None:
@@ -394,6 +400,10 @@ class Leaderboard:
         self, member: Member, *, style: RankStyle | str | None = None, window: WindowArg = None
     ) -> Entry | None:
         """The member's score and rank, None if absent. O(log n). Atomic."""
+        if window is None and style is None and self._reader is not None:
+            found = self._reader(member)
+            if found is not False:
+                return found  # type: ignore[return-value]
         if window is not None and self._journal is not None:
             archive = self._from_archive(window)
             if archive is not None:
