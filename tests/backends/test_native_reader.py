@@ -65,8 +65,8 @@ def test_reader_answers_as_the_general_path(
     for member in [m for m, _ in items] + ["absent", "m9999", "ZOË"]:
         assert fast.entry(member) == slow.entry(member), member
         assert fast.rank(member) == slow.rank(member), member
-    for member in (b"m1", "zoë".encode()):
-        assert fast.entry(member) == slow.entry(member)
+    for raw in (b"m1", "zoë".encode()):
+        assert fast.entry(raw) == slow.entry(raw)
     found = fast.entry("m1")
     assert isinstance(found, Entry) and found.member == "m1"
 
@@ -136,7 +136,7 @@ def test_reader_declines_odd_members_and_keys() -> None:
     with pytest.raises(TypeError):
         reader()
     with pytest.raises(TypeError):
-        _native.BoardReader(vars(keyspace), b"b", True, "competition", threading.Lock(), dict)
+        _native.BoardReader(vars(keyspace), b"b", True, "competition", threading.Lock(), dict)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         _native.BoardReader(vars(keyspace), b"b", True, "olympic", threading.Lock(), Entry)
 
