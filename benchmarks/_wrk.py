@@ -38,14 +38,16 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 __all__ = [
     "HOST",
+    "LANE_THREAD",
     "Sample",
     "Server",
     "Target",
+    "by_thread",
     "free_port",
     "lua_script",
     "measure",
@@ -61,6 +63,8 @@ __all__ = [
 HOST = "127.0.0.1"
 SERVER_CPU = "0"
 CLIENT_CPU = "1"
+LANE_THREAD = "ranked-lane"
+"""The name of the journal's native lane thread (``comm``)."""
 MARK = "ranked-wrk"
 """The first word of the line the ``done()`` hook prints."""
 
@@ -353,6 +357,29 @@ def run_wrk(
         )
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return parse_wrk(done.stdout, client_cpu=cpu / wall, server_cpu=served / wall)
+
+
+def by_thread(
+    sample: Sample,
+    pid: int,
+    before: dict[int, tuple[str, float]],
+    after: dict[int, tuple[str, float]],
+) -> Sample:
+    """``sample`` with the server process's CPU per request split by thread: its main
+    thread (the Python application), the journal's lane thread, and the others."""
+    if not sample.requests:
+        return sample
+    main = lane = other = 0.0
+    for tid, (name, seconds) in after.items():
+        used = seconds - before.get(tid, (name, 0.0))[1]
+        if tid == pid:
+            main += used
+        elif name == LANE_THREAD:
+            lane += used
+        else:
+            other += used
+    scale = 1e6 / sample.requests
+    return replace(sample, main_us=main * scale, lane_us=lane * scale, other_us=other * scale)
 
 
 def median_sample(samples: Sequence[Sample]) -> Sample:

@@ -59,9 +59,11 @@ from benchmarks._wrk import (  # noqa: E402
     Sample,
     Server,
     Target,
+    by_thread,
     median_sample,
     parse_wrk,
     run_wrk,
+    thread_cpu_seconds,
     write_results,
 )
 from benchmarks.engine import machine_info  # noqa: E402
@@ -295,13 +297,19 @@ def bench(deployment: Deployment, duration: float, warmup: float, rounds: int) -
                 run_wrk(server.url, plain, duration=warmup)
                 _run_signed(server.url, keys["read"], files[0], warmup, server)
                 samples: dict[str, list[Sample]] = {"off": [], "on": []}
+                assert server.process is not None
+                pid = server.process.pid
                 for index in range(rounds):
-                    samples["off"].append(
-                        run_wrk(server.url, plain, duration=duration, server_cpu=server.cpu_seconds)
+                    before = thread_cpu_seconds(pid)
+                    sample = run_wrk(
+                        server.url, plain, duration=duration, server_cpu=server.cpu_seconds
                     )
-                    samples["on"].append(
-                        _run_signed(server.url, keys["read"], files[index + 1], duration, server)
+                    samples["off"].append(by_thread(sample, pid, before, thread_cpu_seconds(pid)))
+                    before = thread_cpu_seconds(pid)
+                    sample = _run_signed(
+                        server.url, keys["read"], files[index + 1], duration, server
                     )
+                    samples["on"].append(by_thread(sample, pid, before, thread_cpu_seconds(pid)))
                 trips = (
                     _round_trips(redis_server.port, port, keys)
                     if redis_server is not None
@@ -398,6 +406,21 @@ def _markdown(
             f" | {found.cost_per_core:.2f}x | {off.p99_ms:.1f} / {on.p99_ms:.1f} | {costs} |"
         )
     lines += ["", f"Target: cost <= {TARGET_RATIO}x on the embedded default.", ""]
+    lines += [
+        "CPU µs per submission by thread of the server's process (Redis's not in it):",
+        "",
+        "| deployment | guard | main thread (Python) | journal lane | other threads (HTTP I/O,"
+        " ...) | all |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for name, found in rows:
+        for label, each in (("off", found.off), ("on", found.on)):
+            total = each.main_us + each.lane_us + each.other_us
+            lines.append(
+                f"| {name} | {label} | {each.main_us:.1f} | {each.lane_us:.1f} | "
+                f"{each.other_us:.1f} | {total:.1f} |"
+            )
+    lines.append("")
     if trips is not None:
         lines += [
             f"Redis commands per submission ({ROUND_TRIP_SUBMITS} sequential submissions per"

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import http.client
 import json
 import os
@@ -74,6 +73,7 @@ from benchmarks._wrk import (  # noqa: E402
     Sample,
     Server,
     Target,
+    by_thread,
     free_port,
     median_sample,
     process_cpu_seconds,
@@ -117,7 +117,7 @@ BARE_GET, BARE_POST = "GET constant", "POST constant"
 """The bare endpoint by method: a POST reads its body (a submission's) before answering."""
 SAME_METHOD = {READ: BARE_GET, SUBMIT: BARE_POST, FLOOR: BARE_GET}
 """The bare endpoint each ranked endpoint is compared with (its method's)."""
-LANE_THREAD = "ranked-lane"
+
 TARGET_BASELINE = 8.0
 TARGET_P99 = 1.5
 TARGET_READ_FLOOR = 0.8
@@ -379,31 +379,6 @@ def measure(
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
     return out
-
-
-def by_thread(
-    sample: Sample,
-    pid: int,
-    before: dict[int, tuple[str, float]],
-    after: dict[int, tuple[str, float]],
-) -> Sample:
-    """``sample`` with the server process's CPU per request split by thread: its main
-    thread (the Python application), the journal's lane thread, and the others."""
-    if not sample.requests:
-        return sample
-    main = lane = other = 0.0
-    for tid, (name, seconds) in after.items():
-        used = seconds - before.get(tid, (name, 0.0))[1]
-        if tid == pid:
-            main += used
-        elif name == LANE_THREAD:
-            lane += used
-        else:
-            other += used
-    scale = 1e6 / sample.requests
-    return dataclasses.replace(
-        sample, main_us=main * scale, lane_us=lane * scale, other_us=other * scale
-    )
 
 
 def cold_start(data: Path, workdir: Path, env: dict[str, str], keys: Keys, members: int) -> float:
