@@ -218,6 +218,27 @@ def test_unknown_keys_and_wrong_secrets_are_refused(store: KeyStore) -> None:
         assert store.authenticate(key) == info
 
 
+def test_a_bearer_token_authenticates_as_its_key(store: KeyStore) -> None:
+    """The token of an ``Authorization: Bearer`` header, as its raw bytes: the same
+    answers as :meth:`KeyStore.authenticate` of the decoded, stripped text."""
+    info, key = store.create(Scope.READ)
+    for _ in range(2):  # from the file, then from memory
+        assert store.authenticate_bearer(key.encode()) == info
+        assert store.authenticate_bearer(f"  {key}\t".encode()) == info
+    for refused in (
+        b"",
+        key.encode() + b"x",
+        key.upper().encode(),
+        _wrong_secret(key).encode(),
+        _random_key().encode(),
+        b"\xff" * 59,
+        key.encode()[:-1] + b"\xe9",
+    ):
+        assert store.authenticate_bearer(refused) is None
+    store.revoke(info.id)
+    assert store.authenticate_bearer(key.encode()) is None
+
+
 def test_a_revoked_key_stops_authenticating(store: KeyStore) -> None:
     info, key = store.create(Scope.WRITE)
     other, other_key = store.create(Scope.WRITE)
