@@ -171,7 +171,7 @@ class Service:
                 "the Authorization header must be 'Bearer <key>'",
                 headers=_CHALLENGE,
             )
-        key = self.keys.authenticate(header[7:].decode("latin-1").strip())
+        key = self.keys.authenticate_bearer(header[7:])
         if key is None:
             raise HTTPProblem(
                 401, "unauthorized", "the key is unknown or revoked", headers=_CHALLENGE

@@ -125,7 +125,7 @@ class Response:
                 "status": self.status,
                 "headers": [
                     (b"content-type", self.media_type),
-                    (b"content-length", str(len(self.body)).encode()),
+                    (b"content-length", b"%d" % len(self.body)),
                     *self.headers,
                 ],
             }
