@@ -9,15 +9,17 @@ False). The hostile cases build the C type directly on a plain :class:`Keyspace`
 
 from __future__ import annotations
 
+import asyncio
 import random
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from ranked import Leaderboard
+from ranked import AsyncLeaderboard, Leaderboard
 from ranked.core.models import Entry
 from ranked.engine.zset import IMPLEMENTATION
 
@@ -63,6 +65,7 @@ def test_reader_answers_as_the_general_path(
     assert fast._reader is not None
     slow._reader = None  # the general path only
     for member in [m for m, _ in items] + ["absent", "m9999", "ZOË"]:
+        assert fast._reader(member) is not False, member  # the fast path answers
         assert fast.entry(member) == slow.entry(member), member
         assert fast.rank(member) == slow.rank(member), member
     for raw in (b"m1", "zoë".encode()):
@@ -93,10 +96,45 @@ def test_an_empty_or_expiring_board_reads_through_the_general_path(
         board.entry(5)  # type: ignore[arg-type]
 
 
+def test_expired_and_cleared_boards_read_through_the_general_path(
+    boards: list[Leaderboard],
+) -> None:
+    board = _board(boards, "b")
+    board.submit_many([("a", 1.0), ("b", 2.0)])
+    board.expire_at(time.time() + 3600)  # a deadline: the reader declines, the general path reads
+    assert board._reader is not None and board._reader("a") is False
+    assert board.entry("a") == Entry("a", 1.0, 2, None)
+    board.clear()
+    assert board._reader("a") is False
+    assert board.entry("a") is None and board.rank("b") is None
+
+
+def test_an_asyncio_board_reads_through_the_reader() -> None:
+    async def main() -> None:
+        fast = AsyncLeaderboard("memory://", f"async-{uuid.uuid4().hex}")
+        slow = AsyncLeaderboard("memory://", f"async-{uuid.uuid4().hex}")
+        try:
+            items = [(f"m{i}", float(i % 7)) for i in range(50)]
+            await fast.submit_many(items)
+            await slow.submit_many(items)
+            slow._reader = None
+            assert fast._reader is not None
+            for member in ["m0", "m13", "m49", "absent"]:
+                assert fast._reader(member) is not False
+                assert await fast.entry(member) == await slow.entry(member)
+                assert await fast.rank(member) == await slow.rank(member)
+        finally:
+            await fast.close()
+            await slow.close()
+
+    asyncio.run(main())
+
+
 def test_boards_without_a_reader(boards: list[Leaderboard]) -> None:
-    """Windows, time tie-breaks and lexicographic boards keep the general path only."""
+    """Windows, time tie-breaks and trimmed boards keep the general path only."""
     assert _board(boards, "w", windows=["daily"])._reader is None
     assert _board(boards, "t", tie_break="time")._reader is None
+    assert _board(boards, "k", keep=10)._reader is None
 
 
 # -- the C type on a plain keyspace ---------------------------------------------------
@@ -156,6 +194,25 @@ def test_reader_survives_a_key_comparison_that_drops_the_board() -> None:
     assert b"b" not in keyspace._values
 
 
+def test_reader_survives_a_key_comparison_that_replaces_the_tables() -> None:
+    """A key stored beside the set, hashing like it, whose ``__eq__`` replaces the
+    keyspace's value table while the reader looks the set up: the reader holds the
+    table it looks in, reads nothing freed, and answers from what it found."""
+    keyspace = Keyspace()
+
+    def replace() -> None:
+        keyspace._values = {}
+        churn()
+
+    keyspace._values[Colliding(b"b", replace)] = b"first in the probe"
+    keyspace._values[b"b"] = SortedSet({b"ann": 10.0}, raw=True)
+    reader = _reader(keyspace)
+    found = reader("ann")
+    assert found in (Entry("ann", 10.0, 1, None), False)
+    assert keyspace._values == {}
+    assert reader("ann") is False
+
+
 def test_reader_key_is_its_own_bytes() -> None:
     """A bytes-subclass key: the reader keeps a plain copy, so no key code runs."""
     calls: list[int] = []
@@ -172,3 +229,12 @@ def test_reader_key_is_its_own_bytes() -> None:
     calls.clear()
     assert reader("bob") == Entry("bob", 20.0, 1, None)
     assert calls == []
+
+
+@pytest.mark.parametrize("style", ["dense\x00junk", "\udcff", "Dense", ""])
+def test_board_rank_refuses_what_names_no_style(style: str) -> None:
+    """The writer's and the reader's style names are matched whole (board_common.h)."""
+    zset = SortedSet({b"a": 1.0}, raw=True)
+    with pytest.raises(ValueError, match="unknown rank style"):
+        _native.board_rank(zset, b"a", style, True)
+    assert _native.board_rank(zset, b"a", "dense", True) == 1

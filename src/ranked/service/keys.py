@@ -69,6 +69,9 @@ __all__ = [
 
 KEY_PATTERN: Final = re.compile(r"rk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 """A well-formed key (``fullmatch``); group 1 is its id, group 2 its secret."""
+_BEARER_KEY: Final = re.compile(rb"rk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}")
+""":data:`KEY_PATTERN` over bytes: a token :meth:`KeyStore.authenticate_bearer` may look up
+at once."""
 
 _ID_PATTERN: Final = re.compile(r"[0-9a-f]{12}")
 _HASH_PATTERN: Final = re.compile(r"[0-9a-f]{64}")
@@ -418,12 +421,13 @@ class KeyStore:
         A key answered from memory costs one SHA-256 of the bytes as they came and one
         lookup; anything else (padding, a first sight, a refusal) goes through
         :meth:`authenticate`, so the answers are the same."""
-        digest = hashlib.sha256(token).hexdigest()
-        with self._lock:
-            self._refresh(self._connection())
-            info = self._matches.get(digest)
-        if info is not None:
-            return info
+        if _BEARER_KEY.fullmatch(token) is not None:  # as issued: no padding to strip
+            digest = hashlib.sha256(token).hexdigest()
+            with self._lock:
+                self._refresh(self._connection())
+                info = self._matches.get(digest)
+            if info is not None:
+                return info
         return self.authenticate(token.decode("latin-1").strip())
 
     def _refresh(self, conn: sqlite3.Connection) -> None:

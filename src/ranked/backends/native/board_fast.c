@@ -525,10 +525,13 @@ static PyObject *board_rank(PyObject *module, PyObject *const *args, Py_ssize_t 
                         "board_rank(zset: SortedSet, member: bytes, style: str, reverse: bool)");
         return NULL;
     }
-    const char *name = PyUnicode_AsUTF8(args[2]);
-    if (!name)
-        return NULL;
-    int style = board_style(name);
+    Py_ssize_t size;
+    const char *name = PyUnicode_AsUTF8AndSize(args[2], &size);
+    int style = -1;
+    if (!name) /* not UTF-8: no style's name */
+        PyErr_Clear();
+    else if ((size_t)size == strlen(name)) /* no NUL inside */
+        style = board_style(name);
     if (style < 0) {
         PyErr_Format(PyExc_ValueError, "unknown rank style %R", args[2]);
         return NULL;

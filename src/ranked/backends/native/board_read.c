@@ -101,28 +101,42 @@ static void BoardReader_dealloc(BoardReaderObject *r) {
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
-/* The live, non-empty sorted set at the reader's key with no deadline
- * (Keyspace.zset_fast's test), as a new reference, or NULL with no
- * exception: not here. A lookup may run Python code (the __eq__ of a stored
- * key that hashes like the reader's key): each table is held while it is
- * looked up, and the set is looked up last, so nothing runs between taking
- * it and the caller's read. */
-static SortedSetObject *br_target(BoardReaderObject *r) {
-    SortedSetObject *set = NULL;
-    PyObject *values = Py_XNewRef(PyDict_GetItemWithError(r->kvars, name_values));
-    PyObject *deadlines =
-        values ? Py_XNewRef(PyDict_GetItemWithError(r->kvars, name_deadlines)) : NULL;
-    if (values && deadlines && PyDict_CheckExact(values) && PyDict_CheckExact(deadlines) &&
-        !(PyDict_GET_SIZE(deadlines) && PyDict_Contains(deadlines, r->key) != 0)) {
-        PyObject *v = PyDict_GetItemWithError(values, r->key);
+/* What br_target found: strong references the caller drops with
+ * br_release once its read is done (so no table, and no value a table
+ * held, is freed, running finalisers, between the lookup and the read). */
+typedef struct {
+    PyObject *values, *deadlines; /* the keyspace's tables, or NULL */
+    SortedSetObject *set;         /* the set to read, or NULL: not here */
+} br_found;
+
+/* Drop what br_target took. Runs no Python code unless a table or the set
+ * was replaced meanwhile (then its finalisers may run): call it last. */
+static void br_release(br_found *f) {
+    Py_XDECREF(f->set);
+    Py_XDECREF(f->deadlines);
+    Py_XDECREF(f->values);
+}
+
+/* Fill *f with the live, non-empty sorted set at the reader's key with no
+ * deadline (Keyspace.zset_fast's test), else f->set = NULL; never leaves an
+ * exception (a failed lookup means "not here"). A lookup may run Python
+ * code (the __eq__ of a stored key that hashes like the reader's key): each
+ * table is held while it is looked up, and the set is looked up last, so
+ * nothing runs between taking it and the caller's read. The caller calls
+ * br_release(f) after the read, on every path. */
+static void br_target(BoardReaderObject *r, br_found *f) {
+    f->set = NULL;
+    f->values = Py_XNewRef(PyDict_GetItemWithError(r->kvars, name_values));
+    f->deadlines =
+        f->values ? Py_XNewRef(PyDict_GetItemWithError(r->kvars, name_deadlines)) : NULL;
+    if (f->values && f->deadlines && PyDict_CheckExact(f->values) &&
+        PyDict_CheckExact(f->deadlines) &&
+        !(PyDict_GET_SIZE(f->deadlines) && PyDict_Contains(f->deadlines, r->key) != 0)) {
+        PyObject *v = PyDict_GetItemWithError(f->values, r->key);
         if (v && Py_TYPE(v) == &SortedSetType && ((SortedSetObject *)v)->z.length > 0)
-            set = (SortedSetObject *)Py_NewRef(v);
+            f->set = (SortedSetObject *)Py_NewRef(v);
     }
     PyErr_Clear();
-    /* the set (if any) is held: dropping the tables cannot free it */
-    Py_XDECREF(deadlines);
-    Py_XDECREF(values);
-    return set;
 }
 
 /* reader(member) -> Entry | None | False; see the file comment. The caller
@@ -148,18 +162,22 @@ static PyObject *BoardReader_call(PyObject *self, PyObject *const *args, size_t 
     Py_DECREF(held);
     if (!free_now)
         Py_RETURN_FALSE; /* someone is inside the lock: the general path waits for it */
-    SortedSetObject *set = br_target(r);
-    if (!set)
+    br_found found;
+    br_target(r, &found);
+    if (!found.set) {
+        br_release(&found);
         Py_RETURN_FALSE;
-    /* From here to the rank no Python code runs. */
-    zsl_node *x = zset_lookup(&set->z, m, (size_t)len, zdict_hash(m, (size_t)len));
+    }
+    /* From the end of br_target's last lookup to the rank no Python code runs. */
+    zset *z = &found.set->z;
+    zsl_node *x = zset_lookup(z, m, (size_t)len, zdict_hash(m, (size_t)len));
     double score = 0.0;
     size_t rank = 0;
     if (x) {
         score = x->score;
-        rank = zboard_rank(&set->z, x, r->style, r->reverse);
+        rank = zboard_rank(z, x, r->style, r->reverse);
     }
-    Py_DECREF(set);
+    br_release(&found);
     if (!x)
         Py_RETURN_NONE;
     PyObject *items[4] = {Py_NewRef(member), PyFloat_FromDouble(score), PyLong_FromSize_t(rank),
