@@ -232,6 +232,7 @@ def test_a_bearer_token_authenticates_as_its_key(store: KeyStore) -> None:
         _wrong_secret(key).encode(),
         _random_key().encode(),
         b"\xff" * 59,
+        b"rk_" + b"!" * 56,  # the length of a key, not its form
         key.encode()[:-1] + b"\xe9",
     ):
         assert store.authenticate_bearer(refused) is None

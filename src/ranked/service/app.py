@@ -164,7 +164,7 @@ class Service:
                 "this operation needs a key (Authorization: Bearer <key>)",
                 headers=_CHALLENGE,
             )
-        if header[:7].lower() != _BEARER:
+        if header[:7] != b"Bearer " and header[:7].lower() != _BEARER:
             raise HTTPProblem(
                 401,
                 "unauthorized",
