@@ -1,7 +1,9 @@
 /* board_common.h - what the board's one-call writer (board_fast.c) and
  * reader (board_read.c) share: the rank styles by name, their argument
- * checks and the member's bytes. Static inline: each file gets its own
- * copy, and no symbol is exported. Include after native.h.
+ * checks, the member's bytes and the lookup of the board's set. Static:
+ * each file gets its own copy, and no symbol is exported. Include after
+ * native.h; each file interns the table names (board_names_init) when its
+ * module part is added.
  */
 #ifndef RANKED_BOARD_COMMON_H
 #define RANKED_BOARD_COMMON_H
@@ -10,6 +12,17 @@
 #include "zsl_board.h"
 
 #include <string.h>
+
+static PyObject *name_values;    /* interned "_values" */
+static PyObject *name_deadlines; /* interned "_deadlines" */
+
+/* Intern the keyspace's table names: 0, or -1 with an exception. */
+static inline int board_names_init(void) {
+    if (!(name_values = PyUnicode_InternFromString("_values")) ||
+        !(name_deadlines = PyUnicode_InternFromString("_deadlines")))
+        return -1;
+    return 0;
+}
 
 /* The ZBOARD_* style named `style`, or -1 (no exception set). */
 static inline int board_style(const char *style) {
@@ -62,6 +75,51 @@ static inline int board_member_bytes(PyObject *member, const char **m, Py_ssize_
         return 0;
     }
     return (size_t)*len <= ZSL_MAX_MEMBER_LEN;
+}
+
+/* What a lookup of the board's set found: strong references the caller
+ * drops with board_release once its read or write is done (so no table, and
+ * no value a table held, is freed, running finalisers, between the lookup
+ * and the use). */
+typedef struct {
+    PyObject *values, *deadlines; /* the keyspace's tables, or NULL */
+    PyObject *seq;                /* the writer's applied-event number (sequenced), or NULL */
+    SortedSetObject *set;         /* the set, or NULL: not here */
+} board_found;
+
+/* Drop what the lookup took. Runs no Python code unless a table or the set
+ * was replaced meanwhile (then its finalisers may run): call it last. */
+static inline void board_release(board_found *f) {
+    Py_XDECREF(f->set);
+    Py_XDECREF(f->seq);
+    Py_XDECREF(f->deadlines);
+    Py_XDECREF(f->values);
+}
+
+/* Take the keyspace's tables (kvars: its instance __dict__) into *f, with
+ * f->set and f->seq NULL: 1 when both are plain dicts and `key` has no
+ * deadline (Keyspace.zset_fast's test), so that its set may be looked up;
+ * else 0. Either way the caller later calls board_release(f). A lookup may
+ * run Python code (the __eq__ of a stored key that hashes like `key`): each
+ * table is held while it is looked up. May leave an exception set. */
+static inline int board_tables(PyObject *kvars, PyObject *key, board_found *f) {
+    f->set = NULL;
+    f->seq = NULL;
+    f->values = Py_XNewRef(PyDict_GetItemWithError(kvars, name_values));
+    f->deadlines = f->values ? Py_XNewRef(PyDict_GetItemWithError(kvars, name_deadlines)) : NULL;
+    return f->values && f->deadlines && PyDict_CheckExact(f->values) &&
+           PyDict_CheckExact(f->deadlines) &&
+           !(PyDict_GET_SIZE(f->deadlines) && PyDict_Contains(f->deadlines, key) != 0);
+}
+
+/* f->set: the live, non-empty sorted set at `key` in f->values (strong), or
+ * NULL. Look it up last: it is then the set stored once every key
+ * comparison has run, and nothing runs between taking it and its use. May
+ * leave an exception set. */
+static inline void board_set(board_found *f, PyObject *key) {
+    PyObject *v = PyDict_GetItemWithError(f->values, key);
+    if (v && Py_TYPE(v) == &SortedSetType && ((SortedSetObject *)v)->z.length > 0)
+        f->set = (SortedSetObject *)Py_NewRef(v);
 }
 
 #endif

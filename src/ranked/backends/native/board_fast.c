@@ -44,8 +44,6 @@ typedef struct {
     int op;
 } BoardWriterObject;
 
-static PyObject *name_values;    /* interned "_values" */
-static PyObject *name_deadlines; /* interned "_deadlines" */
 static PyObject *name_heap;      /* interned "_heap" */
 static PyObject *name_listpack;  /* interned "_listpack" */
 static PyObject *op_names[4];    /* interned "best", "set", "incr", "decr" (ZBOARD_* order) */
@@ -181,31 +179,13 @@ static void BoardWriter_dealloc(BoardWriterObject *w) {
     Py_TYPE(w)->tp_free((PyObject *)w);
 }
 
-/* What bw_target found: strong references the caller drops with
- * bw_release once its write is done (so no table, and no value a table held,
- * is freed, running finalisers, between the lookup and the write). */
-typedef struct {
-    PyObject *values, *deadlines; /* the keyspace's tables, or NULL */
-    PyObject *seq;                /* the applied-event number's bytes (sequenced), or NULL */
-    SortedSetObject *set;         /* the set to write, or NULL: not here */
-} bw_found;
-
-/* Drop what bw_target took. Runs no Python code unless a table or the set
- * was replaced meanwhile (then its finalisers may run): call it last. */
-static void bw_release(bw_found *f) {
-    Py_XDECREF(f->set);
-    Py_XDECREF(f->seq);
-    Py_XDECREF(f->deadlines);
-    Py_XDECREF(f->values);
-}
-
 /* Whether the number key of a sequenced writer holds exactly `after` as
  * Keyspace.store left it: an exact bytes value of decimal digits, no
  * deadline, not marked listpack; then f->seq holds it (strong), so that the
  * caller's replacement frees nothing it still reads. 0 with no exception
  * otherwise (absent, another type or number: the general path answers). The
  * caller holds f->values and f->deadlines. */
-static int bw_seq_holds(BoardWriterObject *w, bw_found *f, long long after) {
+static int bw_seq_holds(BoardWriterObject *w, board_found *f, long long after) {
     if (PyDict_GET_SIZE(f->deadlines) && PyDict_Contains(f->deadlines, w->seq_key) != 0)
         return 0;
     PyObject *listpack = PyDict_GetItemWithError(w->kvars, name_listpack);
@@ -232,32 +212,13 @@ static int bw_seq_holds(BoardWriterObject *w, bw_found *f, long long after) {
 }
 
 /* Fill *f with the sorted set at the writer's key when the fast path may
- * write it (live, non-empty, no deadline: Keyspace.zset_fast's test), else
- * f->set = NULL; never leaves an exception (a failed lookup means "not
- * here"). A sequenced writer also needs its number key to hold `after`
- * (bw_seq_holds), looked up before the set. A lookup may run Python code (the __eq__ of a stored key that
- * hashes like the writer's key): each table is held while it is looked up,
- * and the set is looked up last, so it is the set stored once all such code
- * has run, and nothing runs between taking it and the caller's write. The
- * caller calls bw_release(f) after the write, on every path. */
-static void bw_target(BoardWriterObject *w, bw_found *f, long long after) {
-    f->set = NULL;
-    f->seq = NULL;
-    f->values = Py_XNewRef(PyDict_GetItemWithError(w->kvars, name_values));
-    f->deadlines = f->values ? Py_XNewRef(PyDict_GetItemWithError(w->kvars, name_deadlines)) : NULL;
-    if (!f->values || !f->deadlines || !PyDict_CheckExact(f->values) ||
-        !PyDict_CheckExact(f->deadlines))
-        goto none;
-    if (PyDict_GET_SIZE(f->deadlines) && PyDict_Contains(f->deadlines, w->key) != 0)
-        goto none;
-    if (w->seq_key && !bw_seq_holds(w, f, after))
-        goto none;
-    PyObject *v = PyDict_GetItemWithError(f->values, w->key);
-    if (!v || Py_TYPE(v) != &SortedSetType || ((SortedSetObject *)v)->z.length == 0)
-        goto none;
-    f->set = (SortedSetObject *)Py_NewRef(v);
-    return;
-none:
+ * write it (board_tables, board_set), else f->set = NULL; never leaves an
+ * exception (a failed lookup means "not here"). A sequenced writer also
+ * needs its number key to hold `after` (bw_seq_holds), looked up before the
+ * set. The caller calls board_release(f) after the write, on every path. */
+static void bw_target(BoardWriterObject *w, board_found *f, long long after) {
+    if (board_tables(w->kvars, w->key, f) && (!w->seq_key || bw_seq_holds(w, f, after)))
+        board_set(f, w->key);
     PyErr_Clear();
 }
 
@@ -475,10 +436,10 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
         if (!recorded)
             return NULL;
     }
-    bw_found found;
+    board_found found;
     bw_target(w, &found, after);
     if (!found.set) {
-        bw_release(&found);
+        board_release(&found);
         Py_XDECREF(recorded);
         Py_RETURN_NONE;
     }
@@ -489,12 +450,12 @@ static PyObject *BoardWriter_call(PyObject *self, PyObject *const *args, size_t 
          * with no allocation; the old value is held by found.seq until released */
         if (PyDict_SetItem(found.values, w->seq_key, recorded) < 0) {
             Py_DECREF(recorded);
-            bw_release(&found);
+            board_release(&found);
             return NULL; /* cannot happen for a key present: no resize */
         }
     }
     Py_XDECREF(recorded);
-    bw_release(&found);
+    board_release(&found);
     if (rc == ZBOARD_NOMEM)
         return PyErr_NoMemory();
     if (rc != ZBOARD_OK) /* not finite or not exact: the general path raises */
@@ -554,9 +515,7 @@ static PyMethodDef board_functions[] = {
 
 /* Adds BoardWriter and board_rank to module m; 0, or -1 with an exception. */
 int board_fast_add_to_module(PyObject *m) {
-    if (!(name_values = PyUnicode_InternFromString("_values")) ||
-        !(name_listpack = PyUnicode_InternFromString("_listpack")) ||
-        !(name_deadlines = PyUnicode_InternFromString("_deadlines")) ||
+    if (board_names_init() < 0 || !(name_listpack = PyUnicode_InternFromString("_listpack")) ||
         !(name_heap = PyUnicode_InternFromString("_heap")))
         return -1;
     for (int i = 0; i < 4; i++)

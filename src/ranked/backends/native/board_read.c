@@ -29,8 +29,6 @@ typedef struct {
     int style;
 } BoardReaderObject;
 
-static PyObject *name_values;    /* interned "_values" */
-static PyObject *name_deadlines; /* interned "_deadlines" */
 
 static PyObject *BoardReader_call(PyObject *self, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames);
@@ -101,44 +99,6 @@ static void BoardReader_dealloc(BoardReaderObject *r) {
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
-/* What br_target found: strong references the caller drops with
- * br_release once its read is done (so no table, and no value a table
- * held, is freed, running finalisers, between the lookup and the read). */
-typedef struct {
-    PyObject *values, *deadlines; /* the keyspace's tables, or NULL */
-    SortedSetObject *set;         /* the set to read, or NULL: not here */
-} br_found;
-
-/* Drop what br_target took. Runs no Python code unless a table or the set
- * was replaced meanwhile (then its finalisers may run): call it last. */
-static void br_release(br_found *f) {
-    Py_XDECREF(f->set);
-    Py_XDECREF(f->deadlines);
-    Py_XDECREF(f->values);
-}
-
-/* Fill *f with the live, non-empty sorted set at the reader's key with no
- * deadline (Keyspace.zset_fast's test), else f->set = NULL; never leaves an
- * exception (a failed lookup means "not here"). A lookup may run Python
- * code (the __eq__ of a stored key that hashes like the reader's key): each
- * table is held while it is looked up, and the set is looked up last, so
- * nothing runs between taking it and the caller's read. The caller calls
- * br_release(f) after the read, on every path. */
-static void br_target(BoardReaderObject *r, br_found *f) {
-    f->set = NULL;
-    f->values = Py_XNewRef(PyDict_GetItemWithError(r->kvars, name_values));
-    f->deadlines =
-        f->values ? Py_XNewRef(PyDict_GetItemWithError(r->kvars, name_deadlines)) : NULL;
-    if (f->values && f->deadlines && PyDict_CheckExact(f->values) &&
-        PyDict_CheckExact(f->deadlines) &&
-        !(PyDict_GET_SIZE(f->deadlines) && PyDict_Contains(f->deadlines, r->key) != 0)) {
-        PyObject *v = PyDict_GetItemWithError(f->values, r->key);
-        if (v && Py_TYPE(v) == &SortedSetType && ((SortedSetObject *)v)->z.length > 0)
-            f->set = (SortedSetObject *)Py_NewRef(v);
-    }
-    PyErr_Clear();
-}
-
 /* reader(member) -> Entry | None | False; see the file comment. The caller
  * keeps the reader and the member alive for the call (as any vectorcall
  * caller does); the member's bytes are borrowed from the exact str or bytes
@@ -162,13 +122,15 @@ static PyObject *BoardReader_call(PyObject *self, PyObject *const *args, size_t 
     Py_DECREF(held);
     if (!free_now)
         Py_RETURN_FALSE; /* someone is inside the lock: the general path waits for it */
-    br_found found;
-    br_target(r, &found);
+    board_found found;
+    if (board_tables(r->kvars, r->key, &found))
+        board_set(&found, r->key);
+    PyErr_Clear(); /* a failed lookup means "not here" */
     if (!found.set) {
-        br_release(&found);
+        board_release(&found);
         Py_RETURN_FALSE;
     }
-    /* From the end of br_target's last lookup to the rank no Python code runs. */
+    /* From the end of the set's lookup to the rank no Python code runs. */
     zset *z = &found.set->z;
     zsl_node *x = zset_lookup(z, m, (size_t)len, zdict_hash(m, (size_t)len));
     double score = 0.0;
@@ -177,7 +139,7 @@ static PyObject *BoardReader_call(PyObject *self, PyObject *const *args, size_t 
         score = x->score;
         rank = zboard_rank(z, x, r->style, r->reverse);
     }
-    br_release(&found);
+    board_release(&found);
     if (!x)
         Py_RETURN_NONE;
     PyObject *items[4] = {Py_NewRef(member), PyFloat_FromDouble(score), PyLong_FromSize_t(rank),
@@ -214,8 +176,7 @@ static PyTypeObject BoardReaderType = {
 
 /* Adds BoardReader to module m; 0, or -1 with an exception. */
 int board_read_add_to_module(PyObject *m) {
-    if (!(name_values = PyUnicode_InternFromString("_values")) ||
-        !(name_deadlines = PyUnicode_InternFromString("_deadlines")))
+    if (board_names_init() < 0)
         return -1;
     if (PyType_Ready(&BoardReaderType) < 0)
         return -1;
