@@ -22,11 +22,17 @@ The servers, each alone on CPU 0 with whatever it talks to (``taskset``; wrk on 
   the best);
 - the floor: ``GET /healthz`` of the embedded ``always`` server (same process and stack:
   router, metrics, granian embedded), and for reference the raw-ASGI constant app of
-  ``benchmarks/stack_apps`` under uvicorn (uvloop, httptools).
+  ``benchmarks/stack_apps`` under uvicorn (uvloop, httptools);
+- the bare endpoints on ``ranked serve``'s own server stack
+  (``benchmarks/stack_apps/embedded.py``): a constant ``GET``, a ``POST`` that reads its
+  body, and the naive rank read: the same board read by hand-written ASGI with no
+  authentication, validation or metrics, the least a Python endpoint does on this stack.
 
 Endpoints: ``rank read`` (``GET /v1/boards/arena/members/m<i>``, a read key) and ``submit``
 (``POST /v1/boards/arena/scores`` ``{"member": "m<i>", "score": s}``, a write key; the
-board keeps each member's best), ``i`` and ``s`` random per request; each at 64
+board keeps each member's best), ``i`` and ``s`` random per request; on the ``always``
+server also ``rank read, 1,000 members`` (``i`` below 1,000: the same read, its nodes in
+the CPU's caches; the gap to ``rank read`` is the memory latency of the whole board); each at 64
 connections (saturated) and paced to ``--rate`` requests/s (latency below saturation).
 Rounds go over every server in turn; each figure is the median over the rounds. Then the
 cold start: seconds from starting ``ranked serve`` on a fresh copy of the data directory
@@ -52,7 +58,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 
@@ -111,11 +117,25 @@ EMBEDDED = ("always", "batch", "none")
 REDIS_PG = "ranked serve, Redis + PostgreSQL journal"
 BASELINE = "baseline FastAPI + redis-py"
 RAW = "raw ASGI constant (reference)"
-BARE = "bare ASGI constant on ranked serve's server"
+BARE = "bare ASGI on ranked serve's server"
 READ, SUBMIT, FLOOR, CONSTANT = "rank read", "submit", "/healthz (floor)", "constant"
+READ_HOT = "rank read, 1,000 members"
+HOT_MEMBERS = 1_000
+"""The hot set's size: reads of ``m0`` .. ``m999`` of the same board, whose nodes stay in
+the CPU's caches, so that the difference from ``rank read`` is the memory latency of a
+random member of the whole board."""
 BARE_GET, BARE_POST = "GET constant", "POST constant"
+NAIVE_READ = "naive rank read"
+"""The same read by hand-written ASGI on the bare server: no authentication, validation or
+metrics (``benchmarks/stack_apps/embedded.py``)."""
 """The bare endpoint by method: a POST reads its body (a submission's) before answering."""
-SAME_METHOD = {READ: BARE_GET, SUBMIT: BARE_POST, FLOOR: BARE_GET}
+SAME_METHOD = {
+    READ: BARE_GET,
+    READ_HOT: BARE_GET,
+    NAIVE_READ: BARE_GET,
+    SUBMIT: BARE_POST,
+    FLOOR: BARE_GET,
+}
 """The bare endpoint each ranked endpoint is compared with (its method's)."""
 
 TARGET_BASELINE = 8.0
@@ -515,6 +535,9 @@ def servers(
         endpoints = targets(settings.members, keys)
         if durability == "always":
             endpoints[FLOOR] = Target("/healthz")
+            endpoints[READ_HOT] = replace(
+                endpoints[READ], members=min(HOT_MEMBERS, settings.members)
+            )
         found.append(
             Spec(
                 embedded(durability),
@@ -565,12 +588,21 @@ def servers(
     found.append(
         Spec(
             BARE,
-            [sys.executable, "-m", "benchmarks.stack_apps.embedded", "{port}"],
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.stack_apps.embedded",
+                "{port}",
+                f"{settings.members}",
+            ],
             CONSTANT_PATH,
             {
                 BARE_GET: Target(CONSTANT_PATH),
                 BARE_POST: Target(
                     CONSTANT_PATH, method="POST", body=SUBMIT_BODY, members=settings.members
+                ),
+                NAIVE_READ: Target(
+                    f"/v1/boards/{BOARD}/members/{{member}}", members=settings.members
                 ),
             },
         )
@@ -716,6 +748,24 @@ def verdicts(samples: dict[Cell, list[Sample]], cold: list[float], rate: float |
             f"requests/s: {ratio:.2f}x ({mine.requests_per_s:,.0f} vs "
             f"{floor.requests_per_s:,.0f}/s; per core {per_core:.2f}x): "
             f"**{_verdict(ratio >= goal)}**"
+        )
+    hot, whole = get(floor_server, READ_HOT, sat), get(floor_server, READ, sat)
+    if hot is not None and whole is not None and floor is not None and hot.per_core:
+        lines.append(
+            f"- for comparison (no target): embedded {READ_HOT} (journal always, the same "
+            f"reads with their nodes in the CPU's caches) against the floor's requests/s: "
+            f"{hot.requests_per_s / floor.requests_per_s:.2f}x "
+            f"({hot.requests_per_s:,.0f}/s); CPU per request {1e6 / hot.per_core:.1f} µs "
+            f"against {1e6 / whole.per_core:.1f} µs for a random member of the whole board"
+        )
+    naive, bare_get = get(BARE, NAIVE_READ, sat), get(BARE, BARE_GET, sat)
+    if naive is not None and bare_get is not None and bare_get.per_core:
+        lines.append(
+            f"- for comparison (no target): the {NAIVE_READ} (hand-written ASGI on the bare "
+            f"server, the same board: no authentication, validation or metrics) against the "
+            f"bare GET constant endpoint, per core: "
+            f"{naive.per_core / bare_get.per_core:.2f}x ({naive.per_core:,.0f} vs "
+            f"{bare_get.per_core:,.0f})"
         )
     for endpoint, durability in ((READ, "always"), (SUBMIT, "always"), (SUBMIT, "batch")):
         mine = get(embedded(durability), endpoint, sat)

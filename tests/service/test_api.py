@@ -110,6 +110,7 @@ def test_bad_reads_are_problems(api: Api) -> None:
         (f"/v1/boards/{board}/entries?cursor=not-a-cursor", 422, "cursor"),
         (f"/v1/boards/{board}/top?style=sideways", 422, "$.style"),
         (f"/v1/boards/{board}/members/%00", 422, "member"),
+        (f"/v1/boards/{board}/members/a%7Fb", 422, "member"),
         (f"/v1/boards/{board}/members/a%C2%85b", 422, "member"),
         (f"/v1/boards/{board}/members/%FF", 400, "member"),  # a route's parameter, not UTF-8
         ("/v1/boards/%FF/nowhere", 404, None),  # no route has that shape: nothing decoded

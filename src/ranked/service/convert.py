@@ -49,7 +49,12 @@ def _text(value: str | bytes) -> str:
 
 def member(value: str) -> str:
     """A member named in a path: refused (422) when the API would refuse it in a body."""
-    if not value or len(value) > MAX_MEMBER_LENGTH or _CONTROL.search(value):
+    if (
+        not value
+        or len(value) > MAX_MEMBER_LENGTH
+        # printable ASCII has none of _CONTROL's characters: the pattern reads the rest
+        or (not (value.isascii() and value.isprintable()) and _CONTROL.search(value) is not None)
+    ):
         raise HTTPProblem(
             422,
             "invalid-member",
