@@ -32,7 +32,7 @@ Endpoints: ``rank read`` (``GET /v1/boards/arena/members/m<i>``, a read key) and
 (``POST /v1/boards/arena/scores`` ``{"member": "m<i>", "score": s}``, a write key; the
 board keeps each member's best), ``i`` and ``s`` random per request; on the ``always``
 server also ``rank read, 1,000 members`` (``i`` below 1,000: the same read, its nodes in
-the CPU's caches; the gap to ``rank read`` is the memory latency of the whole board); each at 64
+the CPU's caches, beside ``rank read`` what the board's memory latency costs); each at 64
 connections (saturated) and paced to ``--rate`` requests/s (latency below saturation).
 Rounds go over every server in turn; each figure is the median over the rounds. Then the
 cold start: seconds from starting ``ranked serve`` on a fresh copy of the data directory
@@ -122,13 +122,13 @@ READ, SUBMIT, FLOOR, CONSTANT = "rank read", "submit", "/healthz (floor)", "cons
 READ_HOT = "rank read, 1,000 members"
 HOT_MEMBERS = 1_000
 """The hot set's size: reads of ``m0`` .. ``m999`` of the same board, whose nodes stay in
-the CPU's caches, so that the difference from ``rank read`` is the memory latency of a
-random member of the whole board."""
+the CPU's caches: set beside ``rank read``, it shows what the memory latency of a random
+member of the whole board costs."""
 BARE_GET, BARE_POST = "GET constant", "POST constant"
+"""The bare endpoint by method: a POST reads its body (a submission's) before answering."""
 NAIVE_READ = "naive rank read"
 """The same read by hand-written ASGI on the bare server: no authentication, validation or
 metrics (``benchmarks/stack_apps/embedded.py``)."""
-"""The bare endpoint by method: a POST reads its body (a submission's) before answering."""
 SAME_METHOD = {
     READ: BARE_GET,
     READ_HOT: BARE_GET,

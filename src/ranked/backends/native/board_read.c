@@ -29,7 +29,6 @@ typedef struct {
     int style;
 } BoardReaderObject;
 
-
 static PyObject *BoardReader_call(PyObject *self, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames);
 
