@@ -25,8 +25,11 @@ The servers, each alone on CPU 0 with whatever it talks to (``taskset``; wrk on 
   ``benchmarks/stack_apps`` under uvicorn (uvloop, httptools);
 - the bare endpoints on ``ranked serve``'s own server stack
   (``benchmarks/stack_apps/embedded.py``): a constant ``GET``, a ``POST`` that reads its
-  body, and the naive rank read: the same board read by hand-written ASGI with no
-  authentication, validation or metrics, the least a Python endpoint does on this stack.
+  body, the naive rank read (the same board read by hand-written ASGI with no
+  authentication, validation or metrics, the least a Python endpoint does on this stack)
+  and the naive durable submit (the same submission written by hand-written ASGI through
+  the library to the same data directory's board and journal, durability ``always``, and
+  on a second start ``batch``).
 
 Endpoints: ``rank read`` (``GET /v1/boards/arena/members/m<i>``, a read key) and ``submit``
 (``POST /v1/boards/arena/scores`` ``{"member": "m<i>", "score": s}``, a write key; the
@@ -129,14 +132,22 @@ BARE_GET, BARE_POST = "GET constant", "POST constant"
 NAIVE_READ = "naive rank read"
 """The same read by hand-written ASGI on the bare server: no authentication, validation or
 metrics (``benchmarks/stack_apps/embedded.py``)."""
+NAIVE_SUBMIT = "naive durable submit"
+"""The same submission by hand-written ASGI on the bare server, through the library on
+the same data directory's board and journal (durability ``always``; on :data:`BARE_BATCH`
+``batch``): no authentication, validation beyond the body's types, or metrics."""
+BARE_BATCH = "bare ASGI on ranked serve's server, journal batch"
 SAME_METHOD = {
     READ: BARE_GET,
     READ_HOT: BARE_GET,
     NAIVE_READ: BARE_GET,
     SUBMIT: BARE_POST,
+    NAIVE_SUBMIT: BARE_POST,
     FLOOR: BARE_GET,
 }
 """The bare endpoint each ranked endpoint is compared with (its method's)."""
+NAIVE_OF = {NAIVE_READ: READ, NAIVE_SUBMIT: SUBMIT}
+"""The service's endpoint each naive one does by hand (compared with the same baseline)."""
 
 TARGET_BASELINE = 8.0
 TARGET_P99 = 1.5
@@ -585,16 +596,11 @@ def servers(
             {CONSTANT: Target(CONSTANT_PATH)},
         )
     )
+    naive_submit = targets(settings.members, None)[SUBMIT]
     found.append(
         Spec(
             BARE,
-            [
-                sys.executable,
-                "-m",
-                "benchmarks.stack_apps.embedded",
-                "{port}",
-                f"{settings.members}",
-            ],
+            [*_BARE_COMMAND, "--members", f"{settings.members}", "--data", "{data}"],
             CONSTANT_PATH,
             {
                 BARE_GET: Target(CONSTANT_PATH),
@@ -604,10 +610,24 @@ def servers(
                 NAIVE_READ: Target(
                     f"/v1/boards/{BOARD}/members/{{member}}", members=settings.members
                 ),
+                NAIVE_SUBMIT: naive_submit,
             },
+            data=master,
+        )
+    )
+    found.append(
+        Spec(
+            BARE_BATCH,
+            [*_BARE_COMMAND, "--members", "0", "--data", "{data}", "--durability", "batch"],
+            CONSTANT_PATH,
+            {NAIVE_SUBMIT: naive_submit},
+            data=master,
         )
     )
     return found
+
+
+_BARE_COMMAND = [sys.executable, "-m", "benchmarks.stack_apps.embedded", "{port}"]
 
 
 def _wanted(name: str, only: Sequence[str]) -> bool:
@@ -644,12 +664,13 @@ def table(samples: dict[Cell, list[Sample]]) -> tuple[str, list[str]]:
     notes = []
     for (server, endpoint, load), each in medians.items():
         floor = medians.get((floor_server, FLOOR, load))
-        baseline = medians.get((BASELINE, endpoint, load))
+        baseline = medians.get((BASELINE, NAIVE_OF.get(endpoint, endpoint), load))
         bare = medians.get((BARE, SAME_METHOD.get(endpoint, ""), load))
         paced = not load.endswith("conns")
         vs_floor = "" if paced else _ratio(each.requests_per_s, floor, "requests_per_s")
         vs_base = "" if paced else _ratio(each.requests_per_s, baseline, "requests_per_s")
-        vs_bare = "" if paced or server == BARE else _ratio(each.per_core, bare, "per_core")
+        constant = endpoint in (BARE_GET, BARE_POST)
+        vs_bare = "" if paced or constant else _ratio(each.per_core, bare, "per_core")
         lines.append(
             f"| {server} | {endpoint} | {load} | {each.requests_per_s:,.0f} | "
             f"{each.p50_ms:.2f} | {each.p99_ms:.2f} | {each.p999_ms:.2f} | "
@@ -766,6 +787,24 @@ def verdicts(samples: dict[Cell, list[Sample]], cold: list[float], rate: float |
             f"bare GET constant endpoint, per core: "
             f"{naive.per_core / bare_get.per_core:.2f}x ({naive.per_core:,.0f} vs "
             f"{bare_get.per_core:,.0f})"
+        )
+    naive, base = get(BARE, NAIVE_SUBMIT, sat), get(BASELINE, SUBMIT, sat)
+    bare_post = get(BARE, BARE_POST, sat)
+    if naive is not None and bare_get is not None and bare_post is not None:
+        lines.append(
+            f"- for comparison (no target): the {NAIVE_SUBMIT} (journal always; hand-written "
+            f"ASGI on the bare server through the library, the same board: no authentication,"
+            f" validation or metrics) against the bare GET and the bare POST constant "
+            f"endpoints, per core: {naive.per_core / bare_get.per_core:.2f}x and "
+            f"{naive.per_core / bare_post.per_core:.2f}x ({naive.per_core:,.0f} vs "
+            f"{bare_get.per_core:,.0f} and {bare_post.per_core:,.0f})"
+        )
+    naive = get(BARE_BATCH, NAIVE_SUBMIT, sat)
+    if naive is not None and base is not None:
+        lines.append(
+            f"- for comparison (no target): the {NAIVE_SUBMIT} with journal batch against the "
+            f"baseline's submit: {naive.requests_per_s / base.requests_per_s:.1f}x "
+            f"({naive.requests_per_s:,.0f} vs {base.requests_per_s:,.0f}/s)"
         )
     for endpoint, durability in ((READ, "always"), (SUBMIT, "always"), (SUBMIT, "batch")):
         mine = get(embedded(durability), endpoint, sat)

@@ -26,7 +26,7 @@ class RankOut(msgspec.Struct):
 
     member: str
     score: float
-    rank: int
+    rank: int | None
 
 
 def constant() -> RankOut:

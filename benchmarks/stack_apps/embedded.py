@@ -4,42 +4,72 @@ process and its uvloop event loop, configured by :func:`ranked.cli.serve.http_se
 
 - the constant endpoint (:func:`.raw_asgi.constant_app`): the floor of a GET, and of a
   POST that reads its body;
-- the naive rank read (:func:`.raw_asgi.rank_app`, every other path): a board of
-  ``MEMBERS`` members read by hand-written ASGI with no authentication, validation or
-  metrics, the least a Python leaderboard endpoint does on this stack.
+- the naive rank read (:func:`.raw_asgi.rank_app`, ``GET .../members/...``): a board of
+  ``--members`` members read by hand-written ASGI with no authentication, validation or
+  metrics, the least a Python leaderboard endpoint does on this stack (``--members 0``:
+  none);
+- with ``--data DIR``, the naive durable submit (:func:`.raw_asgi.submit_app`,
+  ``POST .../scores``): the board of the data directory that ``ranked serve`` would
+  restore (its snapshot and journal, ``journal.db``), written through the library with
+  the journal's ``--durability``, again with nothing else around it.
 
-    python -m benchmarks.stack_apps.embedded PORT [MEMBERS]
+    python -m benchmarks.stack_apps.embedded PORT [--members N] [--data DIR --durability D]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
-import sys
 
 import uvloop
 
+from ranked import AsyncLeaderboard
 from ranked.cli.serve import http_server
 
-from ._board import CONSTANT_PATH, MEMBERS_ENV
-from .raw_asgi import App, Receive, Scope, Send, constant_app, rank_app
+from ._board import BOARD, CONSTANT_PATH, MEMBERS_ENV
+from .raw_asgi import App, Receive, Scope, Send, constant_app, rank_app, submit_app
 
 
-def _app() -> App:
-    constant, rank = constant_app(), rank_app()
+def _app(reads: bool, board: AsyncLeaderboard | None) -> App:
+    constant = constant_app()
+    rank = rank_app() if reads else constant
+    submit = constant if board is None else submit_app(board)
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] != CONSTANT_PATH:
+            if scope["method"] == "POST":
+                return await submit(scope, receive, send)
             return await rank(scope, receive, send)
         return await constant(scope, receive, send)
 
     return app
 
 
-async def _serve(port: int) -> None:
-    await http_server(_app(), "127.0.0.1", port).serve()
+async def _serve(port: int, reads: bool, data: str | None, durability: str) -> None:
+    board = None
+    if data is not None:
+        journal = f"sqlite:///{os.path.abspath(data)}/journal.db?durability={durability}"
+        board = AsyncLeaderboard("memory://", BOARD, journal=journal, snapshot_every=None)
+        await board.restore()
+    try:
+        await http_server(_app(reads, board), "127.0.0.1", port).serve()
+    finally:
+        if board is not None:
+            await board.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="the bare endpoints on ranked serve's stack")
+    parser.add_argument("port", type=int)
+    parser.add_argument("--members", type=int, default=None, help="the naive read's board")
+    parser.add_argument("--data", default=None, help="a data directory: the naive submit")
+    parser.add_argument("--durability", default="always", choices=("always", "batch", "none"))
+    args = parser.parse_args()
+    if args.members is not None:
+        os.environ[MEMBERS_ENV] = str(args.members)
+    reads = args.members != 0
+    uvloop.run(_serve(args.port, reads, args.data, args.durability))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2:
-        os.environ[MEMBERS_ENV] = sys.argv[2]
-    uvloop.run(_serve(int(sys.argv[1])))
+    main()

@@ -7,9 +7,11 @@ from typing import Any
 
 import msgspec
 
+from ranked import AsyncLeaderboard
+
 from ._board import BOARD, CONSTANT_PATH, RankOut, constant, loaded_board
 
-__all__ = ["constant_app", "rank_app"]
+__all__ = ["constant_app", "rank_app", "submit_app"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -69,5 +71,37 @@ def rank_app() -> App:
             if entry is not None:
                 return await _answer(send, 200, _encode(RankOut(member, entry.score, entry.rank)))
         return await _answer(send, 404, _NOT_FOUND)
+
+    return app
+
+
+class _ScoreIn(msgspec.Struct):
+    member: str
+    score: float
+
+
+def submit_app(board: AsyncLeaderboard) -> App:
+    """``POST /v1/boards/{board}/scores`` ``{"member", "score"}`` on ``board``, answered
+    with the member's score and rank once the board's journal acknowledged the write: no
+    authentication, no validation beyond the body's types, no metrics."""
+    decode = msgspec.json.Decoder(_ScoreIn).decode
+    path = f"/v1/boards/{board.name}/scores"
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            return await _lifespan(receive, send)
+        if scope["path"] != path or scope["method"] != "POST":
+            return await _answer(send, 404, _NOT_FOUND)
+        message = await receive()
+        body = message.get("body", b"")
+        while message.get("more_body", False):
+            message = await receive()
+            body += message.get("body", b"")
+        try:
+            found = decode(body)
+        except msgspec.DecodeError:
+            return await _answer(send, 400, b'{"detail":"bad body"}')
+        result = (await board.submit(found.member, found.score)).primary
+        return await _answer(send, 200, _encode(RankOut(found.member, result.score, result.rank)))
 
     return app
