@@ -42,6 +42,7 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,10 +68,14 @@ from benchmarks._wrk import (  # noqa: E402
     write_results,
 )
 from benchmarks.engine import machine_info  # noqa: E402
+from benchmarks.stack_apps._board import CONSTANT_PATH, LIMITED_PATH  # noqa: E402
 from ranked.guard import sign  # noqa: E402
 from ranked.service.keys import KeyStore, Scope  # noqa: E402
 
 RESULTS = HERE / "RESULTS-guard.md"
+GUARDED_PATH = "/v1/boards/guarded/scores"
+FLOOR = "the HTTP floor: bare ASGI on ranked serve's server"
+"""The guard's HTTP floor (:func:`bench_floor`): a row of the table like a deployment."""
 SECRET = bytes(range(32))
 MEMBERS = 100_000
 CONNECTIONS, THREADS = 64, 2
@@ -99,6 +104,8 @@ class Deployment:
     flags: tuple[str, ...]
     redis: bool = False
     audit_accepted: bool = True
+    floor: bool = False
+    """The bare stack instead of ``ranked serve``: the guard's HTTP floor."""
 
 
 def _request(port: int, method: str, path: str, key: str, body: object = None) -> tuple[int, bytes]:
@@ -157,7 +164,7 @@ end
 function request()
   at = at + 1
   if at > #bodies then at = 1 end
-  return wrk.format(nil, "/v1/boards/guarded/scores", nil, bodies[at])
+  return wrk.format(nil, "%(path)s", nil, bodies[at])
 end
 function done(summary, latency, requests)
   local e = summary.errors
@@ -168,16 +175,19 @@ end
 """
 
 
-def _run_signed(url: str, key: str, bodies: Path, duration: float, server: Server) -> Sample:
+def _run_signed(
+    url: str, key: str, bodies: Path, duration: float, server: Server, path: str = GUARDED_PATH
+) -> Sample:
     import resource
     import subprocess
 
     with tempfile.TemporaryDirectory(prefix="ranked-guard-wrk-") as tmp:
         script = Path(tmp) / "signed.lua"
-        script.write_text(_BODIES_LUA % {"key": key, "file": bodies, "threads": THREADS})
+        values = {"key": key, "file": bodies, "threads": THREADS, "path": path}
+        script.write_text(_BODIES_LUA % values)
         argv = ["taskset", "-c", CLIENT_CPU, "wrk", f"-t{THREADS}", f"-c{CONNECTIONS}"]
         argv += [f"-d{max(1, round(duration))}s", "--timeout=5s", "--latency", "-s", str(script)]
-        argv.append(url + "/v1/boards/guarded/scores")
+        argv.append(url + path)
         served = server.cpu_seconds()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.monotonic()
@@ -255,7 +265,84 @@ class Result:
         return self.off.per_core / self.on.per_core if self.on.per_core else 0.0
 
 
+def _alternate(
+    server: Server,
+    off: Callable[[float], Sample],
+    on: Callable[[Path, float], Sample],
+    files: list[Path],
+    duration: float,
+    warmup: float,
+    rounds: int,
+) -> dict[str, list[Sample]]:
+    """A warm-up of each, then ``rounds`` of off then on (``on`` reads ``files[i + 1]``),
+    each sample with its CPU split by thread."""
+    assert server.process is not None
+    pid = server.process.pid
+    off(warmup)
+    on(files[0], warmup)
+    samples: dict[str, list[Sample]] = {"off": [], "on": []}
+    for index in range(rounds):
+        before = thread_cpu_seconds(pid)
+        sample = off(duration)
+        samples["off"].append(by_thread(sample, pid, before, thread_cpu_seconds(pid)))
+        before = thread_cpu_seconds(pid)
+        sample = on(files[index + 1], duration)
+        samples["on"].append(by_thread(sample, pid, before, thread_cpu_seconds(pid)))
+    return samples
+
+
+def _body_files(directory: Path, rounds: int, duration: float, warmup: float) -> list[Path]:
+    per_run = int(12_000 * (duration + warmup)) + 1000
+    files = []
+    for index in range(rounds + 1):
+        path = directory / f"bodies-{index}.jsonl"
+        _signed_bodies(path, per_run, index)
+        files.append(path)
+    return files
+
+
+def _result(samples: dict[str, list[Sample]], trips: dict[str, dict[str, float]] | None) -> Result:
+    return Result(
+        median_sample(samples["off"]),
+        median_sample(samples["on"]),
+        [
+            a.requests_per_s / b.requests_per_s
+            for a, b in zip(samples["off"], samples["on"], strict=True)
+        ],
+        trips,
+    )
+
+
+def bench_floor(duration: float, warmup: float, rounds: int) -> Result:
+    """The guard's HTTP floor on ``ranked serve``'s bare server stack: the unguarded
+    body to a constant ``POST`` (off) against the signed bodies to a constant ``POST``
+    that answers with the RateLimit headers of a guarded board (on). Nothing is decoded,
+    checked or written: what the larger body and the headers cost the server alone."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    command = [sys.executable, "-m", "benchmarks.stack_apps.embedded", "{port}"]
+    with tempfile.TemporaryDirectory(prefix="ranked-guard-floor-") as tmp:
+        files = _body_files(Path(tmp), rounds, duration, warmup)
+        plain = Target(CONSTANT_PATH, "POST", '{"member": "{member}", "score": {score}}', MEMBERS)
+        with Server([*command, "--members", "0"], ready=CONSTANT_PATH, env=env) as server:
+            samples = _alternate(
+                server,
+                lambda seconds: run_wrk(
+                    server.url, plain, duration=seconds, server_cpu=server.cpu_seconds
+                ),
+                lambda bodies, seconds: _run_signed(
+                    server.url, "-", bodies, seconds, server, LIMITED_PATH
+                ),
+                files,
+                duration,
+                warmup,
+                rounds,
+            )
+    return _result(samples, None)
+
+
 def bench(deployment: Deployment, duration: float, warmup: float, rounds: int) -> Result:
+    if deployment.floor:
+        return bench_floor(duration, warmup, rounds)
     with tempfile.TemporaryDirectory(prefix="ranked-guard-bench-") as tmp:
         data_dir = Path(tmp) / "data"
         data_dir.mkdir()
@@ -288,28 +375,20 @@ def bench(deployment: Deployment, duration: float, warmup: float, rounds: int) -
                     MEMBERS,
                     (("Authorization", f"Bearer {keys['write']}"),),
                 )
-                per_run = int(12_000 * (duration + warmup)) + 1000
-                files = []
-                for index in range(rounds + 1):
-                    path = Path(tmp) / f"bodies-{index}.jsonl"
-                    _signed_bodies(path, per_run, index)
-                    files.append(path)
-                run_wrk(server.url, plain, duration=warmup)
-                _run_signed(server.url, keys["read"], files[0], warmup, server)
-                samples: dict[str, list[Sample]] = {"off": [], "on": []}
-                assert server.process is not None
-                pid = server.process.pid
-                for index in range(rounds):
-                    before = thread_cpu_seconds(pid)
-                    sample = run_wrk(
-                        server.url, plain, duration=duration, server_cpu=server.cpu_seconds
-                    )
-                    samples["off"].append(by_thread(sample, pid, before, thread_cpu_seconds(pid)))
-                    before = thread_cpu_seconds(pid)
-                    sample = _run_signed(
-                        server.url, keys["read"], files[index + 1], duration, server
-                    )
-                    samples["on"].append(by_thread(sample, pid, before, thread_cpu_seconds(pid)))
+                files = _body_files(Path(tmp), rounds, duration, warmup)
+                samples = _alternate(
+                    server,
+                    lambda seconds: run_wrk(
+                        server.url, plain, duration=seconds, server_cpu=server.cpu_seconds
+                    ),
+                    lambda bodies, seconds: _run_signed(
+                        server.url, keys["read"], bodies, seconds, server
+                    ),
+                    files,
+                    duration,
+                    warmup,
+                    rounds,
+                )
                 trips = (
                     _round_trips(redis_server.port, port, keys)
                     if redis_server is not None
@@ -318,15 +397,7 @@ def bench(deployment: Deployment, duration: float, warmup: float, rounds: int) -
         finally:
             if redis_server is not None:
                 redis_server.__exit__(None, None, None)
-    return Result(
-        median_sample(samples["off"]),
-        median_sample(samples["on"]),
-        [
-            a.requests_per_s / b.requests_per_s
-            for a, b in zip(samples["off"], samples["on"], strict=True)
-        ],
-        trips,
-    )
+    return _result(samples, trips)
 
 
 DEPLOYMENTS = (
@@ -336,6 +407,7 @@ DEPLOYMENTS = (
     ),
     Deployment("embedded, journal none", ("--durability", "none")),
     Deployment("Redis, journal none", ("--durability", "none"), redis=True),
+    Deployment(FLOOR, (), floor=True),
 )
 
 

@@ -12,10 +12,19 @@ import msgspec
 
 from ranked import Leaderboard
 
-__all__ = ["BOARD", "CONSTANT_PATH", "MEMBERS_ENV", "RankOut", "constant", "loaded_board"]
+__all__ = [
+    "BOARD",
+    "CONSTANT_PATH",
+    "LIMITED_PATH",
+    "MEMBERS_ENV",
+    "RankOut",
+    "constant",
+    "loaded_board",
+]
 
 BOARD = "arena"
 CONSTANT_PATH = "/const"
+LIMITED_PATH = "/const-limited"
 MEMBERS_ENV = "RANKED_STACK_MEMBERS"
 _CHUNK = 100_000
 _PRIME = 1_000_003

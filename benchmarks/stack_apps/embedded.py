@@ -3,7 +3,8 @@ process and its uvloop event loop, configured by :func:`ranked.cli.serve.http_se
 ``benchmarks/service.py`` measures them beside the service:
 
 - the constant endpoint (:func:`.raw_asgi.constant_app`): the floor of a GET, and of a
-  POST that reads its body;
+  POST that reads its body (at ``/const-limited`` answered with a guarded board's
+  RateLimit headers: ``benchmarks/guard.py``'s HTTP floor);
 - the naive rank read (:func:`.raw_asgi.rank_app`, ``GET .../members/...``): a board of
   ``--members`` members read by hand-written ASGI with no authentication, validation or
   metrics, the least a Python leaderboard endpoint does on this stack (``--members 0``:
@@ -26,8 +27,10 @@ import uvloop
 from ranked import AsyncLeaderboard
 from ranked.cli.serve import http_server
 
-from ._board import BOARD, CONSTANT_PATH, MEMBERS_ENV
+from ._board import BOARD, CONSTANT_PATH, LIMITED_PATH, MEMBERS_ENV
 from .raw_asgi import App, Receive, Scope, Send, constant_app, rank_app, submit_app
+
+_CONSTANTS = (CONSTANT_PATH, LIMITED_PATH)
 
 
 def _app(reads: bool, board: AsyncLeaderboard | None) -> App:
@@ -36,7 +39,7 @@ def _app(reads: bool, board: AsyncLeaderboard | None) -> App:
     submit = constant if board is None else submit_app(board)
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] != CONSTANT_PATH:
+        if scope["type"] == "http" and scope["path"] not in _CONSTANTS:
             if scope["method"] == "POST":
                 return await submit(scope, receive, send)
             return await rank(scope, receive, send)

@@ -9,7 +9,7 @@ import msgspec
 
 from ranked import AsyncLeaderboard
 
-from ._board import BOARD, CONSTANT_PATH, RankOut, constant, loaded_board
+from ._board import BOARD, CONSTANT_PATH, LIMITED_PATH, RankOut, constant, loaded_board
 
 __all__ = ["constant_app", "rank_app", "submit_app"]
 
@@ -33,23 +33,37 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
-async def _answer(send: Send, status: int, body: bytes) -> None:
+_LIMIT_HEADERS = [
+    (b"ratelimit-policy", b'"ip";q=1000000;w=1'),
+    (b"ratelimit", b'"ip";r=999999;t=1'),
+]
+"""What a guarded board's accepted answer adds: the IETF RateLimit headers of one policy."""
+
+
+async def _answer(
+    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    if extra:
+        headers += extra
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
 def constant_app() -> App:
-    """``GET /const``; ``POST /const`` reads the whole body first (and ignores it)."""
+    """``GET /const``; ``POST /const`` reads the whole body first (and ignores it);
+    ``/const-limited`` also answers with the RateLimit headers of a guarded board."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             return await _lifespan(receive, send)
-        if scope["path"] == CONSTANT_PATH:
+        path = scope["path"]
+        if path in (CONSTANT_PATH, LIMITED_PATH):
             if scope["method"] == "POST":
                 while (await receive()).get("more_body", False):
                     pass
-            return await _answer(send, 200, _encode(constant()))
+            extra = _LIMIT_HEADERS if path == LIMITED_PATH else None
+            return await _answer(send, 200, _encode(constant()), extra)
         return await _answer(send, 404, _NOT_FOUND)
 
     return app
