@@ -110,6 +110,8 @@ UVICORN = [
     "--log-level", "warning",
 ]  # fmt: skip
 """The baseline's and the reference app's server (``ranked serve`` embeds granian)."""
+_BARE_COMMAND = [sys.executable, "-m", "benchmarks.stack_apps.embedded", "{port}"]
+"""The bare endpoints' server: ``ranked serve``'s stack (``benchmarks/stack_apps``)."""
 
 PACKAGES = (
     "granian", "uvicorn", "uvloop", "httptools", "msgspec", "prometheus-client", "fastapi",
@@ -625,9 +627,6 @@ def servers(
         )
     )
     return found
-
-
-_BARE_COMMAND = [sys.executable, "-m", "benchmarks.stack_apps.embedded", "{port}"]
 
 
 def _wanted(name: str, only: Sequence[str]) -> bool:
