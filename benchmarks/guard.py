@@ -265,6 +265,12 @@ class Result:
         return self.off.per_core / self.on.per_core if self.on.per_core else 0.0
 
 
+def _unguarded(path: str, key: str | None) -> Target:
+    """The unguarded submissions to ``path``: ``{"member", "score"}``, random members."""
+    headers = () if key is None else (("Authorization", f"Bearer {key}"),)
+    return Target(path, "POST", '{"member": "{member}", "score": {score}}', MEMBERS, headers)
+
+
 def _alternate(
     server: Server,
     off: Callable[[float], Sample],
@@ -322,7 +328,7 @@ def bench_floor(duration: float, warmup: float, rounds: int) -> Result:
     command = [sys.executable, "-m", "benchmarks.stack_apps.embedded", "{port}"]
     with tempfile.TemporaryDirectory(prefix="ranked-guard-floor-") as tmp:
         files = _body_files(Path(tmp), rounds, duration, warmup)
-        plain = Target(CONSTANT_PATH, "POST", '{"member": "{member}", "score": {score}}', MEMBERS)
+        plain = _unguarded(CONSTANT_PATH, None)
         with Server([*command, "--members", "0"], ready=CONSTANT_PATH, env=env) as server:
             samples = _alternate(
                 server,
@@ -368,13 +374,7 @@ def bench(deployment: Deployment, duration: float, warmup: float, rounds: int) -
                     port, "PUT", "/v1/boards/guarded/guard", keys["admin"], guard
                 )
                 assert status == 201, text
-                plain = Target(
-                    "/v1/boards/plain/scores",
-                    "POST",
-                    '{"member": "{member}", "score": {score}}',
-                    MEMBERS,
-                    (("Authorization", f"Bearer {keys['write']}"),),
-                )
+                plain = _unguarded("/v1/boards/plain/scores", keys["write"])
                 files = _body_files(Path(tmp), rounds, duration, warmup)
                 samples = _alternate(
                     server,

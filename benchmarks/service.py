@@ -787,8 +787,7 @@ def verdicts(samples: dict[Cell, list[Sample]], cold: list[float], rate: float |
             f"{naive.per_core / bare_get.per_core:.2f}x ({naive.per_core:,.0f} vs "
             f"{bare_get.per_core:,.0f})"
         )
-    naive, base = get(BARE, NAIVE_SUBMIT, sat), get(BASELINE, SUBMIT, sat)
-    bare_post = get(BARE, BARE_POST, sat)
+    naive, bare_post = get(BARE, NAIVE_SUBMIT, sat), get(BARE, BARE_POST, sat)
     if naive is not None and bare_get is not None and bare_post is not None:
         lines.append(
             f"- for comparison (no target): the {NAIVE_SUBMIT} (journal always; hand-written "
@@ -798,7 +797,7 @@ def verdicts(samples: dict[Cell, list[Sample]], cold: list[float], rate: float |
             f"{naive.per_core / bare_post.per_core:.2f}x ({naive.per_core:,.0f} vs "
             f"{bare_get.per_core:,.0f} and {bare_post.per_core:,.0f})"
         )
-    naive = get(BARE_BATCH, NAIVE_SUBMIT, sat)
+    naive, base = get(BARE_BATCH, NAIVE_SUBMIT, sat), get(BASELINE, SUBMIT, sat)
     if naive is not None and base is not None:
         lines.append(
             f"- for comparison (no target): the {NAIVE_SUBMIT} with journal batch against the "
