@@ -51,6 +51,13 @@ setup(
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,
         ),
+        # The write guard's signature check (HMAC-SHA256, no library beyond Python's).
+        Extension(
+            "ranked.guard._signature",
+            sources=["src/ranked/guard/_signature.c"],
+            extra_compile_args=extra_compile_args,
+            extra_link_args=extra_link_args,
+        ),
         # The SQLite journal's native lane, on the system's SQLite (the library Python's
         # sqlite3 uses). Optional: without SQLite's headers the journal runs without it.
         Extension(

@@ -10,38 +10,28 @@ that reads back as the same double (Python's ``repr``, JavaScript's ``String(x)`
 member may hold any character: the three fields after it cannot hold a newline, so the
 message reads back one way only. The signature is the HMAC's lowercase hex digest.
 Signing and verifying cost one HMAC-SHA256 over ~100 bytes: O(len(member)).
+
+:func:`sign` is the reference (hashlib's HMAC over :func:`message`). Verifying runs in
+one C call (``_signature.c``: the same message, each secret's HMAC state prepared once),
+or on hashlib with the pure-Python engine (``RANKED_PUREPYTHON=1``) or no C build.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import hmac
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
+from ..engine.zset import IMPLEMENTATION
 from ..errors import GuardArgumentError
 from .config import Secret
 
-__all__ = ["check_nonce", "message", "score_text", "sign", "verify"]
+__all__ = ["check_nonce", "message", "score_text", "sign", "verifier", "verify"]
 
 _NONCE: Final = re.compile(r"[A-Za-z0-9_.:~+/=-]{8,128}")
 _EXACT: Final = 2.0**53
-_KEYED: dict[bytes, hmac.HMAC] = {}
-"""Each secret's HMAC with its key already absorbed (at most 256 kept): verifying copies
-it rather than hashing the key again."""
-
-
-def _digest(key: bytes, text: bytes) -> bytes:
-    """``hmac.digest(key, text, "sha256")`` from the key's prepared HMAC."""
-    keyed = _KEYED.get(key)
-    if keyed is None:
-        if len(_KEYED) >= 256:
-            _KEYED.clear()
-        keyed = _KEYED[key] = hmac.new(key, digestmod=hashlib.sha256)
-    mac = keyed.copy()
-    mac.update(text)
-    return mac.digest()
 
 
 def score_text(score: float) -> str:
@@ -88,6 +78,58 @@ def sign(
     return hmac.digest(key, message(board, member, score, client_time, nonce), "sha256").hex()
 
 
+Verify = Callable[[float, str, str | bytes, float, int, str, str], bool]
+"""``(now, board, member, score, client_time, nonce, signature) -> bool``: :func:`verify`
+with its secrets bound."""
+
+
+def reference_verifier(keys: Sequence[tuple[bytes, float | None]]) -> Verify:
+    """The C ``Verifier``'s contract on hashlib: ``keys`` are (key, until) pairs."""
+    pairs = tuple(keys)
+
+    def check(
+        now: float,
+        board: str,
+        member: str | bytes,
+        score: float,
+        client_time: int,
+        nonce: str,
+        signature: str,
+    ) -> bool:
+        if not isinstance(signature, str) or len(signature) != 64 or not signature.isascii():
+            return False  # compare_digest takes ASCII text only; any other is no signature
+        text = message(board, member, score, client_time, nonce)
+        found = False
+        for key, until in pairs:
+            if until is None or now < until:
+                # lowercase hex against the text given: an uppercase signature differs
+                found |= hmac.compare_digest(hmac.digest(key, text, "sha256").hex(), signature)
+        return found
+
+    return check
+
+
+_VERIFIER: Callable[[Sequence[tuple[bytes, float | None]]], Verify] = reference_verifier
+if IMPLEMENTATION == "c":
+    with contextlib.suppress(ImportError):  # only a machine without a C build lacks it
+        from ._signature import Verifier as _VERIFIER
+
+_VERIFIERS: dict[tuple[Secret, ...], Verify] = {}
+"""The verifiers of recent sets of secrets (at most 256 kept)."""
+
+
+def verifier(secrets: Sequence[Secret]) -> Verify:
+    """:func:`verify` under ``secrets``, each secret's HMAC state prepared once: what a
+    guard calls for every signed submission."""
+    key = tuple(secrets)
+    found = _VERIFIERS.get(key)
+    if found is None:
+        if len(_VERIFIERS) >= 256:
+            _VERIFIERS.clear()
+        found = _VERIFIERS[key] = _VERIFIER([(s.key, s.until) for s in key])
+    return found
+
+
 def verify(
     secrets: Sequence[Secret],
     now: float,
@@ -99,14 +141,6 @@ def verify(
     signature: str,
 ) -> bool:
     """Whether ``signature`` is the HMAC of the message under a secret valid at ``now``
-    (Unix seconds); constant-time comparison. O(secrets)."""
-    if not isinstance(signature, str) or len(signature) != 64 or not signature.isascii():
-        return False  # compare_digest takes ASCII text only; any other is no signature
-    text = message(board, member, score, client_time, nonce)
-    found = False
-    for secret in secrets:
-        if secret.until is None or now < secret.until:
-            # lowercase hex text against lowercase hex text: an uppercase or non-hex
-            # signature of the right length simply differs
-            found |= hmac.compare_digest(_digest(secret.key, text).hex(), signature)
-    return found
+    (Unix seconds); constant-time comparison (every valid secret is tried). A signature
+    that is not 64 ASCII characters is no signature (False). O(secrets)."""
+    return verifier(secrets)(now, board, member, score, client_time, nonce, signature)

@@ -35,7 +35,7 @@ from .._audit import accepted_note, verdict_event, verdicts
 from .._hooks import acall_validator, apost_webhook, record_now, validate_later, wait_tasks
 from .._keys import GuardKeys, member_bytes
 from ..config import GuardConfig
-from ..signing import check_nonce, verify
+from ..signing import check_nonce, verifier
 from ..verdict import REASONS, AuditRecord, PendingEntry, Verdict
 
 __all__ = ["AsyncGuard", "Validator"]
@@ -251,6 +251,7 @@ class AsyncGuard:
         self.config = config
         self._clock = clock
         self.validator = validator
+        self._verify = verifier(config.secrets)
         self._boards: dict[tuple[int, str], _Board] = {}
         self._last: tuple[AsyncLeaderboard, _Board] | None = None
         self._appenders: dict[int, AsyncAppender] = {}
@@ -402,10 +403,9 @@ class AsyncGuard:
         """The HMAC and skew layers' refusal, or None."""
         if client_time is None or nonce is None or signature is None:
             return _rejected("missing-signature")
-        config = self.config
-        if not verify(config.secrets, now, board, member, score, client_time, nonce, signature):
+        if not self._verify(now, board, member, score, client_time, nonce, signature):
             return _rejected("bad-signature")
-        if abs(now - client_time / 1000) > config.skew:
+        if abs(now - client_time / 1000) > self.config.skew:
             return _rejected("clock-skew")
         return None
 
