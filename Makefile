@@ -57,11 +57,12 @@ check-c: $(OUT)/check_skiplist $(OUT)/check_board
 ASAN_LOG := $(OUT)/asan.log
 ASAN_REPORTS := $(OUT)/asan-report
 # The engine suite plus the tests that drive the native procedures (backends/native/*.c),
-# the journal's native lane (journal/_lane.c) and the guard's signature check
-# (guard/_signature.c).
+# the journal's native lane (journal/_lane.c) and the guard's own C (guard/_signature.c,
+# guard/_front.c).
 C_SUITES := tests/engine tests/backends/test_native_hostile.py tests/backends/test_native_sequenced_writer.py tests/backends/test_native_ready.py tests/backends/test_native_locked.py \
   tests/ratelimit/test_native_twin.py tests/leaderboard/test_fast_submit.py tests/queues/test_c_lane.py \
-  tests/guard/test_native_check.py tests/guard/test_signature.py tests/journal/test_lane.py \
+  tests/guard/test_native_check.py tests/guard/test_signature.py tests/guard/test_front.py \
+  tests/journal/test_lane.py \
   tests/backends/test_native_reader.py
 asan: | $(OUT)
 	RANKED_SANITIZE=1 $(PYTHON) setup.py -q build_ext --inplace --force

@@ -51,12 +51,16 @@ setup(
             extra_compile_args=extra_compile_args,
             extra_link_args=extra_link_args,
         ),
-        # The write guard's signature check (HMAC-SHA256, no library beyond Python's).
-        Extension(
-            "ranked.guard._signature",
-            sources=["src/ranked/guard/_signature.c"],
-            extra_compile_args=extra_compile_args,
-            extra_link_args=extra_link_args,
+        # The write guard's signature check (HMAC-SHA256, no library beyond Python's) and
+        # its in-process stage for a client's common submission.
+        *(
+            Extension(
+                f"ranked.guard.{name}",
+                sources=[f"src/ranked/guard/{name}.c"],
+                extra_compile_args=extra_compile_args,
+                extra_link_args=extra_link_args,
+            )
+            for name in ("_signature", "_front")
         ),
         # The SQLite journal's native lane, on the system's SQLite (the library Python's
         # sqlite3 uses). Optional: without SQLite's headers the journal runs without it.

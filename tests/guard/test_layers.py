@@ -302,3 +302,10 @@ def test_pending_rank_refused_on_a_composite_board(env: Env) -> None:
         guard.submit(board, "a", 5)
     assert board.count() == 0
     assert env.guard(max_step=10).submit(board, "a", 5).accepted  # other layers are fine
+
+
+def test_a_score_past_the_doubles_is_a_typed_error(env: Env) -> None:
+    board = env.board()
+    with pytest.raises(GuardArgumentError):
+        env.guard().submit(board, "a", 2**1100)
+    assert board.count() == 0

@@ -18,14 +18,13 @@ or on hashlib with the pure-Python engine (``RANKED_PUREPYTHON=1``) or no C buil
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from ..engine.zset import IMPLEMENTATION
 from ..errors import GuardArgumentError
+from ._native import Verifier
 from .config import Secret
 
 __all__ = ["check_nonce", "message", "score_text", "sign", "verifier", "verify"]
@@ -109,10 +108,9 @@ def reference_verifier(keys: Sequence[tuple[bytes, float | None]]) -> Verify:
     return check
 
 
-_VERIFIER: Callable[[Sequence[tuple[bytes, float | None]]], Verify] = reference_verifier
-if IMPLEMENTATION == "c":
-    with contextlib.suppress(ImportError):  # only a machine without a C build lacks it
-        from ._signature import Verifier as _VERIFIER
+_VERIFIER: Callable[[Sequence[tuple[bytes, float | None]]], Verify] = (
+    reference_verifier if Verifier is None else Verifier
+)
 
 _VERIFIERS: dict[tuple[Secret, ...], Verify] = {}
 """The verifiers of recent sets of secrets (at most 256 kept)."""

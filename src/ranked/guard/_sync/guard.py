@@ -19,7 +19,7 @@ import math
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...backends.base import Backend
 from ...backends.generic import HASH_GET, HASH_SET, SET_ADD, SET_MEMBERS, SET_REMOVE
@@ -35,6 +35,7 @@ from .._audit import Restored as _Restored
 from .._audit import accepted_note, verdict_event, verdicts
 from .._hooks import call_validator, post_webhook, record_now, validate_now, wait_tasks_now
 from .._keys import GuardKeys, member_bytes
+from .._native import Front
 from ..config import GuardConfig
 from ..signing import check_nonce, verifier
 from ..verdict import REASONS, AuditRecord, PendingEntry, Verdict
@@ -58,6 +59,7 @@ class _Board:
         "banned",
         "check",
         "claim",
+        "front",
         "keys",
         "keys_of",
         "list",
@@ -65,6 +67,7 @@ class _Board:
         "restored",
         "steps",
         "unban",
+        "window_key",
         "write_hash",
     )
 
@@ -73,6 +76,8 @@ class _Board:
         self.steps = _Steps(board, config, self.keys)
         self.keys_of = self.steps.keys_of
         self.args_of = self.steps.args_of
+        self.front = self.steps.front
+        self.window_key = self.steps.window_key
         operation = steps.check_operation(config.player_limit, config.ip_limit)
         self.check: Bound[steps.Checked] = backend.bind(operation)
         self.claim: Bound[bytes | None] = backend.bind(Operation.raw(steps.CLAIM))
@@ -137,6 +142,39 @@ class _Steps:
         self._trusted = (b"", 0, b"", b"", config.z_min_history, 0, high, b"", b"")
         self._limits = limits
         self._ttl = config.nonce_ttl_ms
+        self.front = (
+            None
+            if Front is None or not _exact_bounds(config)
+            else Front(
+                verifier(config.secrets) if config.signed else None,
+                config.trusted_only,
+                config.min_score,
+                config.max_score,
+                config.skew,
+                board.name,
+                self._player_head,
+                keys.prefix + b":n:",
+                keys.held,
+                keys.banned,
+                None if player_limit is None else self._rp,
+                None if ip_limit is None else self._ri,
+                self._client,
+                limits,
+                self._operator,
+                self._ttl,
+            )
+        )
+        """The in-process stage of a client's common submission in one C call (see
+        ``_front.c``): its keys and arguments, or None for the Python path."""
+
+    def window_key(self, board: Leaderboard) -> bytes:
+        """The pending tier's window (the primary window open now); any key of the
+        slot without a tier."""
+        if self._tiered:
+            window_id = board.window_id()
+            if window_id != self._window[0]:
+                self._window = (window_id, self._keys.board.window(window_id))
+        return self._window[1]
 
     def keys_of(
         self,
@@ -148,10 +186,7 @@ class _Steps:
     ) -> list[bytes]:
         """The check's keys: O(1) for a member seen lately."""
         keys = self._keys
-        if self._tiered:
-            window_id = board.window_id()
-            if window_id != self._window[0]:
-                self._window = (window_id, keys.board.window(window_id))
+        window = self.window_key(board)
         base = self._members.get(who)
         if base is None:
             base = [self._player_head + who]
@@ -164,7 +199,7 @@ class _Steps:
         found = [
             player,
             player if nonce is None else keys.nonce(nonce),
-            self._window[1],
+            window,
             keys.held,
             keys.banned,
         ]
@@ -207,6 +242,25 @@ class _Steps:
         ]
 
 
+class _Sent(NamedTuple):
+    """What the writer sent with a submission, as the verdict's records keep it."""
+
+    member: str | bytes
+    score: float
+    client_time: int | None
+    nonce: str | None
+    ip: str | None
+    key_scope: str | None
+    payload: str | None
+    """The replay payload as JSON text."""
+    operator: str | None
+
+
+def _exact_bounds(config: GuardConfig) -> bool:
+    """Whether the bounds compare as doubles exactly as given (what the C stage does)."""
+    return all(b is None or float(b) == b for b in (config.min_score, config.max_score))
+
+
 def _detail(
     ip: str | None, scope: str | None, nonce: str | None, z: float | None, rank: int | None
 ) -> dict[str, Any]:
@@ -221,7 +275,10 @@ def _rejected(reason: str, message: str | None = None, **rest: Any) -> Verdict:
 def _check_score(score: object) -> float:
     if isinstance(score, bool) or not isinstance(score, (int, float)):
         raise GuardArgumentError(f"score must be a number, not {type(score).__name__}")
-    value = float(score)
+    try:
+        value = float(score)
+    except OverflowError:  # an int past the doubles
+        raise GuardArgumentError("score must be a finite number, not an int this large") from None
     if not math.isfinite(value):
         raise GuardArgumentError(f"score must be finite, not {score!r}")
     return value
@@ -291,6 +348,21 @@ class Guard:
         refuses, none for one a cheap check refuses. Bad arguments raise
         :class:`~ranked.errors.GuardArgumentError` before anything is checked.
         """
+        if operator is None and replay is None:
+            # a client's common submission: its in-process stage in one C call, which
+            # hands back the step's keys and arguments when every cheap layer passes
+            state = self._board(board)
+            front = state.front
+            if front is not None:
+                now = self._now()
+                window = state.window_key(board)
+                found = front(
+                    member, score, client_time, nonce, signature, ip, key_scope, now, window
+                )
+                if found is not None:
+                    who, value, keys, args = found
+                    sent = _Sent(member, score, client_time, nonce, ip, key_scope, None, None)
+                    return self._judge(board, state, sent, who, value, keys, args, now, actor)
         config = self.config
         who = member_bytes(member) if isinstance(member, (str, bytes)) else None
         if not who:
@@ -334,14 +406,31 @@ class Guard:
             return verdict
         # -- the stateful layers: one atomic step -------------------------------------
         state = self._board(board)
+        use_nonce = nonce is not None and config.signed and not trusted
+        keys = state.keys_of(board, who, nonce if use_nonce else None, ip, trusted)
+        args = state.args_of(who, value, use_nonce, trusted, ip is not None, operator)
+        sent = _Sent(member, score, client_time, nonce, ip, key_scope, payload, operator)
+        return self._judge(board, state, sent, who, value, keys, args, now, actor)
+
+    def _judge(
+        self,
+        board: Leaderboard,
+        state: _Board,
+        sent: _Sent,
+        who: bytes,
+        value: float,
+        keys: list[bytes],
+        args: list[Any],
+        now: float,
+        actor: str | None,
+    ) -> Verdict:
+        """The stateful layers' verdict on a submission the cheap ones passed (one atomic
+        step with these keys and arguments), then the board's write when accepted."""
         if not state.restored:
             self.restore(board)
-        use_nonce = nonce is not None and config.signed and not trusted
-        checked = state.check(
-            state.keys_of(board, who, nonce if use_nonce else None, ip, trusted),
-            state.args_of(who, value, use_nonce, trusted, ip is not None, operator),
-            self._now_us(),
-        )
+        checked = state.check(keys, args, self._now_us())
+        config = self.config
+        member, score, client_time, nonce, ip, key_scope, payload, operator = sent
         player, by_ip = checked.player, checked.ip
         limit = player if by_ip is None or (player is not None and not player.allowed) else by_ip
         if player is not None and by_ip is not None and player.allowed and by_ip.allowed:
