@@ -85,11 +85,40 @@ PyObject *rl_decision(RateDeciderObject *self, int allowed, PyObject *remaining,
 
 /* ==== the keyspace, as Keyspace.get_at / store / keep_deadline ============= */
 
+/* Keyspace.delete(key) on the tables (held by the caller): its deadline, its
+ * listpack and late marks, its value, each removed when present. 0, or -1
+ * with an exception set. */
+static int delete_key(RateDeciderObject *self, PyObject *key, PyObject *values,
+                      PyObject *deadlines) {
+    PyObject *listpack = table(self, s_listpack, 1);
+    PyObject *late = listpack ? table(self, s_late, 1) : NULL;
+    int rc = -1;
+    if (!late) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_SystemError, "keyspace tables changed type");
+        goto out;
+    }
+    PyObject *dicts[2] = {deadlines, values};
+    if (PySet_Discard(listpack, key) < 0 || PySet_Discard(late, key) < 0)
+        goto out;
+    for (int i = 0; i < 2; i++) {
+        int has = PyDict_Contains(dicts[i], key);
+        if (has < 0 || (has && PyDict_DelItem(dicts[i], key) < 0))
+            goto out;
+    }
+    rc = 0;
+out:
+    Py_XDECREF(late);
+    Py_XDECREF(listpack);
+    return rc;
+}
+
 /* The live cell at h->key (a new reference in *cell, or NULL when absent).
  * Returns 0, -1 with an exception set (WRONGTYPE included), or 1: go slow.
- * A live cell of the algorithm's type is read straight from the tables;
- * anything else goes through Keyspace.get_at (expired keys are deleted
- * there, exactly as the Python core would). The tables are held while they
+ * A live cell of the algorithm's type is read straight from the tables; a
+ * key whose deadline (an int) has passed is deleted here, as Keyspace.get_at
+ * deletes it; anything else goes through Keyspace.get_at (exactly as the
+ * Python core would). The tables are held while they
  * are looked up, the deadline is read (into an int) before the value is
  * looked up, and the value is taken (a new reference) as soon as its lookup
  * returns: a stored key's __eq__ run by a lookup may drop the cell or
@@ -108,7 +137,8 @@ int rl_get_cell(RateDeciderObject *self, const hit *h, PyObject **cell) {
     if (!deadline && PyErr_Occurred())
         goto out;
     int64_t when = 0;
-    int live = !deadline || (small_int(deadline, &when) && h->now_ms <= when);
+    int timed = deadline && small_int(deadline, &when);
+    int live = !deadline || (timed && h->now_ms <= when);
     PyObject *value = Py_XNewRef(PyDict_GetItemWithError(values, h->key));
     if (!value) {
         rc = PyErr_Occurred() ? -1 : 0;
@@ -120,6 +150,10 @@ int rl_get_cell(RateDeciderObject *self, const hit *h, PyObject **cell) {
         goto out;
     }
     Py_DECREF(value);
+    if (timed && !live) { /* expired: deleted, absent (its heap entry goes stale) */
+        rc = delete_key(self, h->key, values, deadlines);
+        goto out;
+    }
     Py_CLEAR(values);
     Py_CLEAR(deadlines);
     PyObject *now_ms = PyLong_FromLongLong(h->now_ms);
