@@ -59,7 +59,9 @@ def accepted_note(
     parts = [head] if head else []
     if nonce is not None:
         parts.append(f'"nonce":"{nonce}"')
-    if z is not None or rank is not None:
+    if type(z) is float and rank is None and math.isfinite(z):
+        parts.append(f'"z":{z!r}')  # the common case, as _members writes it
+    elif z is not None or rank is not None:
         rest = _members({"z": z, "rank": rank})
         if rest:
             parts.append(rest)
