@@ -75,7 +75,9 @@ from ranked.service.keys import KeyStore, Scope  # noqa: E402
 RESULTS = HERE / "RESULTS-guard.md"
 GUARDED_PATH = "/v1/boards/guarded/scores"
 FLOOR = "the HTTP floor: bare ASGI on ranked serve's server"
-"""The guard's HTTP floor (:func:`bench_floor`): a row of the table like a deployment."""
+"""The guard's HTTP floor (:func:`bench_stack`): a row of the table like a deployment."""
+BARE = "the library's guard on the bare stack: naive submits, journal always"
+"""The guard without the service (:func:`bench_stack`)."""
 SECRET = bytes(range(32))
 MEMBERS = 100_000
 CONNECTIONS, THREADS = 64, 2
@@ -106,6 +108,8 @@ class Deployment:
     audit_accepted: bool = True
     floor: bool = False
     """The bare stack instead of ``ranked serve``: the guard's HTTP floor."""
+    bare: bool = False
+    """The bare stack instead of ``ranked serve``: the library's guard without the service."""
 
 
 def _request(port: int, method: str, path: str, key: str, body: object = None) -> tuple[int, bytes]:
@@ -319,24 +323,36 @@ def _result(samples: dict[str, list[Sample]], trips: dict[str, dict[str, float]]
     )
 
 
-def bench_floor(duration: float, warmup: float, rounds: int) -> Result:
-    """The guard's HTTP floor on ``ranked serve``'s bare server stack: the unguarded
-    body to a constant ``POST`` (off) against the signed bodies to a constant ``POST``
-    that answers with the RateLimit headers of a guarded board (on). Nothing is decoded,
-    checked or written: what the larger body and the headers cost the server alone."""
+def bench_stack(deployment: Deployment, duration: float, warmup: float, rounds: int) -> Result:
+    """A row on ``ranked serve``'s bare server stack, without the service.
+
+    - The HTTP floor (``deployment.floor``): the unguarded body to a constant ``POST``
+      (off) against the signed bodies to a constant ``POST`` that answers with the
+      RateLimit headers of a guarded board (on). Nothing is decoded, checked or written:
+      what the larger body and the headers cost the server alone.
+    - The library's guard (``deployment.bare``): the naive durable submit (off) against
+      the naive guarded submit (on), hand-written ASGI over the library's boards on one
+      journal (``always``), the guarded one through ``AsyncGuard`` with :data:`GUARD`:
+      what the guard costs with nothing of the service around it."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
-    command = [sys.executable, "-m", "benchmarks.stack_apps.embedded", "{port}"]
-    with tempfile.TemporaryDirectory(prefix="ranked-guard-floor-") as tmp:
+    command = [sys.executable, "-m", "benchmarks.stack_apps.embedded", "{port}", "--members", "0"]
+    with tempfile.TemporaryDirectory(prefix="ranked-guard-stack-") as tmp:
         files = _body_files(Path(tmp), rounds, duration, warmup)
-        plain = _unguarded(CONSTANT_PATH, None)
-        with Server([*command, "--members", "0"], ready=CONSTANT_PATH, env=env) as server:
+        off_path, on_path = CONSTANT_PATH, LIMITED_PATH
+        if not deployment.floor:
+            data = Path(tmp) / "data"
+            data.mkdir()
+            command += ["--data", str(data), "--durability", "always", "--guard", json.dumps(GUARD)]
+            off_path, on_path = "/v1/boards/plain/scores", GUARDED_PATH
+        plain = _unguarded(off_path, None)
+        with Server(command, ready=CONSTANT_PATH, env=env) as server:
             samples = _alternate(
                 server,
                 lambda seconds: run_wrk(
                     server.url, plain, duration=seconds, server_cpu=server.cpu_seconds
                 ),
                 lambda bodies, seconds: _run_signed(
-                    server.url, "-", bodies, seconds, server, LIMITED_PATH
+                    server.url, "-", bodies, seconds, server, on_path
                 ),
                 files,
                 duration,
@@ -347,8 +363,8 @@ def bench_floor(duration: float, warmup: float, rounds: int) -> Result:
 
 
 def bench(deployment: Deployment, duration: float, warmup: float, rounds: int) -> Result:
-    if deployment.floor:
-        return bench_floor(duration, warmup, rounds)
+    if deployment.floor or deployment.bare:
+        return bench_stack(deployment, duration, warmup, rounds)
     with tempfile.TemporaryDirectory(prefix="ranked-guard-bench-") as tmp:
         data_dir = Path(tmp) / "data"
         data_dir.mkdir()
@@ -408,6 +424,7 @@ DEPLOYMENTS = (
     Deployment("embedded, journal none", ("--durability", "none")),
     Deployment("Redis, journal none", ("--durability", "none"), redis=True),
     Deployment(FLOOR, (), floor=True),
+    Deployment(BARE, (), bare=True),
 )
 
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from ranked import AsyncLeaderboard
+from ranked.guard import AsyncGuard
 
 from ._board import BOARD, CONSTANT_PATH, LIMITED_PATH, RankOut, constant, loaded_board
 
-__all__ = ["constant_app", "rank_app", "submit_app"]
+__all__ = ["constant_app", "guarded_submit_app", "rank_app", "submit_app"]
 
+T = TypeVar("T")
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -94,28 +96,81 @@ class _ScoreIn(msgspec.Struct):
     score: float
 
 
-def submit_app(board: AsyncLeaderboard) -> App:
-    """``POST /v1/boards/{board}/scores`` ``{"member", "score"}`` on ``board``, answered
-    with the member's score and rank once the board's journal acknowledged the write: no
-    authentication, no validation beyond the body's types, no metrics."""
-    decode = msgspec.json.Decoder(_ScoreIn).decode
-    path = f"/v1/boards/{board.name}/scores"
+async def _body(receive: Receive) -> bytes:
+    message = await receive()
+    body: bytes = message.get("body", b"")
+    while message.get("more_body", False):
+        message = await receive()
+        body += message.get("body", b"")
+    return body
+
+
+def _post_app(
+    path: str, decode: Callable[[bytes], T], answer: Callable[[T, Scope, Send], Awaitable[None]]
+) -> App:
+    """``POST path``: the body decoded by ``decode`` (400 when it does not decode), then
+    ``answer(decoded, scope, send)``; 404 for anything else."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             return await _lifespan(receive, send)
         if scope["path"] != path or scope["method"] != "POST":
             return await _answer(send, 404, _NOT_FOUND)
-        message = await receive()
-        body = message.get("body", b"")
-        while message.get("more_body", False):
-            message = await receive()
-            body += message.get("body", b"")
         try:
-            found = decode(body)
+            found = decode(await _body(receive))
         except msgspec.DecodeError:
             return await _answer(send, 400, b'{"detail":"bad body"}')
+        return await answer(found, scope, send)
+
+    return app
+
+
+def submit_app(board: AsyncLeaderboard) -> App:
+    """``POST /v1/boards/{board}/scores`` ``{"member", "score"}`` on ``board``, answered
+    with the member's score and rank once the board's journal acknowledged the write: no
+    authentication, no validation beyond the body's types, no metrics."""
+
+    async def answer(found: _ScoreIn, scope: Scope, send: Send) -> None:
         result = (await board.submit(found.member, found.score)).primary
         return await _answer(send, 200, _encode(RankOut(found.member, result.score, result.rank)))
 
-    return app
+    return _post_app(
+        f"/v1/boards/{board.name}/scores", msgspec.json.Decoder(_ScoreIn).decode, answer
+    )
+
+
+class _SignedIn(msgspec.Struct):
+    member: str
+    score: float
+    client_time: int | None = None
+    nonce: str | None = None
+    signature: str | None = None
+
+
+def guarded_submit_app(board: AsyncLeaderboard, guard: AsyncGuard) -> App:
+    """:func:`submit_app` through the library's write guard: ``POST
+    /v1/boards/{board}/scores`` with a signed body, judged by ``guard`` as a client's
+    (the connection's peer as its IP), answered with the member's score and rank, or 403
+    with the verdict's reason. No authentication, metrics or RateLimit headers: the
+    guard with nothing of the service around it."""
+
+    async def answer(found: _SignedIn, scope: Scope, send: Send) -> None:
+        client = scope.get("client")
+        verdict = await guard.submit(
+            board,
+            found.member,
+            found.score,
+            client_time=found.client_time,
+            nonce=found.nonce,
+            signature=found.signature,
+            ip=None if client is None else client[0],
+            key_scope="read",
+        )
+        if verdict.submission is None:
+            return await _answer(send, 403, _encode({"detail": verdict.reason}))
+        result = verdict.submission.primary
+        return await _answer(send, 200, _encode(RankOut(found.member, result.score, result.rank)))
+
+    return _post_app(
+        f"/v1/boards/{board.name}/scores", msgspec.json.Decoder(_SignedIn).decode, answer
+    )

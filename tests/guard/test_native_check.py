@@ -194,11 +194,23 @@ def _perturb(
         ks.flush()
 
 
-def _outcome(check: Any, keys: Any, args: Any, now: int | None) -> str:
+def _called(check: Any, keys: Any, args: Any, now: int | None) -> Any:
+    """The check's answer, or the exception it raised."""
     try:
-        return repr(check(keys, args, now))
+        return check(keys, args, now)
     except Exception as error:
-        return f"{type(error).__name__}: {error}"
+        return error
+
+
+def _outcome(check: Any, keys: Any, args: Any, now: int | None) -> str:
+    return _shown(_called(check, keys, args, now))
+
+
+def _shown(found: Any) -> str:
+    """An answer as text that tells its types apart (1 from 1.0), or an exception's."""
+    if isinstance(found, Exception):
+        return f"{type(found).__name__}: {found}"
+    return repr(found)
 
 
 @settings(
@@ -262,7 +274,7 @@ def test_native_check_matches_the_twin_long(seed: int) -> None:
 
 def _run(config: GuardConfig, script: list[Any], pinned: bool) -> None:
     clock = Clock()
-    backends = [MemoryBackend(clock=clock) for _ in range(2)]
+    backends = [MemoryBackend(clock=clock) for _ in range(3)]
     board = Leaderboard(MemoryBackend(clock=clock), "g")
     board_keys = GuardKeys("g")
     steps = _Steps(board, config, board_keys)
@@ -271,6 +283,8 @@ def _run(config: GuardConfig, script: list[Any], pinned: bool) -> None:
     assert type(native).__name__ == "GuardCheck"
     twin = backends[1].bind(_raw(operation, False))
     assert type(twin).__name__ != "GuardCheck"
+    decoding = backends[2].bind(operation)  # the C step decoding its own replies
+    assert type(decoding).__name__ == "GuardCheck"
     window = board_keys.board.window(board.window_id())
     for action in script:
         kind = action[0]
@@ -287,9 +301,14 @@ def _run(config: GuardConfig, script: list[Any], pinned: bool) -> None:
         keys = steps.keys_of(board, member, nonce if use_nonce else None, ip, trusted)
         args = steps.args_of(member, float(score), use_nonce, trusted, ip is not None, operator)
         now = round(clock.now * 1e6) if pinned else None
-        found = [_outcome(check, keys, args, now) for check in (native, twin)]
-        assert found[0] == found[1], action
+        answers = [_called(check, keys, args, now) for check in (native, twin, decoding)]
+        assert _shown(answers[0]) == _shown(answers[1]), action
+        reference = answers[1]
+        if not isinstance(reference, Exception):
+            reference = operation.procedure.decode(reference)
+        assert _shown(answers[2]) == _shown(reference), action
         assert _live(backends[0].keyspace) == _live(backends[1].keyspace), action
+        assert _live(backends[2].keyspace) == _live(backends[1].keyspace), action
     board.close()
 
 

@@ -278,6 +278,7 @@ class _Composed(Procedure[Checked]):
             "twin": twin,
             "tier": _tier,
             "decode": decode,
+            "checked": Checked,
         }
         """What the native check needs (see ``ranked.backends.native.guard``)."""
         parts = []

@@ -206,7 +206,8 @@ class GuardCheck:
     expiry's share (``every`` calls, ``expire``), whether the keyspace's clock is
     ``time.time``, the two limiters' deciders (or None), the member state's type and its
     slot names, the step's Python twin (it decides what the C code does not take, before
-    any write), the pending tier's helper and the reply's decoder (None: the raw reply).
+    any write), the pending tier's helper, the reply's decoder (None: the raw reply) and
+    the decoded reply's type (with it, the C code decodes its own replies itself).
 
     ``check(keys, args, now_us=None)`` returns exactly what the procedure's Python
     reference returns, raises the same errors, and leaves the same state.
@@ -226,6 +227,7 @@ class GuardCheck:
         twin: Callable[..., Any],
         tier: Callable[..., Any],
         decode: Callable[[Any], Any] | None,
+        checked: type | None = None,
         /,
     ) -> None: ...
     def __call__(self, keys: Any, args: Any, now_us: int | None = None, /) -> Any:

@@ -15,7 +15,9 @@ feature beyond them (no import from ``ranked.guard`` or ``ranked.ratelimit``):
   decides a call whose state or arguments the C code does not take (before any write);
 - ``tier``: the pending tier's read, ``(keyspace, now_ms, window key, member, score,
   high, operator, tier) -> (rank, held reason or None)``;
-- ``decode``: the reply's decoder (None: the callable returns the raw reply).
+- ``decode``: the reply's decoder (None: the callable returns the raw reply);
+- ``checked``: the decoded reply's type (a NamedTuple), or None: with it and a decoder,
+  the C code decodes its own replies as the decoder does (the twin's go to the decoder).
 
 The check takes ``(keys, args, now_us=None)``, the operation's own call arguments, and
 returns what the procedure's Python reference returns, with the same state.
@@ -97,5 +99,6 @@ def factory(
         args["twin"],
         args["tier"],
         args["decode"],
+        args.get("checked"),
     )
     return check

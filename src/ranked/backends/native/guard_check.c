@@ -51,6 +51,7 @@ typedef struct {
     Py_ssize_t slots[S_COUNT];
     PyObject *keyspace, *ks_dict, *acquire, *release, *expire, *now_us, *now_ms;
     PyObject *store, *put_deadline, *player, *ip, *stats_type, *twin, *tier, *decode;
+    PyObject *checked; /* the decoded reply's type (NULL: call `decode`), see to_checked */
     PyObject *probe; /* a fresh state cell: what a new one holds (its fields, its slots) */
 } GuardCheckObject;
 
@@ -644,6 +645,73 @@ done:
     return reply;
 }
 
+/* A limiter's part of the decoded reply: None when the limiter is absent or
+ * did not run (retry -2), else its Decision from (remaining, reset us, retry
+ * us; retry -1 when allowed) as the limiter's decoder makes it
+ * (ranked/ratelimit/_procedures.py, decoder). A new reference, or NULL with an
+ * exception set. */
+static PyObject *decoded_limit(PyObject *decider, PyObject *reply, Py_ssize_t at) {
+    PyObject *remaining = PyList_GET_ITEM(reply, at), *reset = PyList_GET_ITEM(reply, at + 1);
+    PyObject *retry = PyList_GET_ITEM(reply, at + 2);
+    long long retry_us = PyLong_AsLongLong(retry);
+    if (retry_us == -1 && PyErr_Occurred())
+        return NULL;
+    if (!decider || retry_us == -2)
+        Py_RETURN_NONE;
+    double reset_us = PyLong_AsDouble(reset);
+    if (reset_us == -1.0 && PyErr_Occurred())
+        return NULL;
+    int allowed = retry_us < 0;
+    PyObject *retry_s = allowed ? Py_NewRef(Py_None) : PyFloat_FromDouble((double)retry_us / 1e6);
+    return rl_decision((RateDeciderObject *)decider, allowed, Py_NewRef(remaining),
+                       reset_us / 1e6, retry_s);
+}
+
+/* Whether `reply` has the form check_locked builds (see to_checked): 1 or 0. */
+static int usual_reply(PyObject *reply) {
+    if (!PyList_CheckExact(reply) || PyList_GET_SIZE(reply) != 10)
+        return 0;
+    for (Py_ssize_t i = 0; i < 10; i++) {
+        PyObject *item = PyList_GET_ITEM(reply, i);
+        if (i == 1 || i == 8 ? !PyBytes_CheckExact(item) : !PyLong_CheckExact(item))
+            return 0;
+    }
+    return 1;
+}
+
+/* The raw reply decoded as the feature's decoder decodes it
+ * (ranked/guard/_procedures.py, _check_decoder): Checked(code, reason as
+ * text, the member's and the IP's Decisions or None, the z-score or None,
+ * the rank or None). The reply (borrowed) is of the usual form (usual_reply):
+ * a list of 10 ints, but bytes at 1 and 8. A new reference, or NULL with an
+ * exception set. */
+static PyObject *to_checked(GuardCheckObject *self, PyObject *reply) {
+    PyObject *items[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    PyObject *reason = PyList_GET_ITEM(reply, 1), *z = PyList_GET_ITEM(reply, 8);
+    PyObject *rank = PyList_GET_ITEM(reply, 9), *found = NULL;
+    items[0] = Py_NewRef(PyList_GET_ITEM(reply, 0));
+    items[1] = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(reason), PyBytes_GET_SIZE(reason), NULL);
+    if (!items[1] || !(items[2] = decoded_limit(self->player, reply, 2)) ||
+        !(items[3] = decoded_limit(self->ip, reply, 5)))
+        goto out;
+    items[4] = PyBytes_GET_SIZE(z) ? PyFloat_FromString(z) : Py_NewRef(Py_None);
+    int zero = PyObject_Not(rank);
+    items[5] = zero ? Py_NewRef(Py_None) : Py_NewRef(rank);
+    if (!items[4] || zero < 0)
+        goto out;
+    PyTypeObject *type = (PyTypeObject *)self->checked;
+    if (!(found = type->tp_alloc(type, 6)))
+        goto out;
+    for (Py_ssize_t i = 0; i < 6; i++) {
+        PyTuple_SET_ITEM(found, i, items[i]);
+        items[i] = NULL;
+    }
+out:
+    for (Py_ssize_t i = 0; i < 6; i++)
+        Py_XDECREF(items[i]);
+    return found;
+}
+
 /* check(keys, args, now_us=None): the bound operation. Borrowed arguments; a
  * new reference (the decoded reply, or the reply without a decoder), or NULL
  * with an exception set (the lock released in every case). */
@@ -676,7 +744,11 @@ static PyObject *GuardCheck_call(PyObject *callable, PyObject *const *argv, size
         Py_DECREF(expired);
     }
     result = native_release(release, check_locked(self, keys, args, given));
-    if (result && decode != Py_None) {
+    if (result && self->checked && usual_reply(result)) { /* else the twin's: its decoder */
+        PyObject *decoded = to_checked(self, result);
+        Py_DECREF(result);
+        result = decoded;
+    } else if (result && decode != Py_None) {
         PyObject *decoded = PyObject_CallOneArg(decode, result);
         Py_DECREF(result);
         result = decoded;
@@ -691,7 +763,7 @@ out:
 
 #define OBJECT_FIELDS(X)                                                                       \
     X(keyspace) X(ks_dict) X(acquire) X(release) X(expire) X(now_us) X(now_ms) X(store)        \
-    X(put_deadline) X(player) X(ip) X(stats_type) X(twin) X(tier) X(decode) X(probe)
+    X(put_deadline) X(player) X(ip) X(stats_type) X(twin) X(tier) X(decode) X(checked) X(probe)
 
 /* GC: visit every object held. */
 static int GuardCheck_traverse(GuardCheckObject *self, visitproc visit, void *arg) {
@@ -717,27 +789,29 @@ static void GuardCheck_dealloc(GuardCheckObject *self) {
 }
 
 /* GuardCheck(keyspace, lock, every, expire, system_clock, player, ip,
- * stats_type, slot_names, twin, tier, decode): see _native.pyi and
+ * stats_type, slot_names, twin, tier, decode, checked): see _native.pyi and
  * ranked/backends/native/guard.py; a new reference, or NULL with TypeError /
  * ValueError. */
 static PyObject *GuardCheck_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     PyObject *keyspace, *lock, *expire, *player, *ip, *stats_type, *slot_names, *twin, *tier;
-    PyObject *decode;
+    PyObject *decode, *checked = Py_None;
     Py_ssize_t every;
     int system_clock;
     if (kwds && PyDict_GET_SIZE(kwds)) {
         PyErr_SetString(PyExc_TypeError, "GuardCheck takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOnOpOOO!O!OOO:GuardCheck", &keyspace, &lock, &every, &expire,
-                          &system_clock, &player, &ip, &PyType_Type, &stats_type, &PyTuple_Type,
-                          &slot_names, &twin, &tier, &decode))
+    if (!PyArg_ParseTuple(args, "OOnOpOOO!O!OOO|O:GuardCheck", &keyspace, &lock, &every,
+                          &expire, &system_clock, &player, &ip, &PyType_Type, &stats_type,
+                          &PyTuple_Type, &slot_names, &twin, &tier, &decode, &checked))
         return NULL;
     if (every < 0 || PyTuple_GET_SIZE(slot_names) != S_COUNT ||
         (player != Py_None && !rl_is_decider(player)) || (ip != Py_None && !rl_is_decider(ip)) ||
         !PyType_IsSubtype((PyTypeObject *)stats_type, &PyDict_Type) || !PyCallable_Check(twin) ||
         !PyCallable_Check(tier) || !PyCallable_Check(expire) ||
-        (decode != Py_None && !PyCallable_Check(decode))) {
+        (decode != Py_None && !PyCallable_Check(decode)) ||
+        (checked != Py_None &&
+         (!PyType_Check(checked) || !PyType_IsSubtype((PyTypeObject *)checked, &PyTuple_Type)))) {
         PyErr_SetString(PyExc_ValueError, "GuardCheck: unsupported arguments");
         return NULL;
     }
@@ -759,6 +833,7 @@ static PyObject *GuardCheck_new(PyTypeObject *type, PyObject *args, PyObject *kw
     self->twin = Py_NewRef(twin);
     self->tier = Py_NewRef(tier);
     self->decode = Py_NewRef(decode);
+    self->checked = checked == Py_None || decode == Py_None ? NULL : Py_NewRef(checked);
     if (!(self->probe = PyObject_CallNoArgs(stats_type)) ||
         !(self->ks_dict = PyObject_GenericGetDict(keyspace, NULL)) ||
         native_method(&self->acquire, lock, "acquire") ||
