@@ -146,9 +146,11 @@ static PyObject *Verifier_call(PyObject *, PyObject *const *, size_t, PyObject *
  * reference, or NULL with TypeError / ValueError for anything else. */
 static PyObject *Verifier_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     PyObject *given;
-    if (!PyArg_ParseTuple(args, "O:Verifier", &given) ||
-        (kwargs && PyDict_GET_SIZE(kwargs) &&
-         (PyErr_SetString(PyExc_TypeError, "Verifier() takes no keyword arguments"), 1)))
+    if (kwargs && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Verifier() takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O:Verifier", &given))
         return NULL;
     PyObject *seq = PySequence_Fast(given, "Verifier(): keys must be a sequence");
     if (!seq)
