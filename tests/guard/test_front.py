@@ -203,3 +203,48 @@ def test_the_c_stage_takes_the_common_submission(
     assert guard.submit(
         board, "alice", 5, client_time=NOW_MS, nonce="nonce-0001", signature=signature
     ).accepted
+
+
+class CountingClock:
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        return NOW + self.reads * 1e-3  # each read later: a second read would show
+
+
+@pytest.mark.parametrize("refused", [False, True])
+def test_the_clock_is_read_once_for_the_cheap_layers(refused: bool) -> None:
+    """The C stage and the Python path judge one instant: a submission the stage hands
+    back (here refused by its signature) reads the clock as often as one it passes."""
+    clock = CountingClock()
+    board = Leaderboard("memory://", f"front-clock-{refused}")
+    guard = Guard(CONFIGS["ip only, signed"], clock=clock)
+    try:
+        client_time = NOW_MS
+        first = sign(KEY, board.name, "bob", 1, client_time, "nonce-0000")
+        assert guard.submit(
+            board, "bob", 1, client_time=client_time, nonce="nonce-0000", signature=first
+        ).accepted  # the guard's first call also restores the board's guard state
+        clock.reads = 0
+        signature = sign(KEY, board.name, "alice", 5, client_time, "nonce-0001")
+        if refused:
+            signature = "0" * 64
+        verdict = guard.submit(
+            board, "alice", 5, client_time=client_time, nonce="nonce-0001", signature=signature
+        )
+        assert verdict.accepted is not refused
+        # one read for the cheap layers, one for the step's instant when it runs
+        assert clock.reads == (1 if refused else 2)
+    finally:
+        board.close()
+
+
+def test_the_c_stage_refuses_a_verifier_that_cannot_be_called() -> None:
+    assert Front is not None
+    with pytest.raises(TypeError):
+        Front(
+            5, False, None, None, 30.0, "b", b"p:", b"n:", b"h", b"x", None, None,
+            ("",) * 9, ("",) * 6, b"best", 0,
+        )  # fmt: skip

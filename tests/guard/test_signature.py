@@ -110,3 +110,19 @@ def test_a_member_with_escaped_bytes_is_signed_as_its_bytes() -> None:
     assert verify((Secret(KEYS[0]),), 0.0, "b", member, 5, 1, "nonce-001", signature)
     with pytest.raises(UnicodeEncodeError):  # a lone surrogate no encoding gives
         verify((Secret(KEYS[0]),), 0.0, "b", "\ud800", 5, 1, "nonce-001", signature)
+
+
+def test_keys_that_change_while_read_are_read_from_a_copy() -> None:
+    """An ``until`` whose ``__float__`` empties the list being read: the Verifier reads a
+    copy, so the keys it was given are the keys it keeps."""
+    keys: list[tuple[bytes, object]] = []
+
+    class Shrinking:
+        def __float__(self) -> float:
+            keys.clear()
+            return 5.0
+
+    keys += [(KEYS[0], Shrinking()), (KEYS[1], None), (KEYS[2], None)]
+    check = Verifier(keys)  # type: ignore[arg-type]
+    signature = sign(KEYS[2], "b", "m", 5, 1, "nonce-001")
+    assert check(0.0, "b", "m", 5, 1, "nonce-001", signature)

@@ -20,7 +20,8 @@
  * same random arguments and compares what each hands the step.
  *
  * No Python code runs here but the Verifier (C, or its hashlib twin) and the
- * encoding of a member that holds lone surrogates (that one goes to Python).
+ * __float__ of a `now` that is not a float; a member holding lone surrogates
+ * is not encoded here: the call returns None and the Python path encodes it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -96,25 +97,27 @@ static int add_limiter(PyObject *keys, PyObject *head, PyObject *suffixes, const
     return 0;
 }
 
-/* The score as float() gives it, for an exact int or float that is finite:
- * 0, or 1 for anything else (no exception left set). */
-static int score_of(PyObject *score, double *out) {
+/* Whether `score` is an exact int or float whose float() is finite: 1 with
+ * that value in *out, else 0 (no exception left set). */
+static int finite_score(PyObject *score, double *out) {
     if (PyFloat_CheckExact(score))
         *out = PyFloat_AS_DOUBLE(score);
     else if (PyLong_CheckExact(score)) {
         *out = PyLong_AsDouble(score);
         if (*out == -1.0 && PyErr_Occurred()) {
             PyErr_Clear();
-            return 1;
+            return 0;
         }
     } else
-        return 1;
-    return isfinite(*out) ? 0 : 1;
+        return 0;
+    return isfinite(*out) ? 1 : 0;
 }
 
 /* Whether the cheap layers pass: trusted-only (a client never does), bounds,
  * then the signature and the skew on a signed board. 1 pass, 0 refuse or not
- * ours to decide, -1 with an exception (from the verifier). */
+ * ours to decide, -1 with an exception (from the verifier). A client time
+ * past +-2**53 ms is not ours: only below it is (double)ms / 1000 the double
+ * Python's int / 1000 gives, which the skew compares. */
 static int cheap_layers(FrontObject *self, PyObject *const *argv, double value, double now) {
     if (self->trusted_only || (self->has_min && value < self->min_score) ||
         (self->has_max && value > self->max_score))
@@ -144,9 +147,10 @@ static int cheap_layers(FrontObject *self, PyObject *const *argv, double value, 
 }
 
 /* front(member, score, client_time, nonce, signature, ip, key_scope, now,
- * window_key) -> (who, value, keys, args) | None: see the file's comment.
- * Borrowed arguments; a new reference, or NULL with an exception (memory, or
- * the verifier's). */
+ * window_key) -> (member bytes, score float, keys, args) | None: see the
+ * file's comment. Borrowed arguments; a new reference, or NULL with an
+ * exception: TypeError for another number of arguments or keywords, the
+ * error of a `now` that is not a number, memory, or the verifier's. */
 static PyObject *Front_call(PyObject *callable, PyObject *const *argv, size_t nargsf,
                             PyObject *kwnames) {
     FrontObject *self = (FrontObject *)callable;
@@ -160,7 +164,8 @@ static PyObject *Front_call(PyObject *callable, PyObject *const *argv, size_t na
     double value, now = PyFloat_AsDouble(argv[7]);
     if (now == -1.0 && PyErr_Occurred())
         return NULL;
-    /* the arguments: anything the Python path would refuse or treat apart is its own */
+    /* the arguments: anything the Python path would refuse, or treats differently,
+     * goes back to it (None) */
     const char *who;
     Py_ssize_t who_len;
     if (PyUnicode_CheckExact(member)) {
@@ -174,7 +179,7 @@ static PyObject *Front_call(PyObject *callable, PyObject *const *argv, size_t na
         who_len = PyBytes_GET_SIZE(member);
     } else
         Py_RETURN_NONE;
-    if (who_len == 0 || score_of(argv[1], &value) || !PyBytes_CheckExact(window) ||
+    if (who_len == 0 || !finite_score(argv[1], &value) || !PyBytes_CheckExact(window) ||
         (client_time != Py_None && !PyLong_CheckExact(client_time)) ||
         (nonce != Py_None && !nonce_ok(nonce)) ||
         (ip != Py_None &&
@@ -282,6 +287,10 @@ static PyObject *Front_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     if (PyTuple_GET_SIZE(client) != CLIENT_ARGS || PyTuple_GET_SIZE(limits) != LIMIT_ARGS) {
         PyErr_SetString(PyExc_ValueError, "Front(): 9 client arguments and 6 limiter ones");
+        return NULL;
+    }
+    if (verifier != Py_None && !PyCallable_Check(verifier)) {
+        PyErr_SetString(PyExc_TypeError, "Front(): the verifier must be callable or None");
         return NULL;
     }
     PyObject *parts[2][2] = {{NULL, NULL}, {NULL, NULL}};

@@ -10,11 +10,12 @@
  * the format), computes the HMAC-SHA256 under every secret valid at `now`
  * and compares its lowercase hex digest with `signature` in constant time.
  * signing.py's sign() (hashlib's HMAC over message()) is the reference:
- * tests/guard/test_signing.py checks one against the other.
+ * tests/guard/test_signature.py checks one against the other.
  *
- * SHA-256 is written here from its definition (FIPS 180-4); no Python code
- * runs during a check but the score's repr for a score that is not a whole
- * number, and the encoding of a member holding lone surrogates.
+ * SHA-256 is written here from its definition (FIPS 180-4). Python code runs
+ * during a check only through its arguments: the __float__ of a `now` or a
+ * score that is not a float or an int, the str() of a client time past a
+ * long long, the encoding of a member that holds lone surrogates.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -118,11 +119,20 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
-    Py_ssize_t count;
+    Py_ssize_t count;     /* the keys built */
+    Py_ssize_t allocated; /* the keys' room (wiped whole when freed) */
     Keyed *keys;
 } VerifierObject;
 
-/* The HMAC pads of `key` (RFC 2104: a key longer than a block is hashed first). */
+/* Zero `len` bytes at `p` in a way the compiler keeps (key material). */
+static void wipe(void *p, size_t len) {
+    volatile uint8_t *b = p;
+    for (size_t i = 0; i < len; i++)
+        b[i] = 0;
+}
+
+/* The HMAC pads of `key` (RFC 2104: a key longer than a block is hashed
+ * first); the key's copies on the stack are wiped before returning. */
 static void keyed_init(Keyed *k, const uint8_t *key, size_t len) {
     uint8_t block[64] = {0};
     if (len > 64)
@@ -138,12 +148,15 @@ static void keyed_init(Keyed *k, const uint8_t *key, size_t len) {
         pad[i] = block[i] ^ 0x5c;
     memcpy(k->outer, H256, sizeof k->outer);
     sha256_block(k->outer, pad);
+    wipe(block, sizeof block);
+    wipe(pad, sizeof pad);
 }
 
 static PyObject *Verifier_call(PyObject *, PyObject *const *, size_t, PyObject *);
 
-/* Verifier(keys): `keys` a sequence of (key bytes, until float or None). A new
- * reference, or NULL with TypeError / ValueError for anything else. */
+/* Verifier(keys): `keys` an iterable of (key bytes, until float or None). A
+ * new reference, or NULL with TypeError (or the error of an `until`'s
+ * __float__) for anything else. */
 static PyObject *Verifier_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     PyObject *given;
     if (kwargs && PyDict_GET_SIZE(kwargs)) {
@@ -152,10 +165,12 @@ static PyObject *Verifier_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     }
     if (!PyArg_ParseTuple(args, "O:Verifier", &given))
         return NULL;
-    PyObject *seq = PySequence_Fast(given, "Verifier(): keys must be a sequence");
+    /* a tuple copy: a key's `until` may run Python code (__float__), which must not
+     * be able to shrink what is being read */
+    PyObject *seq = PySequence_Tuple(given);
     if (!seq)
         return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
     VerifierObject *self = (VerifierObject *)type->tp_alloc(type, 0);
     if (!self)
         goto fail;
@@ -164,8 +179,9 @@ static PyObject *Verifier_new(PyTypeObject *type, PyObject *args, PyObject *kwar
         PyErr_NoMemory();
         goto fail;
     }
+    self->allocated = n;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *pair = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *pair = PyTuple_GET_ITEM(seq, i);
         PyObject *key, *until;
         if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
             PyErr_SetString(PyExc_TypeError, "Verifier(): each key is a (bytes, until) pair");
@@ -199,9 +215,7 @@ fail:
 /* Free the keys (wiped first: they are the secrets' HMAC states). */
 static void Verifier_dealloc(VerifierObject *self) {
     if (self->keys) {
-        volatile uint8_t *p = (volatile uint8_t *)self->keys;
-        for (size_t i = 0; i < (size_t)self->count * sizeof(Keyed); i++)
-            p[i] = 0;
+        wipe(self->keys, (size_t)self->allocated * sizeof(Keyed));
         PyMem_Free(self->keys);
     }
     Py_TYPE(self)->tp_free((PyObject *)self);

@@ -72,6 +72,15 @@ def _decider(keyspace: Keyspace, limiter: dict[str, Any]) -> RateDecider:
     )
 
 
+def _checked(given: Any) -> type | None:
+    """The decoded reply's type when it is a NamedTuple of the six fields the C code
+    fills (code, reason, player, ip, zscore, rank), else None (the decoder decodes)."""
+    if not (isinstance(given, type) and issubclass(given, tuple)):
+        return None
+    fields: tuple[str, ...] = getattr(given, "_fields", ())
+    return given if len(fields) == 6 else None
+
+
 def factory(
     keyspace: Keyspace, lock: threading.Lock, operation: Operation[Any]
 ) -> Callable[..., Any] | None:
@@ -99,6 +108,6 @@ def factory(
         args["twin"],
         args["tier"],
         args["decode"],
-        args.get("checked"),
+        _checked(args.get("checked")),
     )
     return check

@@ -653,10 +653,12 @@ done:
 static PyObject *decoded_limit(PyObject *decider, PyObject *reply, Py_ssize_t at) {
     PyObject *remaining = PyList_GET_ITEM(reply, at), *reset = PyList_GET_ITEM(reply, at + 1);
     PyObject *retry = PyList_GET_ITEM(reply, at + 2);
+    if (!decider)
+        Py_RETURN_NONE;
     long long retry_us = PyLong_AsLongLong(retry);
     if (retry_us == -1 && PyErr_Occurred())
         return NULL;
-    if (!decider || retry_us == -2)
+    if (retry_us == -2)
         Py_RETURN_NONE;
     double reset_us = PyLong_AsDouble(reset);
     if (reset_us == -1.0 && PyErr_Occurred())
@@ -667,8 +669,9 @@ static PyObject *decoded_limit(PyObject *decider, PyObject *reply, Py_ssize_t at
                        reset_us / 1e6, retry_s);
 }
 
-/* Whether `reply` has the form check_locked builds (see to_checked): 1 or 0. */
-static int usual_reply(PyObject *reply) {
+/* Whether `reply` has the 10-item form check_locked builds (ints, bytes at
+ * 1 and 8; see to_checked), not the twin's: 1 or 0. */
+static int is_native_reply(PyObject *reply) {
     if (!PyList_CheckExact(reply) || PyList_GET_SIZE(reply) != 10)
         return 0;
     for (Py_ssize_t i = 0; i < 10; i++) {
@@ -682,7 +685,7 @@ static int usual_reply(PyObject *reply) {
 /* The raw reply decoded as the feature's decoder decodes it
  * (ranked/guard/_procedures.py, _check_decoder): Checked(code, reason as
  * text, the member's and the IP's Decisions or None, the z-score or None,
- * the rank or None). The reply (borrowed) is of the usual form (usual_reply):
+ * the rank or None). The reply (borrowed) is of the native form (is_native_reply):
  * a list of 10 ints, but bytes at 1 and 8. A new reference, or NULL with an
  * exception set. */
 static PyObject *to_checked(GuardCheckObject *self, PyObject *reply) {
@@ -744,7 +747,7 @@ static PyObject *GuardCheck_call(PyObject *callable, PyObject *const *argv, size
         Py_DECREF(expired);
     }
     result = native_release(release, check_locked(self, keys, args, given));
-    if (result && self->checked && usual_reply(result)) { /* else the twin's: its decoder */
+    if (result && self->checked && is_native_reply(result)) { /* else the twin's: decoder */
         PyObject *decoded = to_checked(self, result);
         Py_DECREF(result);
         result = decoded;

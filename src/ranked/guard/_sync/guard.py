@@ -348,21 +348,30 @@ class Guard:
         refuses, none for one a cheap check refuses. Bad arguments raise
         :class:`~ranked.errors.GuardArgumentError` before anything is checked.
         """
+        now = self._now()  # read once: the C stage and the Python path judge one instant
+        state: _Board | None = None
         if operator is None and replay is None:
             # a client's common submission: its in-process stage in one C call, which
-            # hands back the step's keys and arguments when every cheap layer passes
-            state = self._board(board)
-            front = state.front
-            if front is not None:
-                now = self._now()
-                window = state.window_key(board)
-                found = front(
-                    member, score, client_time, nonce, signature, ip, key_scope, now, window
-                )
-                if found is not None:
-                    who, value, keys, args = found
-                    sent = _Sent(member, score, client_time, nonce, ip, key_scope, None, None)
-                    return self._judge(board, state, sent, who, value, keys, args, now, actor)
+            # hands back the step's keys and arguments when every cheap layer passes; a
+            # board the guard refuses is the Python path's to refuse, where it always was
+            with contextlib.suppress(GuardArgumentError, GuardConfigError):
+                state = self._board(board)
+        if state is not None and state.front is not None:
+            found = state.front(
+                member,
+                score,
+                client_time,
+                nonce,
+                signature,
+                ip,
+                key_scope,
+                now,
+                state.window_key(board),
+            )
+            if found is not None:
+                who, value, keys, args = found
+                sent = _Sent(member, score, client_time, nonce, ip, key_scope, None, None)
+                return self._judge(board, state, sent, who, value, keys, args, now, actor)
         config = self.config
         who = member_bytes(member) if isinstance(member, (str, bytes)) else None
         if not who:
@@ -385,7 +394,6 @@ class Guard:
             except (TypeError, ValueError) as error:
                 raise GuardArgumentError(f"replay must be a JSON value: {error}") from None
         trusted = key_scope in TRUSTED_SCOPES
-        now = self._now()
         # -- cheap checks: no I/O -----------------------------------------------------
         verdict: Verdict | None = None
         if config.trusted_only and not trusted:
