@@ -500,10 +500,19 @@ static int record_state(GuardCheckObject *self, state *s, PyObject *score_obj, i
     return rc;
 }
 
+/* What the step hands its decoding besides the reply: the z-score as a
+ * double when this step computed one and a native decoding follows (the
+ * reply then keeps b"" at 8 instead of its text, which only a decoder in
+ * Python would read). */
+typedef struct {
+    int has_z;
+    double z;
+} step_extra;
+
 /* The step under the lock, past the housekeeping: the reply (new reference)
- * or NULL with an exception set. */
+ * or NULL with an exception set; *extra set as step_extra says. */
 static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *args,
-                              PyObject *given) {
+                              PyObject *given, step_extra *extra) {
     PyObject *now_obj = NULL, *now_ms_obj = NULL, *reply = NULL, *score_obj = NULL;
     PyObject *base_obj = NULL, *tier_found = NULL;
     state s = {0};
@@ -584,12 +593,17 @@ static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *
         double var = s.m2 / (double)(s.n - 1);
         if (var > 0) {
             double z = (s.score - s.mean) / sqrt(var);
-            char *text = PyOS_double_to_string(z, 'g', 17, 0, NULL);
-            PyObject *zb = text ? PyBytes_FromString(text) : NULL;
-            PyMem_Free(text);
-            if (set_item(reply, 8, zb) < 0) {
-                Py_CLEAR(reply);
-                goto done;
+            if (self->checked) { /* decoded natively: the double itself, no text */
+                extra->has_z = 1;
+                extra->z = z;
+            } else {
+                char *text = PyOS_double_to_string(z, 'g', 17, 0, NULL);
+                PyObject *zb = text ? PyBytes_FromString(text) : NULL;
+                PyMem_Free(text);
+                if (set_item(reply, 8, zb) < 0) {
+                    Py_CLEAR(reply);
+                    goto done;
+                }
             }
             if (fabs(z) > s.threshold)
                 held = r_zscore;
@@ -686,9 +700,10 @@ static int is_native_reply(PyObject *reply) {
  * (ranked/guard/_procedures.py, _check_decoder): Checked(code, reason as
  * text, the member's and the IP's Decisions or None, the z-score or None,
  * the rank or None). The reply (borrowed) is of the native form (is_native_reply):
- * a list of 10 ints, but bytes at 1 and 8. A new reference, or NULL with an
- * exception set. */
-static PyObject *to_checked(GuardCheckObject *self, PyObject *reply) {
+ * a list of 10 ints, but bytes at 1 and 8; the z-score is extra's when it has
+ * one (this step's), else the text at 8 (a twin's reply; extra may be NULL).
+ * A new reference, or NULL with an exception set. */
+static PyObject *to_checked(GuardCheckObject *self, PyObject *reply, const step_extra *extra) {
     PyObject *items[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     PyObject *reason = PyList_GET_ITEM(reply, 1), *z = PyList_GET_ITEM(reply, 8);
     PyObject *rank = PyList_GET_ITEM(reply, 9), *found = NULL;
@@ -697,7 +712,10 @@ static PyObject *to_checked(GuardCheckObject *self, PyObject *reply) {
     if (!items[1] || !(items[2] = decoded_limit(self->player, reply, 2)) ||
         !(items[3] = decoded_limit(self->ip, reply, 5)))
         goto out;
-    items[4] = PyBytes_GET_SIZE(z) ? PyFloat_FromString(z) : Py_NewRef(Py_None);
+    if (extra && extra->has_z)
+        items[4] = PyFloat_FromDouble(extra->z);
+    else
+        items[4] = PyBytes_GET_SIZE(z) ? PyFloat_FromString(z) : Py_NewRef(Py_None);
     int zero = PyObject_Not(rank);
     items[5] = zero ? Py_NewRef(Py_None) : Py_NewRef(rank);
     if (!items[4] || zero < 0)
@@ -746,9 +764,10 @@ static PyObject *GuardCheck_call(PyObject *callable, PyObject *const *argv, size
         }
         Py_DECREF(expired);
     }
-    result = native_release(release, check_locked(self, keys, args, given));
+    step_extra extra = {0, 0.0};
+    result = native_release(release, check_locked(self, keys, args, given, &extra));
     if (result && self->checked && is_native_reply(result)) { /* else the twin's: decoder */
-        PyObject *decoded = to_checked(self, result);
+        PyObject *decoded = to_checked(self, result, &extra);
         Py_DECREF(result);
         result = decoded;
     } else if (result && decode != Py_None) {
