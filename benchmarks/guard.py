@@ -6,6 +6,7 @@ Run from the repository root (needs Debian's ``wrk`` and redis-server)::
     python benchmarks/guard.py --quick      # smoke run: 2 s cells, 1 round
     python benchmarks/guard.py --markdown   # also write RESULTS-guard.md
     python benchmarks/guard.py --only "(default)"   # the deployments so named only
+    python benchmarks/guard.py --only "(default)|diagnostic"   # either
 
 Each deployment is one ``ranked serve`` (pinned to CPU 0, wrk on CPU 1, 64 connections,
 2 threads; ``benchmarks/_wrk.py``) with two boards: ``plain`` (no guard) and ``guarded``
@@ -24,6 +25,10 @@ Deployments: the embedded default (``memory://``, SQLite journal, durability ``a
 the default), the same with ``audit_accepted`` off (rejections, holds and moderation are
 still journaled), the same with durability ``none`` (no fsync: the guard's CPU cost shows
 most), and Redis (a redis-server on CPU 0 too, SQLite journal, durability ``none``).
+Then two rows on ``ranked serve``'s bare server stack (the HTTP floor, and the library's
+guard without the service), and a diagnostic row: the default with the guard's one
+backend step taken out (``stack_apps/guard_without_step.py``: what the guard costs
+without its stateful layers).
 
 The per-IP limit is 1,000,000 a second, the most a GCRA policy takes (a faster one's
 interval, under a microsecond, would round away against today's instants in microseconds).
@@ -78,6 +83,8 @@ FLOOR = "the HTTP floor: bare ASGI on ranked serve's server"
 """The guard's HTTP floor (:func:`bench_stack`): a row of the table like a deployment."""
 BARE = "the library's guard on the bare stack: naive submits, journal always"
 """The guard without the service (:func:`bench_stack`)."""
+WITHOUT_STEP = "diagnostic: the default with the guard's stateful step taken out"
+"""``ranked serve`` with the guard's one backend step not run: what the rest costs."""
 SECRET = bytes(range(32))
 MEMBERS = 100_000
 CONNECTIONS, THREADS = 64, 2
@@ -110,6 +117,9 @@ class Deployment:
     """The bare stack instead of ``ranked serve``: the guard's HTTP floor."""
     bare: bool = False
     """The bare stack instead of ``ranked serve``: the library's guard without the service."""
+    without_step: bool = False
+    """``ranked serve`` with the guard's stateful step taken out
+    (``stack_apps/guard_without_step.py``): a diagnostic row."""
 
 
 def _request(port: int, method: str, path: str, key: str, body: object = None) -> tuple[int, bytes]:
@@ -245,9 +255,10 @@ def _round_trips(redis_port: int, port: int, keys: dict[str, str]) -> dict[str, 
     return found
 
 
-def _serve(data_dir: Path, flags: tuple[str, ...]) -> Server:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    command = [sys.executable, "-m", "ranked", "serve", "--data-dir", str(data_dir)]
+def _serve(data_dir: Path, flags: tuple[str, ...], without_step: bool = False) -> Server:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT / "src"), str(ROOT)))}
+    program = "benchmarks.stack_apps.guard_without_step" if without_step else "ranked"
+    command = [sys.executable, "-m", program, "serve", "--data-dir", str(data_dir)]
     command += ["--host", HOST, "--port", "{port}", "--log-level", "warning", *flags]
     return Server(command, ready="/readyz", env=env)
 
@@ -380,7 +391,7 @@ def bench(deployment: Deployment, duration: float, warmup: float, rounds: int) -
             redis_server.__enter__()
             flags = (*flags, "--backend", f"redis://{HOST}:{redis_server.port}/0")
         try:
-            with _serve(data_dir, flags) as server:
+            with _serve(data_dir, flags, deployment.without_step) as server:
                 port = server.port
                 for board in ("plain", "guarded"):
                     status, text = _request(port, "PUT", f"/v1/boards/{board}", keys["admin"], {})
@@ -425,6 +436,7 @@ DEPLOYMENTS = (
     Deployment("Redis, journal none", ("--durability", "none"), redis=True),
     Deployment(FLOOR, (), floor=True),
     Deployment(BARE, (), bare=True),
+    Deployment(WITHOUT_STEP, (), without_step=True),
 )
 
 
@@ -435,14 +447,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=float, default=6.0)
     parser.add_argument(
-        "--only", default="", help="run the deployments whose name contains this text"
+        "--only",
+        default="",
+        help="run the deployments whose name contains this text (texts separated by |: any)",
     )
     args = parser.parse_args()
     duration, warmup, rounds = (2.0, 1.0, 1) if args.quick else (args.duration, 2.0, args.rounds)
     rows: list[tuple[str, Result]] = []
     trips = None
     for deployment in DEPLOYMENTS:
-        if args.only not in deployment.name:
+        if not any(text in deployment.name for text in args.only.split("|")):
             continue
         found = bench(deployment, duration, warmup, rounds)
         rows.append((deployment.name, found))
@@ -452,7 +466,9 @@ def main() -> None:
             f"{deployment.name}: off {off.requests_per_s:.0f}/s, on {on.requests_per_s:.0f}/s,"
             f" cost {found.cost:.2f}x (per core {found.cost_per_core:.2f}x), p99"
             f" {off.p99_ms:.1f} / {on.p99_ms:.1f} ms,"
-            f" errors {off.status_errors}/{on.status_errors}",
+            f" errors {off.status_errors}/{on.status_errors}; CPU µs a request (main, lane,"
+            f" other threads): off {off.main_us:.1f}, {off.lane_us:.1f}, {off.other_us:.1f};"
+            f" on {on.main_us:.1f}, {on.lane_us:.1f}, {on.other_us:.1f}",
             flush=True,
         )
     if trips is not None:
