@@ -288,24 +288,18 @@ static PyObject *sliding_counter(RateDeciderObject *self, const hit *h) {
 /* A whole number of us as a double, when it is finite and below 2**53. */
 static int exact_us(double v) { return v > -(double)EXACT && v < (double)EXACT; }
 
-/* Token bucket: tokens refilled at the policy's rate (_memory.token_bucket);
- * a rl_core. */
-static PyObject *token_bucket(RateDeciderObject *self, const hit *h) {
-    PyObject *cell;
-    int rc = rl_get_cell(self, h, &cell);
-    if (rc)
-        return rc < 0 ? NULL : SLOW;
-    const double burst = (double)self->capacity, rate = self->rate, cost = (double)h->cost;
+/* Token bucket: tokens refilled at the policy's rate (_memory.token_bucket),
+ * on numbers; see rl_math in rl_fast.h. */
+void rl_bucket_math(const RateDeciderObject *self, const rl_state *in, int64_t now,
+                    int64_t cost_units, int consume, rl_outcome *out) {
+    const double burst = (double)self->capacity, rate = self->rate, cost = (double)cost_units;
     double tokens = burst;
     int is_int = 1; /* the Python core's `tokens` is an int until a refill makes it a float */
-    if (cell) {
-        int64_t last;
-        if (!small_number(slot_get(cell, self->slots[0]), &tokens, &is_int) ||
-            !small_int(slot_get(cell, self->slots[1]), &last)) {
-            Py_DECREF(cell);
-            return SLOW;
-        }
-        int64_t elapsed = h->now - last;
+    memset(out, 0, sizeof *out);
+    if (in->present) {
+        tokens = in->value;
+        is_int = in->value_is_int;
+        int64_t elapsed = now - in->aux;
         if (elapsed > 0) {
             double refilled = tokens + (double)elapsed * rate;
             if (burst < refilled) { /* min(refilled, burst) */
@@ -318,89 +312,147 @@ static PyObject *token_bucket(RateDeciderObject *self, const hit *h) {
         }
     }
     if (tokens < cost) {
-        Py_XDECREF(cell);
         double reset = ceil((burst - tokens) / rate), retry = ceil((cost - tokens) / rate);
-        if (!exact_us(reset) || !exact_us(retry))
-            return SLOW;
-        return rl_decision(self, 0, PyLong_FromDouble(floor(tokens)), reset / 1e6,
-                        PyFloat_FromDouble(retry / 1e6));
+        out->slow = !exact_us(reset) || !exact_us(retry);
+        out->remaining = floor(tokens);
+        out->reset_us = reset;
+        out->retry_us = retry;
+        return;
     }
     tokens -= cost;
     double reset = ceil((burst - tokens) / rate);
-    if (!exact_us(reset)) {
+    out->slow = !exact_us(reset);
+    out->allowed = 1;
+    out->remaining = floor(tokens);
+    out->reset_us = reset;
+    out->writes = consume && cost_units > 0;
+    out->next.present = 1;
+    out->next.value = tokens;
+    out->next.value_is_int = is_int;
+    out->next.aux = now;
+    out->keep_ms = out->slow ? 0 : ms_of((int64_t)reset);
+}
+
+/* max(0, floor(v)) as the Python core computes it. */
+static double floor_at_least_zero(double v) {
+    double f = floor(v);
+    return f > 0 ? f : 0.0;
+}
+
+/* GCRA: the theoretical arrival time (_memory.gcra), on numbers; see rl_math
+ * in rl_fast.h. */
+void rl_gcra_math(const RateDeciderObject *self, const rl_state *in, int64_t now_us,
+                  int64_t cost, int consume, rl_outcome *out) {
+    const double interval = self->interval, tolerance = self->tolerance, now = (double)now_us;
+    double tat = now;
+    int tat_is_now = 1;
+    memset(out, 0, sizeof *out);
+    if (in->present && in->value > now) { /* exact: both are doubles of small ints, or a float */
+        tat = in->value;
+        tat_is_now = 0;
+    }
+    double new_tat = tat + (double)cost * interval;
+    double early = new_tat - tolerance - now;
+    if (early > 0) {
+        /* tat - now: an int when tat is an int (exact), else a float subtraction */
+        double ttl = tat_is_now ? 0.0 : tat - now;
+        double reset = ceil(ttl), retry = ceil(early);
+        out->slow = !exact_us(reset) || !exact_us(retry);
+        out->remaining = floor_at_least_zero((tolerance - ttl) / interval);
+        out->reset_us = reset;
+        out->retry_us = retry;
+        return;
+    }
+    double ttl = new_tat - now;
+    double reset = ceil(ttl), keep = ceil(ttl / 1000);
+    out->slow = !exact_us(reset) || !exact_us(keep);
+    out->allowed = 1;
+    out->remaining = floor_at_least_zero((tolerance - ttl) / interval);
+    out->reset_us = reset;
+    out->writes = consume && cost > 0;
+    out->next.present = 1;
+    out->next.value = new_tat;
+    out->next.value_is_int = 0;
+    out->keep_ms = out->slow ? 0 : (int64_t)keep;
+}
+
+/* A decision from a cell's numbers (rl_math) on the keyspace: the cell read,
+ * the math, the cell written (fields by `write`), the Decision made. */
+static PyObject *decide_on_cell(RateDeciderObject *self, const hit *h, PyObject *cell,
+                                const rl_state *in, rl_math math,
+                                int (*write)(RateDeciderObject *, PyObject *, const rl_state *)) {
+    rl_outcome out;
+    math(self, in, h->now, h->cost, h->consume, &out);
+    if (out.slow) {
         Py_XDECREF(cell);
         return SLOW;
     }
-    if (h->consume && h->cost > 0) {
+    if (!out.allowed) {
+        Py_XDECREF(cell);
+        return rl_decision(self, 0, PyLong_FromDouble(out.remaining), out.reset_us / 1e6,
+                           PyFloat_FromDouble(out.retry_us / 1e6));
+    }
+    if (out.writes) {
         if (!cell && !(cell = rl_store_cell(self, h)))
             return NULL;
-        PyObject *value = is_int ? PyLong_FromLongLong((int64_t)tokens) : PyFloat_FromDouble(tokens);
-        if (slot_set(cell, self->slots[0], value) < 0 ||
-            slot_set(cell, self->slots[1], PyLong_FromLongLong(h->now)) < 0 ||
-            rl_keep_deadline(self, h, h->now_ms + ms_of((int64_t)reset)) < 0) {
+        if (write(self, cell, &out.next) < 0 ||
+            rl_keep_deadline(self, h, h->now_ms + out.keep_ms) < 0) {
             Py_DECREF(cell);
             return NULL;
         }
     }
     Py_XDECREF(cell);
-    return rl_decision(self, 1, PyLong_FromDouble(floor(tokens)), reset / 1e6, none_ref());
+    return rl_decision(self, 1, PyLong_FromDouble(out.remaining), out.reset_us / 1e6,
+                       none_ref());
 }
 
-/* max(0, floor(v)) as the Python core computes it. */
-static PyObject *floor_at_least_zero(double v) {
-    double f = floor(v);
-    return PyLong_FromDouble(f > 0 ? f : 0.0);
+/* The bucket's cell fields from its numbers (tokens, last). */
+static int write_bucket(RateDeciderObject *self, PyObject *cell, const rl_state *next) {
+    PyObject *value = next->value_is_int ? PyLong_FromLongLong((int64_t)next->value)
+                                         : PyFloat_FromDouble(next->value);
+    if (slot_set(cell, self->slots[0], value) < 0)
+        return -1;
+    return slot_set(cell, self->slots[1], PyLong_FromLongLong(next->aux));
 }
 
-/* GCRA: the theoretical arrival time (_memory.gcra); a rl_core. */
+/* GCRA's cell field from its number (tat, always a float). */
+static int write_gcra(RateDeciderObject *self, PyObject *cell, const rl_state *next) {
+    return slot_set(cell, self->slots[0], PyFloat_FromDouble(next->value));
+}
+
+/* Token bucket on the keyspace; a rl_core. */
+static PyObject *token_bucket(RateDeciderObject *self, const hit *h) {
+    PyObject *cell;
+    int rc = rl_get_cell(self, h, &cell);
+    if (rc)
+        return rc < 0 ? NULL : SLOW;
+    rl_state in = {0};
+    if (cell) {
+        in.present = 1;
+        if (!small_number(slot_get(cell, self->slots[0]), &in.value, &in.value_is_int) ||
+            !small_int(slot_get(cell, self->slots[1]), &in.aux)) {
+            Py_DECREF(cell);
+            return SLOW;
+        }
+    }
+    return decide_on_cell(self, h, cell, &in, rl_bucket_math, write_bucket);
+}
+
+/* GCRA on the keyspace; a rl_core. */
 static PyObject *gcra(RateDeciderObject *self, const hit *h) {
     PyObject *cell;
     int rc = rl_get_cell(self, h, &cell);
     if (rc)
         return rc < 0 ? NULL : SLOW;
-    const double interval = self->interval, tolerance = self->tolerance, now = (double)h->now;
-    double tat = now, stored = 0;
-    int tat_is_now = 1, stored_is_int = 0;
+    rl_state in = {0};
     if (cell) {
-        if (!small_number(slot_get(cell, self->slots[0]), &stored, &stored_is_int)) {
+        in.present = 1;
+        if (!small_number(slot_get(cell, self->slots[0]), &in.value, &in.value_is_int)) {
             Py_DECREF(cell);
             return SLOW;
         }
-        if (stored > now) { /* exact: both are doubles of small ints, or a float */
-            tat = stored;
-            tat_is_now = 0;
-        }
     }
-    double new_tat = tat + (double)h->cost * interval;
-    double early = new_tat - tolerance - now;
-    if (early > 0) {
-        Py_XDECREF(cell);
-        /* tat - now: an int when tat is an int (exact), else a float subtraction */
-        double ttl = tat_is_now ? 0.0 : tat - now;
-        double reset = ceil(ttl), retry = ceil(early);
-        if (!exact_us(reset) || !exact_us(retry))
-            return SLOW;
-        return rl_decision(self, 0, floor_at_least_zero((tolerance - ttl) / interval), reset / 1e6,
-                        PyFloat_FromDouble(retry / 1e6));
-    }
-    double ttl = new_tat - now;
-    double reset = ceil(ttl), keep = ceil(ttl / 1000);
-    if (!exact_us(reset) || !exact_us(keep)) {
-        Py_XDECREF(cell);
-        return SLOW;
-    }
-    if (h->consume && h->cost > 0) {
-        if (!cell && !(cell = rl_store_cell(self, h)))
-            return NULL;
-        if (slot_set(cell, self->slots[0], PyFloat_FromDouble(new_tat)) < 0 ||
-            rl_keep_deadline(self, h, h->now_ms + (int64_t)keep) < 0) {
-            Py_DECREF(cell);
-            return NULL;
-        }
-    }
-    Py_XDECREF(cell);
-    return rl_decision(self, 1, floor_at_least_zero((tolerance - ttl) / interval), reset / 1e6,
-                    none_ref());
+    return decide_on_cell(self, h, cell, &in, rl_gcra_math, write_gcra);
 }
 
 const rl_core rl_cores[5] = {fixed_window, sliding_log, sliding_counter, token_bucket, gcra};

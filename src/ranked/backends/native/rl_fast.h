@@ -155,6 +155,40 @@ int rl_is_decider(PyObject *o);
 
 /* ==== rl_cores.c ============================================================ */
 
+/* A limiter's state as numbers (what a cell of the algorithms with fixed
+ * state holds): GCRA's tat in `value`; the token bucket's tokens in `value`
+ * (an int until a refill makes them a float: `value_is_int`) and its last
+ * refill (us) in `aux`. present 0: no state (absent, or past its deadline). */
+typedef struct {
+    int present;
+    double value;
+    int value_is_int;
+    int64_t aux;
+} rl_state;
+
+/* One decision computed on numbers, before anything is written. */
+typedef struct {
+    int slow;            /* a number outside what the C code takes: the Python core decides */
+    int allowed;
+    double remaining;    /* a whole number >= 0 */
+    double reset_us;     /* a whole number of us */
+    double retry_us;     /* when refused */
+    int writes;          /* allowed, consuming and costing: store `next` */
+    rl_state next;
+    int64_t keep_ms;     /* the state's deadline is now_ms + keep_ms */
+} rl_outcome;
+
+/* The decision of an algorithm with fixed state on `in` at `now` (us) for
+ * `cost` units: pure arithmetic, the same float operations as the Python
+ * core, shared by the keyspace's cores here and the write guard's native
+ * tables (guard_check.c). */
+typedef void (*rl_math)(const RateDeciderObject *self, const rl_state *in, int64_t now,
+                        int64_t cost, int consume, rl_outcome *out);
+void rl_gcra_math(const RateDeciderObject *self, const rl_state *in, int64_t now, int64_t cost,
+                  int consume, rl_outcome *out);
+void rl_bucket_math(const RateDeciderObject *self, const rl_state *in, int64_t now,
+                    int64_t cost, int consume, rl_outcome *out);
+
 /* One algorithm's decision for a validated hit, under the backend's lock: a
  * new Decision, SLOW (nothing written), or NULL with an exception set. */
 typedef PyObject *(*rl_core)(RateDeciderObject *, const hit *);
