@@ -44,6 +44,7 @@ setup(
                     "ready.c",
                     "locked.c",
                     "guard_check.c",
+                    "guard_tables.c",
                 )
             ],
             include_dirs=[ENGINE],

@@ -38,6 +38,7 @@ __all__ = [
     "Checked",
     "check_operation",
     "check_procedure",
+    "claim_operation",
 ]
 
 _PACKAGE: Final = "ranked.guard"
@@ -105,6 +106,18 @@ def _from_fields(fields: dict[bytes, bytes]) -> _Stats:
     cell.mean = float(fields.get(b"mean", b"0"))
     cell.m2 = float(fields.get(b"m2", b"0"))
     return cell
+
+
+def restored_state(cell: object) -> tuple[float | None, float | None, int, int, float, float]:
+    """A member's state from the value at its state key, as the twin reads it (a plain
+    hash a restore wrote, or a state cell): ``(last, base, bt, n, mean, m2)``. Refuses
+    any other value as the twin does (WRONGTYPE). The native check's and claim's reader
+    of a state found in the keyspace (``ranked.backends.native.guard``)."""
+    if type(cell) is not _Stats:
+        if type(cell) is not dict:
+            raise ResponseError(_WRONGTYPE)
+        cell = _from_fields(cell)
+    return (cell.last, cell.base, cell.bt, cell.n, cell.mean, cell.m2)
 
 
 def _welford(cell: _Stats, score: float) -> None:
@@ -273,9 +286,7 @@ class _Composed(Procedure[Checked]):
         self.native_args: dict[str, Any] = {
             "player": None if player is None else limiter_native_args(player),
             "ip": None if ip is None else limiter_native_args(ip),
-            "stats": _Stats,
-            "fields": STATS_FIELDS,
-            "twin": twin,
+            "restored": restored_state,
             "tier": _tier,
             "decode": decode,
             "checked": Checked,
@@ -348,8 +359,22 @@ def _pairs(reply: Any) -> dict[bytes, bytes]:
     return {reply[i]: reply[i + 1] for i in range(0, len(reply), 2)}
 
 
-CLAIM: Final[Procedure[bytes | None]] = Procedure(_PACKAGE, "claim", _claim, lambda r: r)
+CLAIM_NATIVE: Final = "guard_claim"
+"""The claim's native name: memory's claim that counts a promoted score in the native
+check's tables (``ranked.backends.native.guard``)."""
+
+CLAIM: Final[Procedure[bytes | None]] = Procedure(
+    _PACKAGE, "claim", _claim, lambda r: r, native=CLAIM_NATIVE
+)
 """Take a pending submission: keys (held, member stats), args (id, promote 1|0, score)."""
+
+
+def claim_operation() -> Operation[bytes | None]:
+    """The claim called with the script's own arguments, ``(keys, args, now_us=None)``,
+    with what its native form on memory needs: the twin (it takes the held entry) and
+    the reader of a state found in the keyspace."""
+    return Operation(CLAIM, _given, native_args={"reference": _claim, "restored": restored_state})
+
 
 PENDING: Final[Procedure[dict[bytes, bytes]]] = Procedure(_PACKAGE, "pending", _pending, _pairs)
 """Every pending submission: keys (held,), no args."""

@@ -49,6 +49,7 @@ _FACTORIES: Final[dict[str, tuple[str, str]]] = {
     "board_method": ("board", "method_factory"),
     "board_entry": ("board", "reader_factory"),
     "guard": ("guard", "factory"),
+    "guard_claim": ("guard", "claim_factory"),
     "queue": ("queue", "factory"),
     "ratelimit": ("ratelimit", "factory"),
 }

@@ -204,13 +204,14 @@ class GuardCheck:
     Built once per guarded board by ``ranked.backends.native.guard.factory`` from the
     operation's ``native_args`` (see that module): the keyspace, its lock, the active
     expiry's share (``every`` calls, ``expire``), whether the keyspace's clock is
-    ``time.time``, the two limiters' deciders (or None), the member state's type and its
-    slot names, the step's Python twin (it decides what the C code does not take, before
-    any write), the pending tier's helper, the reply's decoder (None: the raw reply) and
-    the decoded reply's type (with it, the C code decodes its own replies itself).
+    ``time.time``, the two limiters' deciders (or None), the reader of a member's state
+    found in the keyspace, the pending tier's helper, the reply's decoder (None: the raw
+    reply) and the decoded reply's type (with it, the C code decodes its own replies).
 
     ``check(keys, args, now_us=None)`` returns exactly what the procedure's Python
-    reference returns, raises the same errors, and leaves the same state.
+    reference returns and raises the same errors; it keeps the member's history, the
+    nonces and a per-member limit of fixed state in the board's native tables
+    (:func:`guard_state`). A call of another shape than the guard's raises TypeError.
     """
 
     def __init__(
@@ -222,9 +223,7 @@ class GuardCheck:
         system_clock: bool,
         player: RateDecider | None,
         ip: RateDecider | None,
-        stats_type: type,
-        slot_names: tuple[str, ...],
-        twin: Callable[..., Any],
+        restored: Callable[[Any], Any],
         tier: Callable[..., Any],
         decode: Callable[[Any], Any] | None,
         checked: type | None = None,
@@ -232,3 +231,20 @@ class GuardCheck:
     ) -> None: ...
     def __call__(self, keys: Any, args: Any, now_us: int | None = None, /) -> Any:
         """The check's reply (decoded when a decoder was given)."""
+
+def guard_state(keyspace: object, /) -> dict[bytes, tuple[dict[bytes, Any], dict[bytes, int]]]:
+    """The write guard's native tables on ``keyspace``: for each board's held key, its
+    records (state key -> ``(has_stats, last, base, bt, n, mean, m2, limiter key or
+    None, (value, value_is_int, aux, deadline ms) or None)``) and its nonces (nonce key
+    -> deadline ms; expired ones included)."""
+
+def guard_promote(
+    keyspace: object,
+    held_key: bytes,
+    state_key: bytes,
+    score: float,
+    now_us: int,
+    restored: Callable[[Any], Any],
+    /,
+) -> None:
+    """A promoted score counted in its member's history in the guard's native tables."""

@@ -1,26 +1,31 @@
-"""The memory backend's native check step of the write guard: ``GuardCheck``
-(``guard_check.c``).
+"""The memory backend's native steps of the write guard: the check (``GuardCheck``,
+``guard_check.c``) and the claim's count of a promoted score, on the guard's native tables
+(``guard_tables.c``).
 
-Registered as ``guard``: the native name of the guard's check procedure. The factory
-builds one per guarded board from the operation's ``native_args``; it knows nothing of the
-feature beyond them (no import from ``ranked.guard`` or ``ranked.ratelimit``):
+Registered as ``guard`` (the guard's check procedure) and ``guard_claim`` (its claim). The
+factories build one per guarded board from the operation's ``native_args``; they know
+nothing of the feature beyond them (no import from ``ranked.guard`` or
+``ranked.ratelimit``):
 
 - ``player`` and ``ip``: each limiter's own native arguments (what the limiter hands its
   C decider, see :mod:`.ratelimit`), or None without that limit; a ``RateDecider`` is
-  built from each as the holder of its policy, and the check calls its C core directly
-  (under the backend's lock the check already holds; the decider's own lock is unused);
-- ``stats`` and ``fields``: the member's state type (a dict subclass with ``__slots__``)
-  and its slot names in the order the C code reads them (last, base, bt, n, mean, m2);
-- ``twin``: the step's Python twin, ``(keyspace, now_us, keys, args) -> reply``, which
-  decides a call whose state or arguments the C code does not take (before any write);
+  built from each as the holder of its policy. A per-member limit of GCRA or the token
+  bucket keeps its state in the tables (the limiter's own arithmetic on it); any other,
+  and the IP's limit, run the limiter's C core on the keyspace (under the backend's lock
+  the check already holds; the decider's own lock is unused);
+- ``restored``: ``(value) -> (last, base, bt, n, mean, m2)``, the reader of a member's
+  state found in the keyspace (a restore writes one there), WRONGTYPE for another value;
 - ``tier``: the pending tier's read, ``(keyspace, now_ms, window key, member, score,
   high, operator, tier) -> (rank, held reason or None)``;
 - ``decode``: the reply's decoder (None: the callable returns the raw reply);
 - ``checked``: the decoded reply's type (a NamedTuple), or None: with it and a decoder,
-  the C code decodes its own replies as the decoder does (the twin's go to the decoder).
+  the C code decodes its own replies as the decoder does;
+- the claim's ``reference``: its Python twin, which takes the held entry.
 
 The check takes ``(keys, args, now_us=None)``, the operation's own call arguments, and
-returns what the procedure's Python reference returns, with the same state.
+returns what the procedure's Python reference returns. The state it keeps is the twin's in
+another place: the native tables of the board's keyspace, which ``guard_state(keyspace)``
+shows as plain values.
 """
 
 from __future__ import annotations
@@ -28,16 +33,16 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from ...core.limits import MAX_INSTANT_S
 from ...engine.keyspace import Keyspace
 from ..procedure import Operation
 from . import HOUSEKEEPING_DELETES, HOUSEKEEPING_EVERY
-from ._native import GuardCheck, RateDecider
+from ._native import GuardCheck, RateDecider, guard_promote
 
-__all__ = ["factory"]
+__all__ = ["claim_factory", "factory"]
 
 _CLOCK_BACKEND: Final = 1
 """The decider's clock mode: unused here (the check hands the instant to the cores)."""
@@ -103,11 +108,32 @@ def factory(
         keyspace.clock is time.time,
         deciders[0],
         deciders[1],
-        args["stats"],
-        args["fields"],
-        args["twin"],
+        args["restored"],
         args["tier"],
         args["decode"],
         _checked(args.get("checked")),
     )
     return check
+
+
+def claim_factory(
+    keyspace: Keyspace, lock: threading.Lock, operation: Operation[Any]
+) -> Callable[..., Any] | None:
+    """The claim of ``operation`` on ``keyspace`` under ``lock``: the twin takes the held
+    entry (counting nothing), then a promoted score is counted in the member's history in
+    the native tables, where the check reads it. None when the keyspace is not a plain
+    :class:`Keyspace` (the check then runs the reference too)."""
+    if type(keyspace) is not Keyspace:
+        return None
+    reference = operation.native_args["reference"]
+    restored = operation.native_args["restored"]
+
+    def claim(keys: Sequence[bytes], arguments: Sequence[Any], now_us: int | None = None) -> Any:
+        with lock:
+            now = keyspace.now_us() if now_us is None else now_us
+            taken = reference(keyspace, now, keys, (arguments[0], b"0", arguments[2]))
+            if taken is not None and arguments[1] in (b"1", 1):
+                guard_promote(keyspace, keys[0], keys[1], float(arguments[2]), now, restored)
+            return taken
+
+    return claim

@@ -9,32 +9,37 @@
  * share of the active expiry as the reference's Locked), then does what the
  * Python twin (ranked/guard/_procedures.py, _check_twin) does in the same
  * order with the same float operations: the ban list, the member's and the
- * IP's rate limits (the limiters' own C cores, rl_cores.c, on RateDecider
- * objects built as configuration holders), the nonce, the velocity cap, the
- * z-score (Welford state in the twin's _Stats cell, read and written through
- * its __slots__ offsets), the pending tier (the feature's own Python helper:
- * a sorted-set read), then the writes; it returns the twin's reply, decoded
- * by the feature's decoder when one is given.
+ * IP's rate limits, the nonce, the velocity cap, the z-score (Welford), the
+ * pending tier (the feature's own Python helper: a sorted-set read), then
+ * the writes; it returns the twin's reply, decoded by the feature's decoder
+ * when one is given.
  *
- * Everything it reads before the first write is checked first: a key's value
- * of an unusual type, a deadline passed (the twin's get_at would delete the
- * key), an argument of an unexpected type, a limiter core handing back
- * (SLOW: its Python core then decides). Anything unusual before the first
- * write runs the Python twin instead for the whole step, so that case is
- * decided exactly as the reference decides it.
+ * Where the state lives. The twin keeps it in keys of its own; here the
+ * member's history, the nonces and a per-member limit of fixed state (GCRA,
+ * token bucket: the limiter's own arithmetic, rl_gcra_math / rl_bucket_math)
+ * live in the board's native tables (guard_tables.c), changed in place, so
+ * an accepted submission makes no Python object but its nonce's deadline.
+ * The ban list, the IP's limit and a per-member limit of another algorithm
+ * stay in the keyspace (the limiters' own C cores, rl_cores.c, on RateDecider
+ * objects built as configuration holders). A value found in the keyspace at
+ * a key the tables stand for (a state restored by AsyncGuard.restore, a nonce
+ * restored, a limiter's cell) is taken into the tables and its key deleted,
+ * or refused as the twin refuses it (WRONGTYPE); a key past its deadline goes
+ * through Keyspace.get_at, which deletes it as the twin's read does.
  *
- * Python code runs only through the keyspace's own methods (store,
- * put_deadline, now_us, now_ms, expire_pending), the feature's helpers (the
- * twin, the tier, the decoder, the cell type) and the limiters' Python cores:
+ * Only the guard's own call shapes are taken: a call with arguments of
+ * another type, or with one key given for two (the twin's state layout would
+ * then differ from the tables'), raises TypeError and changes nothing.
+ *
+ * Python code runs only through the keyspace's own methods (now_us, now_ms,
+ * get_at, delete, expire_pending), the feature's helpers (the tier, the
+ * restored state's reader, the decoder) and the limiters' Python cores:
  * every object used across those calls is held by a strong reference.
  * tests/guard/test_native_check.py drives this and the twin side by side.
  */
-#include "rl_fast.h"
+#include "guard_tables.h"
 
 #include <time.h>
-
-/* The slots of the twin's _Stats cell, in the order of `slot_names`. */
-enum { S_LAST, S_BASE, S_BT, S_N, S_MEAN, S_M2, S_COUNT };
 
 /* The script arguments after the instant, by index (ranked/guard/_async/guard.py
  * _Steps.args_of; the limiters' parameters at 14..19 are read by their cores). */
@@ -48,15 +53,14 @@ typedef struct {
     vectorcallfunc vectorcall;
     Py_ssize_t every, calls; /* the active expiry's share: every `every`-th call */
     int system_clock;       /* the keyspace's clock is time.time: read it here */
-    Py_ssize_t slots[S_COUNT];
+    rl_math player_math;    /* the member's limit in the tables (NULL: in the keyspace) */
     PyObject *keyspace, *ks_dict, *acquire, *release, *expire, *now_us, *now_ms;
-    PyObject *store, *put_deadline, *player, *ip, *stats_type, *twin, *tier, *decode;
+    PyObject *get_at, *delete, *player, *ip, *restored, *tier, *decode;
     PyObject *checked; /* the decoded reply's type (NULL: call `decode`), see to_checked */
-    PyObject *probe; /* a fresh state cell: what a new one holds (its fields, its slots) */
 } GuardCheckObject;
 
-static PyObject *s_values, *s_deadlines, *s_listpack, *s_heap, *heappush;
-static PyObject *empty_bytes, *one_bytes, *int_one;
+static PyObject *s_values, *s_deadlines;
+static PyObject *empty_bytes, *int_one;
 static PyObject *r_banned, *r_rate, *r_rate_ip, *r_replayed, *r_step, *r_span, *r_zscore;
 
 /* round(x) as float.__round__ does it (halves to even). */
@@ -94,38 +98,38 @@ static int opt_number(PyObject *v, int *has, double *out) {
 /* An int argument within +-BOUND in *out; 0, or 1 otherwise. */
 static int int_arg(PyObject *v, int64_t *out) { return small_int(v, out) ? 0 : 1; }
 
-/* A float or None slot: 1 when `v` is None (*has 0) or an exact float. */
-static int float_or_none(PyObject *v, int *has, double *out) {
-    if (v == Py_None) {
-        *has = 0;
-        return 1;
-    }
-    if (v && PyFloat_CheckExact(v)) {
-        *has = 1;
-        *out = PyFloat_AS_DOUBLE(v);
-        return 1;
-    }
-    return 0;
-}
-
 /* A keyspace table (_values, _deadlines) held: a new reference, or NULL when
- * missing or not an exact dict (an exception set only if the lookup raised). */
-static PyObject *ks_table(GuardCheckObject *self, PyObject *name) {
-    PyObject *t = PyDict_GetItemWithError(self->ks_dict, name);
-    if (!t || !PyDict_CheckExact(t))
+ * missing or not an exact dict (SystemError set unless the lookup raised). */
+static PyObject *ks_table(PyObject *ks_dict, PyObject *name) {
+    PyObject *t = PyDict_GetItemWithError(ks_dict, name);
+    if (!t || !PyDict_CheckExact(t)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_SystemError, "the keyspace's tables changed type");
         return NULL;
+    }
     return Py_NewRef(t);
 }
 
-/* The value at `key` when it is live with no deadline or a deadline not
- * passed (the twin's get_at would return it as it is): 0 with a new
- * reference in *value (NULL: absent); 1 when get_at would do more (a passed
- * deadline, an emptied container) or the tables look unusual; -1 on error. */
-static int peek(GuardCheckObject *self, PyObject *values, PyObject *deadlines, PyObject *key,
-                int64_t now_ms, PyObject **value) {
-    *value = Py_XNewRef(PyDict_GetItemWithError(values, key));
-    if (!*value)
-        return PyErr_Occurred() ? -1 : 0;
+/* The value at `key` as Keyspace.get_at(key, now_ms) answers it: read from
+ * the tables when live with no deadline or a deadline not passed, else
+ * through get_at (which deletes a key past its deadline or an emptied
+ * container). 0 with a new reference in *value (NULL: absent), or -1 with an
+ * exception set. */
+static int live_value(PyObject *ks_dict, PyObject *get_at, PyObject *key, int64_t now_ms,
+                      PyObject *now_ms_obj, PyObject **value) {
+    PyObject *values = ks_table(ks_dict, s_values);
+    PyObject *deadlines = values ? ks_table(ks_dict, s_deadlines) : NULL;
+    *value = NULL;
+    if (!deadlines) {
+        Py_XDECREF(values);
+        return -1;
+    }
+    int rc = 0;
+    PyObject *found = Py_XNewRef(PyDict_GetItemWithError(values, key));
+    if (!found) {
+        rc = PyErr_Occurred() ? -1 : 0;
+        goto out;
+    }
     PyObject *deadline = PyDict_GetItemWithError(deadlines, key);
     int64_t when;
     int usual = 1;
@@ -133,16 +137,37 @@ static int peek(GuardCheckObject *self, PyObject *values, PyObject *deadlines, P
         usual = small_int(deadline, &when) && now_ms <= when;
     else if (PyErr_Occurred())
         usual = -1;
-    if (usual == 1 && !PyBytes_Check(*value)) {
-        Py_ssize_t size = PyObject_Length(*value);
+    if (usual == 1 && !PyBytes_Check(found)) {
+        Py_ssize_t size = PyObject_Length(found);
         usual = size > 0 ? 1 : (size == 0 ? 0 : -1);
     }
-    if (usual == 1)
-        return 0;
-    Py_CLEAR(*value);
-    if (usual < 0 || PyErr_Occurred())
-        return -1;
-    return 1;
+    if (usual == 1) {
+        *value = found;
+        goto out;
+    }
+    Py_DECREF(found);
+    if (usual < 0 || PyErr_Occurred()) {
+        rc = -1;
+        goto out;
+    }
+    PyObject *got = PyObject_CallFunctionObjArgs(get_at, key, now_ms_obj, NULL);
+    if (!got)
+        rc = -1;
+    else if (got == Py_None)
+        Py_DECREF(got);
+    else
+        *value = got;
+out:
+    Py_DECREF(values);
+    Py_DECREF(deadlines);
+    return rc;
+}
+
+/* keyspace.delete(key); 0, or -1 with an exception set. */
+static int delete_key(PyObject *delete, PyObject *key) {
+    PyObject *r = PyObject_CallOneArg(delete, key);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
 }
 
 /* A limiter's decision on keys[at] at (now, now_ms): its C core, or its
@@ -260,26 +285,24 @@ static int clock_readings(GuardCheckObject *self, PyObject *given, int64_t *now,
 /* 1 when two exact bytes objects hold the same bytes. */
 static int same_bytes(PyObject *a, PyObject *b) {
     Py_ssize_t n = PyBytes_GET_SIZE(a);
-    return n == PyBytes_GET_SIZE(b) && memcmp(PyBytes_AS_STRING(a), PyBytes_AS_STRING(b), n) == 0;
+    return a == b ||
+           (n == PyBytes_GET_SIZE(b) && memcmp(PyBytes_AS_STRING(a), PyBytes_AS_STRING(b), n) == 0);
 }
 
-/* What the step reads before its first write, checked. */
+/* The call's arguments, checked, and the member's history as the step reads it. */
 typedef struct {
-    PyObject *member, *keys, *args;     /* borrowed: the call's */
+    PyObject *member, *keys, *args; /* borrowed: the call's */
     double score, step, change, threshold;
     int has_step, has_change, has_threshold;
     int64_t ttl, span, zmin, tier, np, ni;
-    int banned, replayed;
-    PyObject *cell; /* the member's _Stats (strong), or NULL */
-    int has_last, has_base;
+    int has_stats, has_last, has_base;
     double last, base, mean, m2;
     int64_t bt, n;
 } state;
 
-/* Reads and checks everything the step needs before its first write: 0, 1
- * when the twin must decide instead (nothing written), -1 on error. */
-static int prepare(GuardCheckObject *self, PyObject *keys, PyObject *args, int64_t now_ms,
-                   state *s) {
+/* Checks the call's arguments against the guard's own call shape: 0, or 1
+ * for anything else (no exception set). */
+static int parse(GuardCheckObject *self, PyObject *keys, PyObject *args, state *s) {
     PyObject *const *k = PySequence_Fast_ITEMS(keys);
     PyObject *const *a = PySequence_Fast_ITEMS(args);
     Py_ssize_t nk = PySequence_Fast_GET_SIZE(keys);
@@ -302,11 +325,12 @@ static int prepare(GuardCheckObject *self, PyObject *keys, PyObject *args, int64
         if (!PyBytes_CheckExact(k[i]))
             return 1;
     /* The keys written or read back after a write (the member's state, the nonce, the
-     * limiters') are distinct on every call the guard makes; a caller repeating one
-     * would see the twin's order of reads and writes: the twin decides. */
-    PyObject *written[2 + 2 * MAX_LIMITER_KEYS];
+     * limiters', the held key naming the tables) are distinct on every call the guard
+     * makes; one given for two would mean another layout than the tables'. */
+    PyObject *written[3 + 2 * MAX_LIMITER_KEYS];
     Py_ssize_t count = 0;
     written[count++] = k[0];
+    written[count++] = k[3];
     if (s->ttl > 0)
         written[count++] = k[1];
     if (s->np + s->ni > 2 * MAX_LIMITER_KEYS)
@@ -317,187 +341,213 @@ static int prepare(GuardCheckObject *self, PyObject *keys, PyObject *args, int64
         for (Py_ssize_t j = i + 1; j < count; j++)
             if (same_bytes(written[i], written[j]))
                 return 1;
-    PyObject *values = ks_table(self, s_values);
-    PyObject *deadlines = values ? ks_table(self, s_deadlines) : NULL;
-    if (!deadlines) {
-        Py_XDECREF(values);
-        return PyErr_Occurred() ? -1 : 1;
-    }
-    PyObject *banned = NULL, *nonce = NULL;
-    int rc = peek(self, values, deadlines, k[4], now_ms, &banned);
-    if (rc)
-        goto out;
-    if (banned) {
-        if (!PySet_CheckExact(banned)) {
-            rc = 1;
-            goto out;
-        }
-        if ((s->banned = PySet_Contains(banned, s->member)) < 0) {
-            rc = -1;
-            goto out;
-        }
-    }
-    if (s->ttl > 0) {
-        if ((rc = peek(self, values, deadlines, k[1], now_ms, &nonce)))
-            goto out;
-        s->replayed = nonce != NULL;
-    }
-    if ((rc = peek(self, values, deadlines, k[0], now_ms, &s->cell)))
-        goto out;
-    if (s->cell) {
-        PyObject *has_deadline = PyDict_GetItemWithError(deadlines, k[0]);
-        PyObject *cell = s->cell;
-        if (has_deadline || PyErr_Occurred() || !Py_IS_TYPE(cell, (PyTypeObject *)self->stats_type) ||
-            !float_or_none(slot_get(cell, self->slots[S_LAST]), &s->has_last, &s->last) ||
-            !float_or_none(slot_get(cell, self->slots[S_BASE]), &s->has_base, &s->base) ||
-            !small_int(slot_get(cell, self->slots[S_BT]), &s->bt) ||
-            !small_int(slot_get(cell, self->slots[S_N]), &s->n) || s->n < 0 ||
-            !slot_get(cell, self->slots[S_MEAN]) ||
-            !PyFloat_CheckExact(slot_get(cell, self->slots[S_MEAN])) ||
-            !slot_get(cell, self->slots[S_M2]) ||
-            !PyFloat_CheckExact(slot_get(cell, self->slots[S_M2]))) {
-            rc = PyErr_Occurred() ? -1 : 1;
-            goto out;
-        }
-        s->mean = PyFloat_AS_DOUBLE(slot_get(cell, self->slots[S_MEAN]));
-        s->m2 = PyFloat_AS_DOUBLE(slot_get(cell, self->slots[S_M2]));
-        /* the twin divides by n - 1: a history of one under the threshold is its case */
-        if (s->has_threshold && s->n >= s->zmin && s->n < 2) {
-            rc = 1;
-            goto out;
-        }
-    }
-out:
-    if (rc)
-        Py_CLEAR(s->cell);
-    Py_XDECREF(banned);
-    Py_XDECREF(nonce);
-    Py_DECREF(values);
-    Py_DECREF(deadlines);
-    return rc;
+    return 0;
 }
 
-/* Keyspace.store(key, value) (no deadline, not listpack) on the held tables;
- * 0, or -1 with an exception set. */
-static int store_value(GuardCheckObject *self, PyObject *key, PyObject *value) {
-    PyObject *values = ks_table(self, s_values);
-    PyObject *deadlines = values ? ks_table(self, s_deadlines) : NULL;
-    PyObject *listpack = deadlines ? Py_XNewRef(PyDict_GetItemWithError(self->ks_dict, s_listpack))
-                                   : NULL;
-    int rc = -1;
-    if (!listpack || !PySet_CheckExact(listpack)) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_SystemError, "keyspace tables changed type");
-        goto out;
-    }
-    int has = PyDict_Contains(deadlines, key);
-    if (has < 0 || (has && PyDict_DelItem(deadlines, key) < 0) ||
-        PySet_Discard(listpack, key) < 0 || PyDict_SetItem(values, key, value) < 0)
-        goto out;
-    rc = 0;
-out:
-    Py_XDECREF(listpack);
-    Py_XDECREF(deadlines);
-    Py_XDECREF(values);
-    return rc;
+/* The three reply items of a decision made on numbers, as limit() makes them
+ * from a Decision (reset and retry through seconds, as the decoder's round
+ * trip does): new references in items; 0, or -1 with an exception set. */
+static int math_items(const rl_outcome *out, PyObject *items[3]) {
+    items[0] = PyLong_FromDouble(out->remaining);
+    items[1] = PyLong_FromDouble(half_even((out->reset_us / 1e6) * 1e6));
+    items[2] = out->allowed ? PyLong_FromLong(-1)
+                            : PyLong_FromDouble(half_even((out->retry_us / 1e6) * 1e6));
+    return items[0] && items[1] && items[2] ? 0 : -1;
 }
 
-/* The nonce as the twin writes it: store(key, b"1"), then put_deadline(key,
- * when) (Keyspace._set_deadline: the deadline, a heap entry; the heap's
- * rebuild, when due, through the Python method). 0, or -1 with an exception. */
-static int set_nonce(GuardCheckObject *self, PyObject *key, int64_t when) {
-    if (store_value(self, key, one_bytes) < 0)
+/* A limiter cell found in the keyspace at the member's limiter key, taken
+ * into `in` (its numbers, as the core reads them) with its deadline in
+ * *deadline; 0, or 1 when its numbers are not what the cores take. */
+static int cell_numbers(RateDeciderObject *d, PyObject *cell, PyObject *deadline_obj,
+                        rl_state *in, int64_t *deadline) {
+    in->present = 1;
+    if (!small_number(slot_get(cell, d->slots[0]), &in->value, &in->value_is_int) ||
+        (d->algorithm == ALG_BUCKET && !small_int(slot_get(cell, d->slots[1]), &in->aux)) ||
+        !deadline_obj || !small_int(deadline_obj, deadline))
+        return 1;
+    return 0;
+}
+
+/* The member's limit decided on the tables: the state read (a cell left in
+ * the keyspace at keys[5] taken in first), the limiter's arithmetic, the
+ * state written when it consumes. Sets the reply items and *refused; 0, or
+ * -1 with an exception set. */
+static int table_limit(GuardCheckObject *self, GuardTables *tables, PyObject *keys, int64_t now,
+                       int64_t now_ms, PyObject *items[3], int *refused) {
+    RateDeciderObject *d = (RateDeciderObject *)self->player;
+    PyObject *state_key = PySequence_Fast_GET_ITEM(keys, 0);
+    PyObject *limit_key = PySequence_Fast_GET_ITEM(keys, 5);
+    hit h = {0};
+    h.key = limit_key;
+    h.now = now;
+    h.now_ms = now_ms;
+    PyObject *cell = NULL;
+    int rc = rl_get_cell(d, &h, &cell); /* WRONGTYPE as the core raises it */
+    if (rc) {
+        if (rc > 0)
+            PyErr_SetString(PyExc_SystemError, "the keyspace's tables changed type");
         return -1;
-    PyObject *deadlines = ks_table(self, s_deadlines);
-    PyObject *heap = deadlines ? Py_XNewRef(PyDict_GetItemWithError(self->ks_dict, s_heap)) : NULL;
-    PyObject *value = PyLong_FromLongLong(when);
-    int rc = -1;
-    if (!value || PyErr_Occurred())
-        goto out;
-    if (heap && PyList_CheckExact(heap)) {
-        int has = PyDict_Contains(deadlines, key); /* absent after the store, unless a
-                                                      stored key's __eq__ put it back */
-        if (has < 0)
-            goto out;
-        Py_ssize_t after = PyDict_GET_SIZE(deadlines) + (has ? 0 : 1);
-        if (PyList_GET_SIZE(heap) + 1 <= 2 * after + 64) {
-            PyObject *entry = PyTuple_Pack(2, value, key);
-            PyObject *pushed = NULL;
-            if (entry && PyDict_SetItem(deadlines, key, value) == 0)
-                pushed = PyObject_CallFunctionObjArgs(heappush, heap, entry, NULL);
-            Py_XDECREF(entry);
-            rc = pushed ? 0 : -1;
-            Py_XDECREF(pushed);
-            goto out;
-        }
     }
-    PyObject *r = PyObject_CallFunctionObjArgs(self->put_deadline, key, value, NULL);
-    rc = r ? 0 : -1;
-    Py_XDECREF(r);
-out:
-    Py_XDECREF(value);
-    Py_XDECREF(heap);
-    Py_XDECREF(deadlines);
-    return rc;
-}
-
-/* A new state cell as the type's __init__ makes it (the probe's fields and
- * slots, copied) without running it; a new reference or NULL. */
-static PyObject *new_stats(GuardCheckObject *self) {
-    PyTypeObject *type = (PyTypeObject *)self->stats_type;
-    PyObject *empty = PyTuple_New(0);
-    PyObject *cell = empty ? type->tp_new(type, empty, NULL) : NULL;
-    Py_XDECREF(empty);
-    if (!cell)
-        return NULL;
-    if (PyDict_Update(cell, self->probe) < 0) {
+    GuardRecord *record = guard_record(tables, state_key, cell != NULL);
+    if (!record && PyErr_Occurred()) {
+        Py_XDECREF(cell);
+        return -1;
+    }
+    Py_XINCREF(record); /* held across keyspace.delete */
+    if (cell) { /* a limiter's cell in the keyspace: into the record, its key deleted */
+        PyObject *deadlines = ks_table(self->ks_dict, s_deadlines);
+        PyObject *deadline_obj = deadlines ? PyDict_GetItemWithError(deadlines, limit_key) : NULL;
+        rl_state in = {0};
+        int64_t deadline = 0;
+        int odd = deadlines && !PyErr_Occurred() ? cell_numbers(d, cell, deadline_obj, &in, &deadline)
+                                                 : -1;
+        Py_XDECREF(deadlines);
         Py_DECREF(cell);
-        return NULL;
-    }
-    for (int i = 0; i < S_COUNT; i++) {
-        PyObject *v = slot_get(self->probe, self->slots[i]);
-        if (!v || slot_set(cell, self->slots[i], Py_NewRef(v)) < 0) {
-            if (!v)
-                PyErr_SetString(PyExc_SystemError, "the state's probe has an unset slot");
-            Py_DECREF(cell);
-            return NULL;
+        if (odd) {
+            if (odd > 0)
+                PyErr_SetString(PyExc_TypeError, "a limiter's cell of numbers the cores do not take");
+            Py_DECREF(record);
+            return -1;
         }
-    }
-    return cell;
-}
-
-/* The member's state after an accepted submission (Welford as _welford, then
- * last and the span's base); the cell made and stored when absent. 0 or -1. */
-static int record_state(GuardCheckObject *self, state *s, PyObject *score_obj, int keep_base,
-                        PyObject *base_obj, int64_t bt) {
-    PyObject *cell = s->cell ? Py_NewRef(s->cell) : NULL;
-    int64_t n = 0;
-    double mean = 0.0, m2 = 0.0;
-    if (cell) {
-        n = s->n;
-        mean = s->mean;
-        m2 = s->m2;
-    } else {
-        cell = new_stats(self);
-        if (!cell || store_value(self, PySequence_Fast_GET_ITEM(s->keys, 0), cell) < 0) {
-            Py_XDECREF(cell);
+        Py_XSETREF(record->limit_key, Py_NewRef(limit_key));
+        record->limit = in;
+        record->limit_deadline = deadline;
+        if (delete_key(self->delete, limit_key) < 0) {
+            Py_DECREF(record);
             return -1;
         }
     }
+    rl_state in = {0};
+    if (record && record->limit_key && record->limit.present && now_ms <= record->limit_deadline &&
+        same_bytes(record->limit_key, limit_key))
+        in = record->limit;
+    Py_XDECREF(record);
+    rl_outcome out;
+    self->player_math(d, &in, now, 1, 1, &out);
+    if (out.slow) {
+        PyErr_SetString(PyExc_OverflowError, "a rate-limit decision past 2**53 microseconds");
+        return -1;
+    }
+    if (math_items(&out, items) < 0)
+        return -1;
+    *refused = !out.allowed;
+    if (out.writes) { /* no Python code ran since the record's lookup: it is still held */
+        if (!(record = guard_record(tables, state_key, 1)))
+            return -1;
+        Py_XSETREF(record->limit_key, Py_NewRef(limit_key));
+        record->limit = out.next;
+        record->limit_deadline = now_ms + out.keep_ms;
+    }
+    return 0;
+}
+
+/* The member's record, its history taken from a value found in the keyspace
+ * at its state key first when there is one (a restored state, read by the
+ * feature's helper `restored`, which refuses any other value as the twin
+ * does: WRONGTYPE; then kept in the record and its key deleted). Made when
+ * absent and `create`. A new reference; NULL when absent (no exception) or
+ * with an exception set. */
+static GuardRecord *history_record(PyObject *ks_dict, PyObject *get_at, PyObject *delete,
+                                   PyObject *restored, GuardTables *tables, PyObject *state_key,
+                                   int64_t now_ms, PyObject *now_ms_obj, int create) {
+    PyObject *found = NULL;
+    if (live_value(ks_dict, get_at, state_key, now_ms, now_ms_obj, &found) < 0)
+        return NULL;
+    GuardRecord *record = guard_record(tables, state_key, create || found != NULL);
+    Py_XINCREF(record); /* held across the helper and keyspace.delete */
+    if (!found || !record) {
+        Py_XDECREF(found);
+        return record;
+    }
+    PyObject *fields = PyObject_CallOneArg(restored, found);
+    Py_DECREF(found);
+    if (!fields) {
+        Py_DECREF(record);
+        return NULL;
+    }
+    PyObject *last = NULL, *base = NULL;
+    int64_t bt = 0, n = 0;
+    int ok = PyTuple_CheckExact(fields) && PyTuple_GET_SIZE(fields) == 6 &&
+             ((last = PyTuple_GET_ITEM(fields, 0)) == Py_None || PyFloat_CheckExact(last)) &&
+             ((base = PyTuple_GET_ITEM(fields, 1)) == Py_None || PyFloat_CheckExact(base)) &&
+             small_int(PyTuple_GET_ITEM(fields, 2), &bt) &&
+             small_int(PyTuple_GET_ITEM(fields, 3), &n) &&
+             PyFloat_CheckExact(PyTuple_GET_ITEM(fields, 4)) &&
+             PyFloat_CheckExact(PyTuple_GET_ITEM(fields, 5));
+    if (ok) {
+        record->has_stats = 1;
+        record->bt = bt;
+        record->n = n;
+        record->has_last = last != Py_None;
+        record->last = last != Py_None ? PyFloat_AS_DOUBLE(last) : 0.0;
+        record->has_base = base != Py_None;
+        record->base = base != Py_None ? PyFloat_AS_DOUBLE(base) : 0.0;
+        record->mean = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(fields, 4));
+        record->m2 = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(fields, 5));
+    }
+    Py_DECREF(fields);
+    if (!ok)
+        PyErr_SetString(PyExc_OverflowError, "a restored member state of numbers out of range");
+    if (!ok || delete_key(delete, state_key) < 0) {
+        Py_DECREF(record);
+        return NULL;
+    }
+    return record;
+}
+
+/* The member's history into `s` (see history_record); 0, or -1 with an
+ * exception set. */
+static int read_history(GuardCheckObject *self, GuardTables *tables, state *s, int64_t now_ms,
+                        PyObject *now_ms_obj) {
+    GuardRecord *record =
+        history_record(self->ks_dict, self->get_at, self->delete, self->restored, tables,
+                       PySequence_Fast_GET_ITEM(s->keys, 0), now_ms, now_ms_obj, 0);
+    if (!record)
+        return PyErr_Occurred() ? -1 : 0;
+    if ((s->has_stats = record->has_stats)) {
+        s->has_last = record->has_last;
+        s->last = record->last;
+        s->has_base = record->has_base;
+        s->base = record->base;
+        s->bt = record->bt;
+        s->n = record->n;
+        s->mean = record->mean;
+        s->m2 = record->m2;
+    }
+    Py_DECREF(record);
+    return 0;
+}
+
+/* The member's history after an accepted submission (Welford as _welford, then
+ * last and the span's base), in its record. 0, or -1 with an exception set. */
+static int record_history(GuardTables *tables, const state *s, int keep_base, double base,
+                          int64_t bt) {
+    GuardRecord *r = guard_record(tables, PySequence_Fast_GET_ITEM(s->keys, 0), 1);
+    if (!r)
+        return -1;
+    int64_t n = s->has_stats ? s->n : 0;
+    double mean = s->has_stats ? s->mean : 0.0, m2 = s->has_stats ? s->m2 : 0.0;
     n += 1;
     double delta = s->score - mean;
     mean += delta / (double)n;
     m2 += delta * (s->score - mean);
-    int rc = -1;
-    if (slot_set(cell, self->slots[S_N], PyLong_FromLongLong(n)) == 0 &&
-        slot_set(cell, self->slots[S_MEAN], PyFloat_FromDouble(mean)) == 0 &&
-        slot_set(cell, self->slots[S_M2], PyFloat_FromDouble(m2)) == 0 &&
-        slot_set(cell, self->slots[S_LAST], Py_NewRef(score_obj)) == 0 &&
-        (!keep_base || (slot_set(cell, self->slots[S_BASE], Py_NewRef(base_obj)) == 0 &&
-                        slot_set(cell, self->slots[S_BT], PyLong_FromLongLong(bt)) == 0)))
-        rc = 0;
-    Py_DECREF(cell);
-    return rc;
+    if (!s->has_stats) { /* a new state: as the twin's fresh cell */
+        r->has_base = 0;
+        r->base = 0.0;
+        r->bt = 0;
+    }
+    r->has_stats = 1;
+    r->n = n;
+    r->mean = mean;
+    r->m2 = m2;
+    r->has_last = 1;
+    r->last = s->score;
+    if (keep_base) {
+        r->has_base = 1;
+        r->base = base;
+        r->bt = bt;
+    }
+    return 0;
 }
 
 /* What the step hands its decoding besides the reply: the z-score as a
@@ -514,25 +564,40 @@ typedef struct {
 static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *args,
                               PyObject *given, step_extra *extra) {
     PyObject *now_obj = NULL, *now_ms_obj = NULL, *reply = NULL, *score_obj = NULL;
-    PyObject *base_obj = NULL, *tier_found = NULL;
+    PyObject *tier_found = NULL, *values = NULL, *found = NULL;
+    GuardTables *tables = NULL;
     state s = {0};
     s.keys = keys;
     s.args = args;
     int64_t now = 0, now_ms = 0;
     int rc = clock_readings(self, given, &now, &now_ms, &now_obj, &now_ms_obj);
-    if (rc < 0)
-        goto done;
-    if (rc == 0 && (rc = prepare(self, keys, args, now_ms, &s)) < 0)
-        goto done;
-    if (rc) { /* the twin decides the whole step: nothing was written */
-        reply = PyObject_CallFunctionObjArgs(self->twin, self->keyspace, now_obj, keys, args, NULL);
+    if (rc) {
+        if (rc > 0)
+            PyErr_SetString(PyExc_ValueError, "check(): a clock reading past 2**52 microseconds");
         goto done;
     }
-    if (!(reply = new_reply()))
+    if (parse(self, keys, args, &s)) {
+        PyErr_SetString(PyExc_TypeError, "check() takes the guard's own keys and arguments");
         goto done;
-    if (s.banned) {
-        reply = verdict(reply, 1, r_banned);
+    }
+    if (!(values = ks_table(self->ks_dict, s_values)))
         goto done;
+    /* held across the Python code the step may run (get_at, the helpers) */
+    tables = (GuardTables *)Py_XNewRef(
+        guard_tables_of(self->ks_dict, values, PySequence_Fast_GET_ITEM(keys, 3)));
+    if (!tables || !(reply = new_reply()))
+        goto done;
+    if (live_value(self->ks_dict, self->get_at, PySequence_Fast_GET_ITEM(keys, 4), now_ms, now_ms_obj, &found) < 0)
+        goto fail;
+    if (found) { /* `member in banned`, whatever the value's type */
+        int banned = PySequence_Contains(found, s.member);
+        Py_CLEAR(found);
+        if (banned < 0)
+            goto fail;
+        if (banned) {
+            reply = verdict(reply, 1, r_banned);
+            goto done;
+        }
     }
     PyObject *items[3] = {NULL, NULL, NULL};
     int refused = 0;
@@ -541,22 +606,21 @@ static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *
         int64_t count = which ? s.ni : s.np;
         if (!count)
             continue;
-        PyObject *decider = which ? self->ip : self->player;
-        if (limit(self, decider, keys, at, count, now, now_ms, now_obj, now_ms_obj, items,
-                  &refused) < 0) {
-            Py_XDECREF(items[0]);
-            Py_XDECREF(items[1]);
-            Py_XDECREF(items[2]);
-            Py_CLEAR(reply);
-            goto done;
+        int failed = !which && self->player_math
+                         ? table_limit(self, tables, keys, now, now_ms, items, &refused)
+                         : limit(self, which ? self->ip : self->player, keys, at, count, now,
+                                 now_ms, now_obj, now_ms_obj, items, &refused);
+        if (failed) {
+            for (int i = 0; i < 3; i++)
+                Py_CLEAR(items[i]);
+            goto fail;
         }
         Py_ssize_t first = which ? 5 : 2;
         for (int i = 0; i < 3; i++)
             if (set_item(reply, first + i, items[i]) < 0) {
                 for (int j = i + 1; j < 3; j++)
                     Py_DECREF(items[j]);
-                Py_CLEAR(reply);
-                goto done;
+                goto fail;
             }
         if (refused) {
             reply = verdict(reply, 1, which ? r_rate_ip : r_rate);
@@ -564,24 +628,36 @@ static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *
         }
         at += count;
     }
-    if (s.ttl > 0 && s.replayed) {
-        reply = verdict(reply, 1, r_replayed);
-        goto done;
+    if (s.ttl > 0) {
+        PyObject *nonce_key = PySequence_Fast_GET_ITEM(keys, 1);
+        int replayed = guard_nonce_live(tables, nonce_key, now_ms);
+        if (replayed == 0) {
+            if (live_value(self->ks_dict, self->get_at, nonce_key, now_ms, now_ms_obj, &found) < 0)
+                goto fail;
+            replayed = found != NULL;
+            Py_CLEAR(found);
+        }
+        if (replayed < 0)
+            goto fail;
+        if (replayed) {
+            reply = verdict(reply, 1, r_replayed);
+            goto done;
+        }
     }
+    if (read_history(self, tables, &s, now_ms, now_ms_obj) < 0)
+        goto fail;
     if (s.has_step && s.has_last && fabs(s.score - s.last) > s.step) {
         reply = verdict(reply, 1, r_step);
         goto done;
     }
-    int has_base = s.cell ? s.has_base : 0;
-    double base = s.cell ? s.base : 0.0;
-    int64_t bt = s.cell ? s.bt : 0;
-    int rebased = 0;
+    int has_base = s.has_stats ? s.has_base : 0;
+    double base = s.has_stats ? s.base : 0.0;
+    int64_t bt = s.has_stats ? s.bt : 0;
     if (s.span > 0 && s.has_last) {
         if (!has_base || now - bt >= s.span) {
             has_base = 1;
             base = s.last;
             bt = now;
-            rebased = 1;
         }
         if (fabs(s.score - base) > s.change) {
             reply = verdict(reply, 1, r_span);
@@ -589,7 +665,11 @@ static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *
         }
     }
     PyObject *held = NULL; /* borrowed: a reason constant */
-    if (s.has_threshold && s.cell && s.n >= s.zmin) {
+    if (s.has_threshold && s.has_stats && s.n >= s.zmin) {
+        if (s.n < 2) { /* the twin's m2 / (n - 1) */
+            PyErr_SetString(PyExc_ZeroDivisionError, "float division by zero");
+            goto fail;
+        }
         double var = s.m2 / (double)(s.n - 1);
         if (var > 0) {
             double z = (s.score - s.mean) / sqrt(var);
@@ -600,22 +680,17 @@ static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *
                 char *text = PyOS_double_to_string(z, 'g', 17, 0, NULL);
                 PyObject *zb = text ? PyBytes_FromString(text) : NULL;
                 PyMem_Free(text);
-                if (set_item(reply, 8, zb) < 0) {
-                    Py_CLEAR(reply);
-                    goto done;
-                }
+                if (set_item(reply, 8, zb) < 0)
+                    goto fail;
             }
             if (fabs(z) > s.threshold)
                 held = r_zscore;
         }
     }
     PyObject *const *a = PySequence_Fast_ITEMS(args);
-    score_obj = PyFloat_FromDouble(s.score);
-    if (!score_obj) {
-        Py_CLEAR(reply);
-        goto done;
-    }
     if (!held && s.tier > 0) { /* the feature's helper: (rank, held reason or None) */
+        if (!(score_obj = PyFloat_FromDouble(s.score)))
+            goto fail;
         tier_found = PyObject_CallFunctionObjArgs(
             self->tier, self->keyspace, now_ms_obj, PySequence_Fast_GET_ITEM(keys, 2), s.member,
             score_obj, a[A_HIGH], a[A_OPERATOR], a[A_TIER], NULL);
@@ -624,36 +699,29 @@ static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *
             PyErr_SetString(PyExc_TypeError, "the tier helper returned no (rank, reason)");
             Py_CLEAR(tier_found);
         }
-        if (!tier_found ||
-            set_item(reply, 9, Py_NewRef(PyTuple_GET_ITEM(tier_found, 0))) < 0) {
-            Py_CLEAR(reply);
-            goto done;
-        }
+        if (!tier_found || set_item(reply, 9, Py_NewRef(PyTuple_GET_ITEM(tier_found, 0))) < 0)
+            goto fail;
         if (PyTuple_GET_ITEM(tier_found, 1) != Py_None)
             held = PyTuple_GET_ITEM(tier_found, 1); /* held by tier_found until done */
     }
-    if (s.ttl > 0 && set_nonce(self, PySequence_Fast_GET_ITEM(keys, 1), now_ms + s.ttl) < 0) {
-        Py_CLEAR(reply);
-        goto done;
-    }
+    if (s.ttl > 0 &&
+        guard_nonce_add(tables, PySequence_Fast_GET_ITEM(keys, 1), now_ms + s.ttl, now_ms) < 0)
+        goto fail;
     if (held) {
         reply = verdict(reply, 2, held);
         goto done;
     }
-    int keep_base = s.span > 0 && has_base;
-    if (keep_base) {
-        if (rebased) /* the base is the last score: the cell's own object */
-            base_obj = Py_NewRef(slot_get(s.cell, self->slots[S_LAST]));
-        else
-            base_obj = Py_NewRef(slot_get(s.cell, self->slots[S_BASE]));
-    }
-    if (record_state(self, &s, score_obj, keep_base, base_obj, bt) < 0)
-        Py_CLEAR(reply);
+    if (record_history(tables, &s, s.span > 0 && has_base, base, bt) < 0)
+        goto fail;
+    goto done;
+fail:
+    Py_CLEAR(reply);
 done:
+    Py_XDECREF(tables);
+    Py_XDECREF(found);
+    Py_XDECREF(values);
     Py_XDECREF(tier_found);
-    Py_XDECREF(base_obj);
     Py_XDECREF(score_obj);
-    Py_XDECREF(s.cell);
     Py_XDECREF(now_obj);
     Py_XDECREF(now_ms_obj);
     return reply;
@@ -784,8 +852,8 @@ out:
 }
 
 #define OBJECT_FIELDS(X)                                                                       \
-    X(keyspace) X(ks_dict) X(acquire) X(release) X(expire) X(now_us) X(now_ms) X(store)        \
-    X(put_deadline) X(player) X(ip) X(stats_type) X(twin) X(tier) X(decode) X(checked) X(probe)
+    X(keyspace) X(ks_dict) X(acquire) X(release) X(expire) X(now_us) X(now_ms) X(get_at)       \
+    X(delete) X(player) X(ip) X(restored) X(tier) X(decode) X(checked)
 
 /* GC: visit every object held. */
 static int GuardCheck_traverse(GuardCheckObject *self, visitproc visit, void *arg) {
@@ -811,25 +879,23 @@ static void GuardCheck_dealloc(GuardCheckObject *self) {
 }
 
 /* GuardCheck(keyspace, lock, every, expire, system_clock, player, ip,
- * stats_type, slot_names, twin, tier, decode, checked): see _native.pyi and
+ * restored, tier, decode, checked): see _native.pyi and
  * ranked/backends/native/guard.py; a new reference, or NULL with TypeError /
  * ValueError. */
 static PyObject *GuardCheck_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    PyObject *keyspace, *lock, *expire, *player, *ip, *stats_type, *slot_names, *twin, *tier;
-    PyObject *decode, *checked = Py_None;
+    PyObject *keyspace, *lock, *expire, *player, *ip, *restored, *tier, *decode;
+    PyObject *checked = Py_None;
     Py_ssize_t every;
     int system_clock;
     if (kwds && PyDict_GET_SIZE(kwds)) {
         PyErr_SetString(PyExc_TypeError, "GuardCheck takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OOnOpOOO!O!OOO|O:GuardCheck", &keyspace, &lock, &every,
-                          &expire, &system_clock, &player, &ip, &PyType_Type, &stats_type,
-                          &PyTuple_Type, &slot_names, &twin, &tier, &decode, &checked))
+    if (!PyArg_ParseTuple(args, "OOnOpOOOOO|O:GuardCheck", &keyspace, &lock, &every, &expire,
+                          &system_clock, &player, &ip, &restored, &tier, &decode, &checked))
         return NULL;
-    if (every < 0 || PyTuple_GET_SIZE(slot_names) != S_COUNT ||
-        (player != Py_None && !rl_is_decider(player)) || (ip != Py_None && !rl_is_decider(ip)) ||
-        !PyType_IsSubtype((PyTypeObject *)stats_type, &PyDict_Type) || !PyCallable_Check(twin) ||
+    if (every < 0 || (player != Py_None && !rl_is_decider(player)) ||
+        (ip != Py_None && !rl_is_decider(ip)) || !PyCallable_Check(restored) ||
         !PyCallable_Check(tier) || !PyCallable_Check(expire) ||
         (decode != Py_None && !PyCallable_Check(decode)) ||
         (checked != Py_None &&
@@ -843,27 +909,27 @@ static PyObject *GuardCheck_new(PyTypeObject *type, PyObject *args, PyObject *kw
     self->vectorcall = GuardCheck_call;
     self->every = every;
     self->system_clock = system_clock;
-    for (Py_ssize_t i = 0; i < S_COUNT; i++)
-        if ((self->slots[i] = native_slot_offset((PyTypeObject *)stats_type,
-                                            PyTuple_GET_ITEM(slot_names, i))) < 0)
-            goto error;
     self->keyspace = Py_NewRef(keyspace);
     self->expire = Py_NewRef(expire);
     self->player = player == Py_None ? NULL : Py_NewRef(player);
     self->ip = ip == Py_None ? NULL : Py_NewRef(ip);
-    self->stats_type = Py_NewRef(stats_type);
-    self->twin = Py_NewRef(twin);
+    if (self->player) { /* a limit of fixed state lives in the tables */
+        int algorithm = ((RateDeciderObject *)player)->algorithm;
+        self->player_math = algorithm == ALG_GCRA     ? rl_gcra_math
+                            : algorithm == ALG_BUCKET ? rl_bucket_math
+                                                      : NULL;
+    }
+    self->restored = Py_NewRef(restored);
     self->tier = Py_NewRef(tier);
     self->decode = Py_NewRef(decode);
     self->checked = checked == Py_None || decode == Py_None ? NULL : Py_NewRef(checked);
-    if (!(self->probe = PyObject_CallNoArgs(stats_type)) ||
-        !(self->ks_dict = PyObject_GenericGetDict(keyspace, NULL)) ||
+    if (!(self->ks_dict = PyObject_GenericGetDict(keyspace, NULL)) ||
         native_method(&self->acquire, lock, "acquire") ||
         native_method(&self->release, lock, "release") ||
         native_method(&self->now_us, keyspace, "now_us") ||
         native_method(&self->now_ms, keyspace, "now_ms") ||
-        native_method(&self->store, keyspace, "store") ||
-        native_method(&self->put_deadline, keyspace, "put_deadline"))
+        native_method(&self->get_at, keyspace, "get_at") ||
+        native_method(&self->delete, keyspace, "delete"))
         goto error;
     return (PyObject *)self;
 error:
@@ -884,19 +950,79 @@ static PyTypeObject GuardCheckType = {
     .tp_vectorcall_offset = offsetof(GuardCheckObject, vectorcall),
 };
 
-/* Registers GuardCheck and its constants; 0, or -1 with an exception set. */
+/* guard_promote(keyspace, held_key, state_key, score, now_us, restored): a
+ * promoted submission's score counted in its member's history in the board's
+ * tables, as the twin's claim counts it (Welford, then the last score and the
+ * span's base at the score, the base's instant now_us); the history taken
+ * from the keyspace first as the check takes it (see history_record). Called
+ * by the claim step's native form (ranked/backends/native/guard.py) holding
+ * the backend's lock. None, or NULL with an exception set. */
+static PyObject *guard_promote(PyObject *module, PyObject *const *argv, Py_ssize_t nargs) {
+    if (nargs != 6 || !PyBytes_CheckExact(argv[1]) || !PyBytes_CheckExact(argv[2]) ||
+        !PyFloat_CheckExact(argv[3])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "guard_promote(keyspace, held_key, state_key, score, now_us, restored)");
+        return NULL;
+    }
+    int64_t now_us, now_ms;
+    if (!small_int(argv[4], &now_us)) {
+        PyErr_SetString(PyExc_ValueError, "guard_promote: now_us past 2**52");
+        return NULL;
+    }
+    PyObject *ks_dict = PyObject_GenericGetDict(argv[0], NULL), *values = NULL, *now_ms_obj = NULL;
+    PyObject *get_at = NULL, *delete = NULL, *result = NULL;
+    GuardTables *tables = NULL;
+    GuardRecord *record = NULL;
+    if (!ks_dict || !(values = ks_table(ks_dict, s_values)) ||
+        native_method(&get_at, argv[0], "get_at") || native_method(&delete, argv[0], "delete") ||
+        !(now_ms_obj = PyObject_CallMethod(argv[0], "now_ms", NULL)))
+        goto out;
+    if (!small_int(now_ms_obj, &now_ms)) {
+        PyErr_SetString(PyExc_ValueError, "guard_promote: a clock reading past 2**52");
+        goto out;
+    }
+    if (!(tables = (GuardTables *)Py_XNewRef(guard_tables_of(ks_dict, values, argv[1]))) ||
+        !(record = history_record(ks_dict, get_at, delete, argv[5], tables, argv[2], now_ms,
+                                  now_ms_obj, 1)))
+        goto out;
+    double score = PyFloat_AS_DOUBLE(argv[3]);
+    int64_t n = record->has_stats ? record->n : 0;
+    double mean = record->has_stats ? record->mean : 0.0;
+    double m2 = record->has_stats ? record->m2 : 0.0;
+    n += 1;
+    double delta = score - mean;
+    mean += delta / (double)n;
+    m2 += delta * (score - mean);
+    record->has_stats = record->has_last = record->has_base = 1;
+    record->n = n;
+    record->mean = mean;
+    record->m2 = m2;
+    record->last = record->base = score;
+    record->bt = now_us;
+    result = Py_NewRef(Py_None);
+out:
+    Py_XDECREF(record);
+    Py_XDECREF(tables);
+    Py_XDECREF(now_ms_obj);
+    Py_XDECREF(get_at);
+    Py_XDECREF(delete);
+    Py_XDECREF(values);
+    Py_XDECREF(ks_dict);
+    return result;
+}
+
+static PyMethodDef guard_check_methods[] = {
+    {"guard_promote", (PyCFunction)(void (*)(void))guard_promote, METH_FASTCALL,
+     "guard_promote(keyspace, held_key, state_key, score, now_us, restored): a promoted "
+     "score counted in the member's history in the write guard's native tables."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* Registers GuardCheck, its constants and the tables; 0, or -1 with an exception set. */
 int guard_check_add_to_module(PyObject *m) {
-    PyObject *heapq = PyImport_ImportModule("_heapq");
-    if (!heapq)
-        return -1;
-    heappush = PyObject_GetAttrString(heapq, "heappush");
-    Py_DECREF(heapq);
-    if (!heappush ||!(s_values = PyUnicode_InternFromString("_values")) ||
+    if (!(s_values = PyUnicode_InternFromString("_values")) ||
         !(s_deadlines = PyUnicode_InternFromString("_deadlines")) ||
-        !(s_listpack = PyUnicode_InternFromString("_listpack")) ||
-        !(s_heap = PyUnicode_InternFromString("_heap")) ||
-        !(empty_bytes = PyBytes_FromStringAndSize("", 0)) ||
-        !(one_bytes = PyBytes_FromString("1")) || !(int_one = PyLong_FromLong(1)) ||
+        !(empty_bytes = PyBytes_FromStringAndSize("", 0)) || !(int_one = PyLong_FromLong(1)) ||
         !(r_banned = PyBytes_FromString("banned")) ||
         !(r_rate = PyBytes_FromString("rate-limited")) ||
         !(r_rate_ip = PyBytes_FromString("rate-limited-ip")) ||
@@ -905,7 +1031,8 @@ int guard_check_add_to_module(PyObject *m) {
         !(r_span = PyBytes_FromString("velocity-span")) ||
         !(r_zscore = PyBytes_FromString("z-score")))
         return -1;
-    if (PyType_Ready(&GuardCheckType) < 0)
+    if (guard_tables_add_to_module(m) < 0 || PyModule_AddFunctions(m, guard_check_methods) < 0 ||
+        PyType_Ready(&GuardCheckType) < 0)
         return -1;
     Py_INCREF(&GuardCheckType);
     if (PyModule_AddObject(m, "GuardCheck", (PyObject *)&GuardCheckType) < 0) {

@@ -79,7 +79,7 @@ class _Board:
         self.window_key = self.steps.window_key
         operation = steps.check_operation(config.player_limit, config.ip_limit)
         self.check: AsyncBound[steps.Checked] = backend.bind(operation)
-        self.claim: AsyncBound[bytes | None] = backend.bind(Operation.raw(steps.CLAIM))
+        self.claim: AsyncBound[bytes | None] = backend.bind(steps.claim_operation())
         self.list: AsyncBound[dict[bytes, bytes]] = backend.bind(Operation.raw(steps.PENDING))
         self.ban: AsyncBound[int] = backend.bind(SET_ADD)
         self.unban: AsyncBound[int] = backend.bind(SET_REMOVE)

@@ -80,7 +80,7 @@ class _Board:
         self.window_key = self.steps.window_key
         operation = steps.check_operation(config.player_limit, config.ip_limit)
         self.check: Bound[steps.Checked] = backend.bind(operation)
-        self.claim: Bound[bytes | None] = backend.bind(Operation.raw(steps.CLAIM))
+        self.claim: Bound[bytes | None] = backend.bind(steps.claim_operation())
         self.list: Bound[dict[bytes, bytes]] = backend.bind(Operation.raw(steps.PENDING))
         self.ban: Bound[int] = backend.bind(SET_ADD)
         self.unban: Bound[int] = backend.bind(SET_REMOVE)
