@@ -255,24 +255,26 @@ def _entry_out(entry: PendingEntry) -> PendingOut:
     )
 
 
-_POLICY_HEADERS: dict[Policy, tuple[tuple[bytes, bytes], str]] = {}
+_POLICY_HEADERS: dict[int, tuple[Policy, tuple[bytes, bytes], str]] = {}
 """Each policy's ``RateLimit-Policy`` header and its ``RateLimit`` item's head, made once
-(at most 1,024 kept)."""
+(at most 1,024 kept), by the policy object's id: a policy hashes all its fields, and the
+guard's decisions carry the same policy object every time (the entry keeps it alive, so
+its id is not reused while the entry stands)."""
 
 
 def _limit_headers(limit: Decision) -> list[tuple[bytes, bytes]]:
     """``rate_limit_headers([limit], style="ietf")`` as raw header pairs: the same pairs in
     the same order (``ratelimit_value``'s item for one decision), the policy's parts made
     once per policy."""
-    known = _POLICY_HEADERS.get(limit.policy)
-    if known is None:
+    policy = limit.policy
+    known = _POLICY_HEADERS.get(id(policy))
+    if known is None or known[0] is not policy:
         if len(_POLICY_HEADERS) >= 1024:
             _POLICY_HEADERS.clear()
-        policy = limit.policy
         header = (b"ratelimit-policy", policy_value([policy]).encode())
-        known = _POLICY_HEADERS[policy] = (header, sf_string(policy.name) + ";r=")
+        known = _POLICY_HEADERS[id(policy)] = (policy, header, sf_string(policy.name) + ";r=")
     t = reset_seconds(limit)
-    found = [known[0], (b"ratelimit", f"{known[1]}{limit.remaining};t={t}".encode())]
+    found = [known[1], (b"ratelimit", f"{known[2]}{limit.remaining};t={t}".encode())]
     if not limit.allowed:  # retry_after_seconds of one decision: its t when denied
         found.append((b"retry-after", str(t).encode()))
     return found

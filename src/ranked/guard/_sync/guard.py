@@ -29,6 +29,7 @@ from ...journal.aio import Appender
 from ...journal.events import NewEvent
 from ...journal.store import JournalStore
 from ...leaderboard import Leaderboard
+from ...ratelimit import Decision
 from ...ratelimit.keys import SUFFIXES
 from .. import _procedures as steps
 from .._audit import Restored as _Restored
@@ -268,6 +269,17 @@ def _detail(
     return {"ip": ip, "scope": scope, "nonce": nonce, "z": z, "rank": rank}
 
 
+def _tightest(checked: steps.Checked) -> Decision | None:
+    """The rate-limit decision a verdict carries: the one that refused, else the one with
+    the fewest remaining (the member's on a tie), None when no limit ran."""
+    player, by_ip = checked.player, checked.ip
+    if by_ip is None or (player is not None and not player.allowed):
+        return player
+    if player is None or not by_ip.allowed or by_ip.remaining < player.remaining:
+        return by_ip
+    return player
+
+
 def _rejected(reason: str, message: str | None = None, **rest: Any) -> Verdict:
     return Verdict("rejected", reason, message or REASONS[reason], **rest)
 
@@ -350,6 +362,7 @@ class Guard:
         """
         now = self._now()  # read once: the C stage and the Python path judge one instant
         state: _Board | None = None
+        found: tuple[bytes, float, list[bytes], list[Any]] | None = None
         if operator is None and replay is None:
             # a client's common submission: its in-process stage in one C call, which
             # hands back the step's keys and arguments when every cheap layer passes; a
@@ -358,22 +371,62 @@ class Guard:
                 state = self._board(board)
             except (GuardArgumentError, GuardConfigError):
                 state = None
-        if state is not None and state.front is not None:
-            found = state.front(
-                member,
-                score,
-                client_time,
-                nonce,
-                signature,
-                ip,
-                key_scope,
-                now,
-                state.window_key(board),
-            )
-            if found is not None:
-                who, value, keys, args = found
+            if state is not None and state.front is not None:
+                window = state.window_key(board)
+                found = state.front(
+                    member, score, client_time, nonce, signature, ip, key_scope, now, window
+                )
+        sent: _Sent | None = None
+        if state is not None and found is not None:
+            who, value, keys, args = found
+        else:
+            prepared = self._prepared(
+                board, member, score, client_time, nonce, signature, ip, key_scope, replay,
+                operator, actor, now,
+            )  # fmt: skip
+            if isinstance(prepared, Verdict):
+                return prepared
+            state, sent, who, value, keys, args = prepared
+        # -- the stateful layers: one atomic step -----------------------------------------
+        if not state.restored:
+            self.restore(board)
+        checked = state.check(keys, args, self._now_us())
+        if checked.code:
+            if sent is None:
                 sent = _Sent(member, score, client_time, nonce, ip, key_scope, None, None)
-                return self._judge(board, state, sent, who, value, keys, args, now, actor)
+            return self._refused(board, state, sent, who, value, checked, now, actor)
+        note = None
+        if self.config.audit_accepted and board.journal_store is not None:
+            # the verdict rides in the board's own submission event: no row of its own
+            note = accepted_note(ip, key_scope, nonce, checked.zscore, checked.rank)
+        result = board.submit(
+            member,
+            score,
+            operator=operator,  # type: ignore[arg-type]
+            actor=actor if note is not None else None,
+            reason=note,
+        )
+        limit = _tightest(checked)
+        return Verdict("accepted", submission=result, limit=limit, zscore=checked.zscore)
+
+    def _prepared(
+        self,
+        board: Leaderboard,
+        member: str | bytes,
+        score: float,
+        client_time: int | None,
+        nonce: str | None,
+        signature: str | None,
+        ip: str | None,
+        key_scope: str | None,
+        replay: Any,
+        operator: str | None,
+        actor: str | None,
+        now: float,
+    ) -> Verdict | tuple[_Board, _Sent, bytes, float, list[bytes], list[Any]]:
+        """The Python path of a submission: its arguments checked, then the cheap layers
+        (the verdict of one that refuses it, journaled), else the step's keys and
+        arguments."""
         config = self.config
         who = member_bytes(member) if isinstance(member, (str, bytes)) else None
         if not who:
@@ -414,81 +467,59 @@ class Guard:
             detail: dict[str, Any] = {"ip": ip, "scope": key_scope, "nonce": nonce}
             self._record(board, "rejected", who, value, now, actor, verdict.reason, detail)
             return verdict
-        # -- the stateful layers: one atomic step -------------------------------------
         state = self._board(board)
         use_nonce = nonce is not None and config.signed and not trusted
         keys = state.keys_of(board, who, nonce if use_nonce else None, ip, trusted)
         args = state.args_of(who, value, use_nonce, trusted, ip is not None, operator)
         sent = _Sent(member, score, client_time, nonce, ip, key_scope, payload, operator)
-        return self._judge(board, state, sent, who, value, keys, args, now, actor)
+        return state, sent, who, value, keys, args
 
-    def _judge(
+    def _refused(
         self,
         board: Leaderboard,
         state: _Board,
         sent: _Sent,
         who: bytes,
         value: float,
-        keys: list[bytes],
-        args: list[Any],
+        checked: steps.Checked,
         now: float,
         actor: str | None,
     ) -> Verdict:
-        """The stateful layers' verdict on a submission the cheap ones passed (one atomic
-        step with these keys and arguments), then the board's write when accepted."""
-        if not state.restored:
-            self.restore(board)
-        checked = state.check(keys, args, self._now_us())
-        config = self.config
+        """The verdict of a submission the step refused (rejected) or held (stored on the
+        pending list: one more step, rare)."""
         member, score, client_time, nonce, ip, key_scope, payload, operator = sent
-        player, by_ip = checked.player, checked.ip
-        limit = player if by_ip is None or (player is not None and not player.allowed) else by_ip
-        if player is not None and by_ip is not None and player.allowed and by_ip.allowed:
-            limit = player if player.remaining <= by_ip.remaining else by_ip
+        limit = _tightest(checked)
         if checked.code == 1:
             detail = _detail(ip, key_scope, nonce, checked.zscore, checked.rank)
             self._record(board, "rejected", who, value, now, actor, checked.reason, detail)
             return _rejected(checked.reason, limit=limit, zscore=checked.zscore)
-        if checked.code == 2:  # held: kept on the pending list (one more step, rare)
-            detail = _detail(ip, key_scope, nonce, checked.zscore, checked.rank)
-            pending_id = secrets.token_hex(8)
-            entry = {
-                "member": member if isinstance(member, str) else None,
-                "member_hex": who.hex() if isinstance(member, bytes) else None,
-                "score": score,
-                "at": now,
-                "client_time": client_time,
-                "nonce": nonce,
-                "ip": ip,
-                "replay": payload,
-                "operator": operator,
-            }
-            text = (checked.reason + "|" + json.dumps(entry, separators=(",", ":"))).encode()
-            state.write_hash(state.keys.held, {pending_id.encode(): text}, None)
-            detail["id"] = pending_id
-            detail["entry"] = entry
-            self._record(board, "held", who, value, now, actor, checked.reason, detail)
-            self._validate_later(board, _parse(board.name, pending_id, text))
-            return Verdict(
-                "pending",
-                checked.reason,
-                REASONS[checked.reason],
-                pending_id,
-                limit=limit,
-                zscore=checked.zscore,
-            )
-        note = None
-        if config.audit_accepted and board.journal_store is not None:
-            # the verdict rides in the board's own submission event: no row of its own
-            note = accepted_note(ip, key_scope, nonce, checked.zscore, checked.rank)
-        result = board.submit(
-            member,
-            score,
-            operator=operator,  # type: ignore[arg-type]
-            actor=actor if note is not None else None,
-            reason=note,
+        detail = _detail(ip, key_scope, nonce, checked.zscore, checked.rank)
+        pending_id = secrets.token_hex(8)
+        entry = {
+            "member": member if isinstance(member, str) else None,
+            "member_hex": who.hex() if isinstance(member, bytes) else None,
+            "score": score,
+            "at": now,
+            "client_time": client_time,
+            "nonce": nonce,
+            "ip": ip,
+            "replay": payload,
+            "operator": operator,
+        }
+        text = (checked.reason + "|" + json.dumps(entry, separators=(",", ":"))).encode()
+        state.write_hash(state.keys.held, {pending_id.encode(): text}, None)
+        detail["id"] = pending_id
+        detail["entry"] = entry
+        self._record(board, "held", who, value, now, actor, checked.reason, detail)
+        self._validate_later(board, _parse(board.name, pending_id, text))
+        return Verdict(
+            "pending",
+            checked.reason,
+            REASONS[checked.reason],
+            pending_id,
+            limit=limit,
+            zscore=checked.zscore,
         )
-        return Verdict("accepted", submission=result, limit=limit, zscore=checked.zscore)
 
     def _signature(
         self,
