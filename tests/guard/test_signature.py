@@ -12,8 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ranked.guard import Secret, message, sign, verify
-from ranked.guard._signature import Verifier
+from ranked.guard._signature import Verifier, rounds
 from ranked.guard.signing import reference_verifier, verifier
+
+ROUNDS = ["c", "x86"] if rounds() == "x86" else ["c"]
+"""SHA-256's rounds in C, and with the processor's SHA extensions where it has them (the
+last one is what the module chose)."""
 
 KEYS = [bytes(range(32)), b"k" * 16, b"x" * 64, b"y" * 65, b"z" * 200]
 """Keys shorter than, equal to and longer than SHA-256's block (a long key is hashed)."""
@@ -45,7 +49,10 @@ def test_the_c_check_accepts_exactly_the_reference_signature(
     text = message(board, member, score, client_time, nonce)
     assert signature == hmac.new(key, text, hashlib.sha256).hexdigest()
     flipped = signature[:5] + ("0" if signature[5] != "0" else "1") + signature[6:]
-    for made in (Verifier, reference_verifier):
+    made_by = [Verifier] * len(ROUNDS) + [reference_verifier]
+    for made, name in zip(made_by, [*ROUNDS, None], strict=True):
+        if name is not None:
+            rounds(name)
         check = made([(key, None)])
         assert check(0.0, board, member, score, client_time, nonce, signature)
         # one character changed in the signature, or in what it covers, is refused
@@ -55,6 +62,7 @@ def test_the_c_check_accepts_exactly_the_reference_signature(
         assert not made([(key + b"!", None)])(
             0.0, board, member, score, client_time, nonce, signature
         )
+    rounds(ROUNDS[-1])
 
 
 def test_every_valid_secret_is_tried_and_expired_ones_are_not() -> None:
@@ -126,3 +134,12 @@ def test_keys_that_change_while_read_are_read_from_a_copy() -> None:
     check = Verifier(keys)  # type: ignore[arg-type]
     signature = sign(KEYS[2], "b", "m", 5, 1, "nonce-001")
     assert check(0.0, "b", "m", 5, 1, "nonce-001", signature)
+
+
+def test_the_rounds_are_chosen_once_and_can_be_switched_for_tests() -> None:
+    chosen = rounds()
+    assert chosen in ("c", "x86")
+    assert rounds("c") == "c"
+    with pytest.raises(ValueError):
+        rounds("arm")
+    assert rounds(chosen) == chosen

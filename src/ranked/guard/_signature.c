@@ -45,9 +45,8 @@ static const uint32_t H256[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
 /* x rotated right by n bits (0 < n < 32). */
 static inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-/* One compression: `state` absorbs the 64-byte `block`. */
-static void sha256_block(uint32_t state[8], const uint8_t block[64]) {
-    uint32_t w[64];
+/* The message schedule of `block`: its 64 words (FIPS 180-4, 6.2.2 step 1). */
+static void sha256_schedule(uint32_t w[64], const uint8_t block[64]) {
     for (int t = 0; t < 16; t++)
         w[t] = (uint32_t)block[4 * t] << 24 | (uint32_t)block[4 * t + 1] << 16 |
                (uint32_t)block[4 * t + 2] << 8 | (uint32_t)block[4 * t + 3];
@@ -56,6 +55,54 @@ static void sha256_block(uint32_t state[8], const uint8_t block[64]) {
         uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
         w[t] = w[t - 16] + s0 + w[t - 7] + s1;
     }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+
+/* Whether the processor has the SHA extensions and SSE4.1 (cpuid leaf 7 EBX
+ * bit 29, leaf 1 ECX bit 19): 1 or 0. */
+static int has_sha_rounds(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 19)))
+        return 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
+}
+
+/* One compression with the processor's SHA-256 round instructions: the
+ * schedule in plain C, then the 64 rounds two at a time (SHA256RNDS2 on the
+ * state held as the pairs ABEF and CDGH, each round's W + K in the low lanes).
+ * The same result as sha256_rounds_c. */
+__attribute__((target("sha,sse4.1"))) static void sha256_rounds_x86(uint32_t state[8],
+                                                                    const uint32_t w[64]) {
+    __m128i dcba = _mm_loadu_si128((const __m128i *)&state[0]); /* lanes A B C D */
+    __m128i hgfe = _mm_loadu_si128((const __m128i *)&state[4]); /* lanes E F G H */
+    __m128i badc = _mm_shuffle_epi32(dcba, 0xB1);               /* lanes B A D C */
+    hgfe = _mm_shuffle_epi32(hgfe, 0x1B);                       /* lanes H G F E */
+    __m128i abef = _mm_alignr_epi8(badc, hgfe, 8);              /* lanes F E B A */
+    __m128i cdgh = _mm_blend_epi16(hgfe, badc, 0xF0);           /* lanes H G D C */
+    const __m128i abef_in = abef, cdgh_in = cdgh;
+    for (int t = 0; t < 64; t += 4) {
+        __m128i wk = _mm_add_epi32(_mm_loadu_si128((const __m128i *)&w[t]),
+                                   _mm_loadu_si128((const __m128i *)&K256[t]));
+        cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk); /* rounds t, t+1: the new ABEF */
+        wk = _mm_shuffle_epi32(wk, 0x0E);
+        abef = _mm_sha256rnds2_epu32(abef, cdgh, wk); /* rounds t+2, t+3 */
+    }
+    abef = _mm_add_epi32(abef, abef_in);
+    cdgh = _mm_add_epi32(cdgh, cdgh_in);
+    __m128i feba = _mm_shuffle_epi32(abef, 0x1B);             /* lanes A B E F */
+    __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);             /* lanes G H C D */
+    dcba = _mm_blend_epi16(feba, dchg, 0xF0);                 /* lanes A B C D */
+    hgfe = _mm_alignr_epi8(dchg, feba, 8);                    /* lanes E F G H */
+    _mm_storeu_si128((__m128i *)&state[0], dcba);
+    _mm_storeu_si128((__m128i *)&state[4], hgfe);
+}
+#endif
+
+/* The 64 rounds in plain C (FIPS 180-4, 6.2.2 steps 2-4) on the schedule `w`. */
+static void sha256_rounds_c(uint32_t state[8], const uint32_t w[64]) {
     uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
     uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
     for (int t = 0; t < 64; t++) {
@@ -79,6 +126,17 @@ static void sha256_block(uint32_t state[8], const uint8_t block[64]) {
     state[5] += f;
     state[6] += g;
     state[7] += h;
+}
+
+/* The rounds this processor runs: sha256_rounds_x86 where it has the SHA
+ * extensions (chosen once, at module init), else sha256_rounds_c. */
+static void (*sha256_rounds)(uint32_t state[8], const uint32_t w[64]) = sha256_rounds_c;
+
+/* One compression: `state` absorbs the 64-byte `block`. */
+static void sha256_block(uint32_t state[8], const uint8_t block[64]) {
+    uint32_t w[64];
+    sha256_schedule(w, block);
+    sha256_rounds(state, w);
 }
 
 /* The digest of (`prior` bytes already absorbed into `start`, a multiple of 64)
@@ -386,15 +444,49 @@ static PyTypeObject VerifierType = {
     .tp_call = PyVectorcall_Call,
 };
 
+/* rounds(name=None): the SHA-256 rounds in use, "x86" (the SHA extensions) or
+ * "c"; given a name, switches to it first (for tests: both must agree with
+ * hashlib). ValueError for "x86" on a processor without them. */
+static PyObject *rounds(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs > 1 || (nargs == 1 && args[0] != Py_None && !PyUnicode_Check(args[0]))) {
+        PyErr_SetString(PyExc_TypeError, "rounds(name=None)");
+        return NULL;
+    }
+    if (nargs == 1 && args[0] != Py_None) {
+        if (PyUnicode_CompareWithASCIIString(args[0], "c") == 0)
+            sha256_rounds = sha256_rounds_c;
+#if defined(__x86_64__) && defined(__GNUC__)
+        else if (PyUnicode_CompareWithASCIIString(args[0], "x86") == 0 && has_sha_rounds())
+            sha256_rounds = sha256_rounds_x86;
+#endif
+        else {
+            PyErr_Format(PyExc_ValueError, "no SHA-256 rounds %R here", args[0]);
+            return NULL;
+        }
+    }
+    return PyUnicode_FromString(sha256_rounds == sha256_rounds_c ? "c" : "x86");
+}
+
+static PyMethodDef methods[] = {
+    {"rounds", (PyCFunction)(void (*)(void))rounds, METH_FASTCALL,
+     "rounds(name=None): the SHA-256 rounds in use (\"x86\" or \"c\"), switching to `name`."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "ranked.guard._signature",
     .m_doc = "The write guard's signature check (see ranked.guard.signing).",
     .m_size = -1,
+    .m_methods = methods,
 };
 
 /* Module init: the Verifier type. A new reference, or NULL with an exception. */
 PyMODINIT_FUNC PyInit__signature(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (has_sha_rounds())
+        sha256_rounds = sha256_rounds_x86;
+#endif
     if (PyType_Ready(&VerifierType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);

@@ -15,3 +15,7 @@ class Verifier:
         signature: str,
         /,
     ) -> bool: ...
+
+def rounds(name: str | None = None, /) -> str:
+    """The SHA-256 rounds in use, ``"x86"`` (the processor's SHA extensions) or ``"c"``;
+    given a name, switches to it first (for tests). ValueError for one not here."""

@@ -65,6 +65,28 @@ class Verdict:
         return self.outcome == "pending"
 
 
+_SETTERS: Final = tuple(
+    getattr(Verdict, name).__set__
+    for name in ("outcome", "reason", "message", "pending_id", "submission", "limit", "zscore")
+)
+
+
+def accepted(submission: Submission, limit: Decision | None, zscore: float | None) -> Verdict:
+    """``Verdict("accepted", submission=..., limit=..., zscore=...)``, made without the
+    frozen dataclass's keyword ``__init__`` (each field set through its slot): the verdict
+    of every accepted submission."""
+    verdict = object.__new__(Verdict)
+    outcome, reason, message, pending_id, given, tightest, z = _SETTERS
+    outcome(verdict, "accepted")
+    reason(verdict, None)
+    message(verdict, None)
+    pending_id(verdict, None)
+    given(verdict, submission)
+    tightest(verdict, limit)
+    z(verdict, zscore)
+    return verdict
+
+
 @dataclass(frozen=True, slots=True)
 class PendingEntry:
     """A held submission: what the client sent and when (``at``: Unix seconds, the

@@ -39,7 +39,7 @@ from .._keys import GuardKeys, member_bytes
 from .._native import Front
 from ..config import GuardConfig
 from ..signing import check_nonce, verifier
-from ..verdict import REASONS, AuditRecord, PendingEntry, Verdict
+from ..verdict import REASONS, AuditRecord, PendingEntry, Verdict, accepted
 
 __all__ = ["Guard", "Validator"]
 
@@ -406,8 +406,7 @@ class Guard:
             actor=actor if note is not None else None,
             reason=note,
         )
-        limit = _tightest(checked)
-        return Verdict("accepted", submission=result, limit=limit, zscore=checked.zscore)
+        return accepted(result, _tightest(checked), checked.zscore)
 
     def _prepared(
         self,
