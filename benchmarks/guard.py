@@ -26,9 +26,11 @@ the default), the same with ``audit_accepted`` off (rejections, holds and modera
 still journaled), the same with durability ``none`` (no fsync: the guard's CPU cost shows
 most), and Redis (a redis-server on CPU 0 too, SQLite journal, durability ``none``).
 Then two rows on ``ranked serve``'s bare server stack (the HTTP floor, and the library's
-guard without the service), and a diagnostic row: the default with the guard's one
+guard without the service), and two diagnostic rows: the default with the guard's one
 backend step taken out (``stack_apps/guard_without_step.py``: what the guard costs
-without its stateful layers).
+without its stateful layers), and with that step answering a real verdict at once
+(``stack_apps/guard_instant_step.py``: the same with the verdict's handling, its note's
+z-score included).
 
 The per-IP limit is 1,000,000 a second, the most a GCRA policy takes (a faster one's
 interval, under a microsecond, would round away against today's instants in microseconds).
@@ -85,6 +87,9 @@ BARE = "the library's guard on the bare stack: naive submits, journal always"
 """The guard without the service (:func:`bench_stack`)."""
 WITHOUT_STEP = "diagnostic: the default with the guard's stateful step taken out"
 """``ranked serve`` with the guard's one backend step not run: what the rest costs."""
+INSTANT_STEP = "diagnostic: the default with the guard's stateful step answering at once"
+"""``ranked serve`` with the guard's step answering a real verdict at once: what the
+stateful layers' own cost is on top of it."""
 SECRET = bytes(range(32))
 MEMBERS = 100_000
 CONNECTIONS, THREADS = 64, 2
@@ -120,6 +125,18 @@ class Deployment:
     without_step: bool = False
     """``ranked serve`` with the guard's stateful step taken out
     (``stack_apps/guard_without_step.py``): a diagnostic row."""
+    instant_step: bool = False
+    """``ranked serve`` with the guard's stateful step answering at once
+    (``stack_apps/guard_instant_step.py``): a diagnostic row."""
+
+    @property
+    def program(self) -> str:
+        """The module ``ranked serve`` runs as."""
+        if self.without_step:
+            return "benchmarks.stack_apps.guard_without_step"
+        if self.instant_step:
+            return "benchmarks.stack_apps.guard_instant_step"
+        return "ranked"
 
 
 def _request(port: int, method: str, path: str, key: str, body: object = None) -> tuple[int, bytes]:
@@ -255,9 +272,8 @@ def _round_trips(redis_port: int, port: int, keys: dict[str, str]) -> dict[str, 
     return found
 
 
-def _serve(data_dir: Path, flags: tuple[str, ...], without_step: bool = False) -> Server:
+def _serve(data_dir: Path, flags: tuple[str, ...], program: str = "ranked") -> Server:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT / "src"), str(ROOT)))}
-    program = "benchmarks.stack_apps.guard_without_step" if without_step else "ranked"
     command = [sys.executable, "-m", program, "serve", "--data-dir", str(data_dir)]
     command += ["--host", HOST, "--port", "{port}", "--log-level", "warning", *flags]
     return Server(command, ready="/readyz", env=env)
@@ -391,7 +407,7 @@ def bench(deployment: Deployment, duration: float, warmup: float, rounds: int) -
             redis_server.__enter__()
             flags = (*flags, "--backend", f"redis://{HOST}:{redis_server.port}/0")
         try:
-            with _serve(data_dir, flags, deployment.without_step) as server:
+            with _serve(data_dir, flags, deployment.program) as server:
                 port = server.port
                 for board in ("plain", "guarded"):
                     status, text = _request(port, "PUT", f"/v1/boards/{board}", keys["admin"], {})
@@ -437,6 +453,7 @@ DEPLOYMENTS = (
     Deployment(FLOOR, (), floor=True),
     Deployment(BARE, (), bare=True),
     Deployment(WITHOUT_STEP, (), without_step=True),
+    Deployment(INSTANT_STEP, (), instant_step=True),
 )
 
 
