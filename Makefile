@@ -61,7 +61,8 @@ ASAN_REPORTS := $(OUT)/asan-report
 # guard/_front.c).
 C_SUITES := tests/engine tests/backends/test_native_hostile.py tests/backends/test_native_sequenced_writer.py tests/backends/test_native_ready.py tests/backends/test_native_locked.py \
   tests/ratelimit/test_native_twin.py tests/leaderboard/test_fast_submit.py tests/queues/test_c_lane.py \
-  tests/guard/test_native_check.py tests/guard/test_signature.py tests/guard/test_front.py \
+  tests/guard/test_native_check.py tests/guard/test_native_tables.py tests/guard/test_signature.py \
+  tests/guard/test_front.py \
   tests/journal/test_lane.py \
   tests/backends/test_native_reader.py
 asan: | $(OUT)

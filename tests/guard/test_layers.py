@@ -309,3 +309,20 @@ def test_a_score_past_the_doubles_is_a_typed_error(env: Env) -> None:
     with pytest.raises(GuardArgumentError):
         env.guard().submit(board, "a", 2**1100)
     assert board.count() == 0
+
+
+def test_the_accepted_verdict_is_the_dataclass_one() -> None:
+    """``accepted`` (the verdict of every accepted submission, made through the slots)
+    makes what the frozen dataclass's constructor makes, as frozen."""
+    from dataclasses import FrozenInstanceError
+
+    from ranked.guard.verdict import Verdict, accepted
+    from ranked.ratelimit import Decision, Policy
+
+    limit = Decision(True, 5, 4, 0.2, None, Policy(5, 1))
+    made = accepted(None, limit, 1.5)  # type: ignore[arg-type]
+    assert made == Verdict("accepted", submission=None, limit=limit, zscore=1.5)
+    assert repr(made) == repr(Verdict("accepted", limit=limit, zscore=1.5))
+    assert made.accepted and not made.pending and not made.rejected
+    with pytest.raises(FrozenInstanceError):
+        made.reason = "x"  # type: ignore[misc]

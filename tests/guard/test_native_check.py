@@ -130,12 +130,16 @@ def _raw(operation: Operation[Checked], native: bool) -> Operation[Any]:
     return Operation(plain, operation.encode, {**operation.native_args, "decode": None})
 
 
-def _live(ks: Keyspace, algorithm: str | None = None) -> dict[bytes, Any]:
+Algorithms = tuple[str | None, str | None]
+"""The per-member and the per-IP limits' algorithms."""
+
+
+def _live(ks: Keyspace, algorithms: Algorithms = (None, None)) -> dict[bytes, Any]:
     """Every key a command would see, with its deadline and the type of every number;
-    with the C step's native tables read back as the twin's keys (``algorithm``: the
-    per-member limit's)."""
+    with the C step's native tables read back as the twin's keys (``algorithms``: the
+    per-member and the per-IP limits')."""
     now_ms = ks.now_ms()
-    values, deadlines = _with_tables(ks, now_ms, algorithm)
+    values, deadlines = _with_tables(ks, now_ms, algorithms)
     live: dict[bytes, Any] = {}
     for key, value in list(values.items()):
         deadline = deadlines.get(key)
@@ -159,15 +163,30 @@ def _live(ks: Keyspace, algorithm: str | None = None) -> dict[bytes, Any]:
     return live
 
 
+def _limiter_cell(algorithm: str | None, value: float, is_int: int, aux: int) -> Cell:
+    """A limit of fixed state as the limiter's cell holds it."""
+    if algorithm == "gcra":
+        tat = TatCell()
+        tat.tat = value
+        return tat
+    bucket = BucketCell()
+    bucket.tokens, bucket.last = (int(value) if is_int else value), aux
+    return bucket
+
+
 def _with_tables(
-    ks: Keyspace, now_ms: int, algorithm: str | None
+    ks: Keyspace, now_ms: int, algorithms: Algorithms
 ) -> tuple[dict[bytes, Any], dict[bytes, int]]:
     """The keyspace's values and deadlines, with what the native tables hold as the twin
     holds it: a nonce as ``b"1"`` until its deadline, a member's history as a state cell,
-    a per-member limit of fixed state as the limiter's cell until its deadline; a key the
-    keyspace holds itself stays as it is."""
+    a limit of fixed state as the limiter's cell until its deadline; a key the keyspace
+    holds itself stays as it is."""
     values, deadlines = dict(ks.raw_values), dict(ks.raw_deadlines)
-    for records, nonces in guard_state(ks).values():
+    for records, nonces, limits in guard_state(ks).values():
+        for key, found in limits.items():
+            if found is not None and now_ms <= found[3] and key not in values:
+                values[key] = _limiter_cell(algorithms[1], *found[:3])
+                deadlines[key] = found[3]
         for key, deadline in nonces.items():
             if now_ms <= deadline and key not in values:
                 values[key], deadlines[key] = b"1", deadline
@@ -187,17 +206,9 @@ def _with_tables(
             if limit_key is None or limit is None or limit_key in values:
                 continue
             value, is_int, aux, deadline = limit
-            if now_ms > deadline:
-                continue
-            if algorithm == "gcra":
-                tat = TatCell()
-                tat.tat = value
-                values[limit_key] = tat
-            else:
-                bucket = BucketCell()
-                bucket.tokens, bucket.last = (int(value) if is_int else value), aux
-                values[limit_key] = bucket
-            deadlines[limit_key] = deadline
+            if now_ms <= deadline:
+                values[limit_key] = _limiter_cell(algorithms[0], value, is_int, aux)
+                deadlines[limit_key] = deadline
     return values, deadlines
 
 
@@ -358,10 +369,14 @@ def _run(config: GuardConfig, script: list[Any], pinned: bool) -> None:
         if not isinstance(reference, Exception):
             reference = operation.procedure.decode(reference)
         assert _shown(answers[2]) == _shown(reference), action
-        algorithm = None if config.player_limit is None else config.player_limit.algorithm
+        player, by_ip = config.player_limit, config.ip_limit
+        algorithms: Algorithms = (
+            None if player is None else player.algorithm,
+            None if by_ip is None else by_ip.algorithm,
+        )
         expected = _live(backends[1].keyspace)
-        assert _live(backends[0].keyspace, algorithm) == expected, action
-        assert _live(backends[2].keyspace, algorithm) == expected, action
+        assert _live(backends[0].keyspace, algorithms) == expected, action
+        assert _live(backends[2].keyspace, algorithms) == expected, action
     board.close()
 
 
@@ -426,7 +441,7 @@ def test_native_check_hostile_calls() -> None:
     for bad_keys, bad_args in [*HOSTILE, (None, None), (keys, odd)]:
         args = good if bad_args is None else bad_args
         assert _outcome(native, bad_keys, args, None).startswith("TypeError: check()"), args
-    assert _live(backend.keyspace, "gcra") == {}
+    assert _live(backend.keyspace, ("gcra", "token_bucket")) == {}
     odd[1] = 2**80  # an int score: float() of it, as the twin takes it
     twin = MemoryBackend(clock=clock).bind(_raw(operation, False))
     assert _outcome(native, keys, odd, None) == _outcome(twin, keys, odd, None)
@@ -462,5 +477,5 @@ def test_native_check_repeated_keys(repeat: tuple[int, int]) -> None:
     keys[at] = keys[source]
     args = steps.args_of(b"a", 1.0, True, False, True, None)
     assert _outcome(native, keys, args, None).startswith("TypeError: check()")
-    assert _live(backend.keyspace, "gcra") == {}
+    assert _live(backend.keyspace, ("gcra", "token_bucket")) == {}
     board.close()

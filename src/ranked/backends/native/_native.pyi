@@ -232,11 +232,14 @@ class GuardCheck:
     def __call__(self, keys: Any, args: Any, now_us: int | None = None, /) -> Any:
         """The check's reply (decoded when a decoder was given)."""
 
-def guard_state(keyspace: object, /) -> dict[bytes, tuple[dict[bytes, Any], dict[bytes, int]]]:
+def guard_state(
+    keyspace: object, /
+) -> dict[bytes, tuple[dict[bytes, Any], dict[bytes, int], dict[bytes, Any]]]:
     """The write guard's native tables on ``keyspace``: for each board's held key, its
     records (state key -> ``(has_stats, last, base, bt, n, mean, m2, limiter key or
-    None, (value, value_is_int, aux, deadline ms) or None)``) and its nonces (nonce key
-    -> deadline ms; expired ones included)."""
+    None, limit or None)``), its nonces (nonce key -> deadline ms) and its IPs' limits
+    (limiter key -> limit or None); a limit is ``(value, value_is_int, aux, deadline
+    ms)``. Expired entries are included."""
 
 def guard_promote(
     keyspace: object,

@@ -15,13 +15,13 @@
  * when one is given.
  *
  * Where the state lives. The twin keeps it in keys of its own; here the
- * member's history, the nonces and a per-member limit of fixed state (GCRA,
- * token bucket: the limiter's own arithmetic, rl_gcra_math / rl_bucket_math)
- * live in the board's native tables (guard_tables.c), changed in place, so
- * an accepted submission makes no Python object but its nonce's deadline.
- * The ban list, the IP's limit and a per-member limit of another algorithm
- * stay in the keyspace (the limiters' own C cores, rl_cores.c, on RateDecider
- * objects built as configuration holders). A value found in the keyspace at
+ * member's history, the nonces and the limits of fixed state (GCRA, token
+ * bucket: the limiter's own arithmetic, rl_gcra_math / rl_bucket_math) live
+ * in the board's native tables (guard_tables.c), changed in place, so an
+ * accepted submission makes no Python object but its nonce's deadline. The
+ * ban list and a limit of another algorithm stay in the keyspace (the
+ * limiters' own C cores, rl_cores.c, on RateDecider objects built as
+ * configuration holders). A value found in the keyspace at
  * a key the tables stand for (a state restored by AsyncGuard.restore, a nonce
  * restored, a limiter's cell) is taken into the tables and its key deleted,
  * or refused as the twin refuses it (WRONGTYPE); a key past its deadline goes
@@ -54,6 +54,7 @@ typedef struct {
     Py_ssize_t every, calls; /* the active expiry's share: every `every`-th call */
     int system_clock;       /* the keyspace's clock is time.time: read it here */
     rl_math player_math;    /* the member's limit in the tables (NULL: in the keyspace) */
+    rl_math ip_math;        /* the IP's limit in the tables (NULL: in the keyspace) */
     PyObject *keyspace, *ks_dict, *acquire, *release, *expire, *now_us, *now_ms;
     PyObject *get_at, *delete, *player, *ip, *restored, *tier, *decode;
     PyObject *checked; /* the decoded reply's type (NULL: call `decode`), see to_checked */
@@ -368,15 +369,60 @@ static int cell_numbers(RateDeciderObject *d, PyObject *cell, PyObject *deadline
     return 0;
 }
 
-/* The member's limit decided on the tables: the state read (a cell left in
- * the keyspace at keys[5] taken in first), the limiter's arithmetic, the
+/* Where a limit of fixed state lives in the tables: the member's in its
+ * record (with the limiter key it belongs to), the IP's in a limit record of
+ * its own (its key is the limiter key). */
+typedef struct {
+    PyObject *holder; /* a new reference, or NULL: none yet */
+    PyObject **key;   /* the member record's limiter key, or NULL */
+    rl_state *state;
+    int64_t *deadline;
+} limit_place;
+
+/* The place of the limit at keys[at] (the member's when `member`), made
+ * when absent and `create`; 0 (place->holder NULL: absent), or -1. */
+static int place_of(GuardTables *tables, PyObject *keys, Py_ssize_t at, int member, int create,
+                    int64_t now_ms, limit_place *place) {
+    memset(place, 0, sizeof *place);
+    if (member) {
+        GuardRecord *r = guard_record(tables, PySequence_Fast_GET_ITEM(keys, 0), create);
+        if (r) {
+            place->key = &r->limit_key;
+            place->state = &r->limit;
+            place->deadline = &r->limit_deadline;
+        }
+        place->holder = Py_XNewRef((PyObject *)r);
+    } else {
+        LimitRecord *r = guard_limit(tables, PySequence_Fast_GET_ITEM(keys, at), create, now_ms);
+        if (r) {
+            place->state = &r->state;
+            place->deadline = &r->deadline;
+        }
+        place->holder = Py_XNewRef((PyObject *)r);
+    }
+    return place->holder || !PyErr_Occurred() ? 0 : -1;
+}
+
+/* Stores a limiter's state and deadline at its place (the member record's
+ * limiter key set to `limit_key`). */
+static void keep_limit(limit_place *place, PyObject *limit_key, const rl_state *state,
+                       int64_t deadline) {
+    if (place->key)
+        Py_XSETREF(*place->key, Py_NewRef(limit_key));
+    *place->state = *state;
+    *place->deadline = deadline;
+}
+
+/* A limit of fixed state decided on the tables, the limiter's key keys[at]
+ * (the member's when `member`, else the IP's): the state read (a cell left in
+ * the keyspace at that key taken in first), the limiter's arithmetic, the
  * state written when it consumes. Sets the reply items and *refused; 0, or
  * -1 with an exception set. */
-static int table_limit(GuardCheckObject *self, GuardTables *tables, PyObject *keys, int64_t now,
-                       int64_t now_ms, PyObject *items[3], int *refused) {
-    RateDeciderObject *d = (RateDeciderObject *)self->player;
-    PyObject *state_key = PySequence_Fast_GET_ITEM(keys, 0);
-    PyObject *limit_key = PySequence_Fast_GET_ITEM(keys, 5);
+static int table_limit(GuardCheckObject *self, GuardTables *tables, PyObject *keys, Py_ssize_t at,
+                       int member, int64_t now, int64_t now_ms, PyObject *items[3], int *refused) {
+    RateDeciderObject *d = (RateDeciderObject *)(member ? self->player : self->ip);
+    rl_math math = member ? self->player_math : self->ip_math;
+    PyObject *limit_key = PySequence_Fast_GET_ITEM(keys, at);
     hit h = {0};
     h.key = limit_key;
     h.now = now;
@@ -388,13 +434,12 @@ static int table_limit(GuardCheckObject *self, GuardTables *tables, PyObject *ke
             PyErr_SetString(PyExc_SystemError, "the keyspace's tables changed type");
         return -1;
     }
-    GuardRecord *record = guard_record(tables, state_key, cell != NULL);
-    if (!record && PyErr_Occurred()) {
+    limit_place place;
+    if (place_of(tables, keys, at, member, cell != NULL, now_ms, &place) < 0) {
         Py_XDECREF(cell);
         return -1;
     }
-    Py_XINCREF(record); /* held across keyspace.delete */
-    if (cell) { /* a limiter's cell in the keyspace: into the record, its key deleted */
+    if (cell) { /* a limiter's cell in the keyspace: into the tables, its key deleted */
         PyObject *deadlines = ks_table(self->ks_dict, s_deadlines);
         PyObject *deadline_obj = deadlines ? PyDict_GetItemWithError(deadlines, limit_key) : NULL;
         rl_state in = {0};
@@ -403,27 +448,24 @@ static int table_limit(GuardCheckObject *self, GuardTables *tables, PyObject *ke
                                                  : -1;
         Py_XDECREF(deadlines);
         Py_DECREF(cell);
-        if (odd) {
-            if (odd > 0)
-                PyErr_SetString(PyExc_TypeError, "a limiter's cell of numbers the cores do not take");
-            Py_DECREF(record);
-            return -1;
+        if (!odd) {
+            keep_limit(&place, limit_key, &in, deadline);
+            odd = delete_key(self->delete, limit_key) < 0 ? -1 : 0;
+        } else if (odd > 0) {
+            PyErr_SetString(PyExc_TypeError, "a limiter's cell of numbers the cores do not take");
         }
-        Py_XSETREF(record->limit_key, Py_NewRef(limit_key));
-        record->limit = in;
-        record->limit_deadline = deadline;
-        if (delete_key(self->delete, limit_key) < 0) {
-            Py_DECREF(record);
+        if (odd) {
+            Py_DECREF(place.holder);
             return -1;
         }
     }
     rl_state in = {0};
-    if (record && record->limit_key && record->limit.present && now_ms <= record->limit_deadline &&
-        same_bytes(record->limit_key, limit_key))
-        in = record->limit;
-    Py_XDECREF(record);
+    if (place.holder && place.state->present && now_ms <= *place.deadline &&
+        (!place.key || (*place.key && same_bytes(*place.key, limit_key))))
+        in = *place.state;
+    Py_XDECREF(place.holder);
     rl_outcome out;
-    self->player_math(d, &in, now, 1, 1, &out);
+    math(d, &in, now, 1, 1, &out);
     if (out.slow) {
         PyErr_SetString(PyExc_OverflowError, "a rate-limit decision past 2**53 microseconds");
         return -1;
@@ -431,12 +473,11 @@ static int table_limit(GuardCheckObject *self, GuardTables *tables, PyObject *ke
     if (math_items(&out, items) < 0)
         return -1;
     *refused = !out.allowed;
-    if (out.writes) { /* no Python code ran since the record's lookup: it is still held */
-        if (!(record = guard_record(tables, state_key, 1)))
+    if (out.writes) { /* no Python code runs between the lookup and the write */
+        if (place_of(tables, keys, at, member, 1, now_ms, &place) < 0)
             return -1;
-        Py_XSETREF(record->limit_key, Py_NewRef(limit_key));
-        record->limit = out.next;
-        record->limit_deadline = now_ms + out.keep_ms;
+        keep_limit(&place, limit_key, &out.next, now_ms + out.keep_ms);
+        Py_DECREF(place.holder);
     }
     return 0;
 }
@@ -606,8 +647,8 @@ static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *
         int64_t count = which ? s.ni : s.np;
         if (!count)
             continue;
-        int failed = !which && self->player_math
-                         ? table_limit(self, tables, keys, now, now_ms, items, &refused)
+        int failed = (which ? self->ip_math : self->player_math)
+                         ? table_limit(self, tables, keys, at, !which, now, now_ms, items, &refused)
                          : limit(self, which ? self->ip : self->player, keys, at, count, now,
                                  now_ms, now_obj, now_ms_obj, items, &refused);
         if (failed) {
@@ -878,6 +919,15 @@ static void GuardCheck_dealloc(GuardCheckObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* The arithmetic of `decider`'s algorithm when its state is fixed (GCRA, the
+ * token bucket: kept in the tables), else NULL (kept in the keyspace). */
+static rl_math fixed_state_math(PyObject *decider) {
+    if (!decider)
+        return NULL;
+    int algorithm = ((RateDeciderObject *)decider)->algorithm;
+    return algorithm == ALG_GCRA ? rl_gcra_math : algorithm == ALG_BUCKET ? rl_bucket_math : NULL;
+}
+
 /* GuardCheck(keyspace, lock, every, expire, system_clock, player, ip,
  * restored, tier, decode, checked): see _native.pyi and
  * ranked/backends/native/guard.py; a new reference, or NULL with TypeError /
@@ -913,12 +963,8 @@ static PyObject *GuardCheck_new(PyTypeObject *type, PyObject *args, PyObject *kw
     self->expire = Py_NewRef(expire);
     self->player = player == Py_None ? NULL : Py_NewRef(player);
     self->ip = ip == Py_None ? NULL : Py_NewRef(ip);
-    if (self->player) { /* a limit of fixed state lives in the tables */
-        int algorithm = ((RateDeciderObject *)player)->algorithm;
-        self->player_math = algorithm == ALG_GCRA     ? rl_gcra_math
-                            : algorithm == ALG_BUCKET ? rl_bucket_math
-                                                      : NULL;
-    }
+    self->player_math = fixed_state_math(self->player);
+    self->ip_math = fixed_state_math(self->ip);
     self->restored = Py_NewRef(restored);
     self->tier = Py_NewRef(tier);
     self->decode = Py_NewRef(decode);

@@ -26,6 +26,15 @@ static PyTypeObject GuardRecordType = {
     .tp_dealloc = (destructor)GuardRecord_dealloc,
 };
 
+/* ==== LimitRecord ============================================================ */
+
+static PyTypeObject LimitRecordType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ranked.backends.native._native.LimitRecord",
+    .tp_doc = "An IP's limit state in the write guard's native tables (see guard_state).",
+    .tp_basicsize = sizeof(LimitRecord),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+};
+
 /* ==== GuardTables ============================================================ */
 
 /* Drops every entry of the ring (the keys it holds) and the ring itself. */
@@ -43,6 +52,7 @@ static void GuardTables_dealloc(GuardTables *self) {
     Py_CLEAR(self->values);
     Py_CLEAR(self->members);
     Py_CLEAR(self->nonces);
+    Py_CLEAR(self->limits);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -63,9 +73,11 @@ static GuardTables *new_tables(PyObject *values) {
     t->values = Py_NewRef(values);
     t->members = PyDict_New();
     t->nonces = PyDict_New();
+    t->limits = PyDict_New();
+    t->sweep = 0;
     t->ring = NULL;
     t->head = t->count = t->cap = 0;
-    if (!t->members || !t->nonces) {
+    if (!t->members || !t->nonces || !t->limits) {
         Py_DECREF(t);
         return NULL;
     }
@@ -116,6 +128,46 @@ GuardRecord *guard_record(GuardTables *tables, PyObject *key, int create) {
     memset(&r->limit, 0, sizeof r->limit);
     r->limit_deadline = 0;
     int stored = PyDict_SetItem(tables->members, key, (PyObject *)r);
+    Py_DECREF(r);
+    return stored < 0 ? NULL : r;
+}
+
+/* Drops at most two limit records past their deadline at now_ms, looking at
+ * no more than four, from where the last sweep stopped (a position in the
+ * dict's entries, started again from the first past the end); 0, or -1. */
+static int sweep_limits(GuardTables *t, int64_t now_ms) {
+    PyObject *expired[2];
+    int found = 0;
+    PyObject *key, *value;
+    for (int looked = 0; looked < 4 && found < 2; looked++) {
+        if (!PyDict_Next(t->limits, &t->sweep, &key, &value)) {
+            t->sweep = 0;
+            break;
+        }
+        if (((LimitRecord *)value)->deadline < now_ms)
+            expired[found++] = Py_NewRef(key);
+    }
+    int rc = 0;
+    for (int i = 0; i < found; i++) {
+        if (rc == 0 && PyDict_DelItem(t->limits, expired[i]) < 0)
+            rc = -1;
+        Py_DECREF(expired[i]);
+    }
+    return rc;
+}
+
+LimitRecord *guard_limit(GuardTables *tables, PyObject *key, int create, int64_t now_ms) {
+    PyObject *found = PyDict_GetItemWithError(tables->limits, key);
+    if (found || PyErr_Occurred() || !create)
+        return (LimitRecord *)found;
+    if (sweep_limits(tables, now_ms) < 0)
+        return NULL;
+    LimitRecord *r = PyObject_New(LimitRecord, &LimitRecordType);
+    if (!r)
+        return NULL;
+    memset(&r->state, 0, sizeof r->state);
+    r->deadline = 0;
+    int stored = PyDict_SetItem(tables->limits, key, (PyObject *)r);
     Py_DECREF(r);
     return stored < 0 ? NULL : r;
 }
@@ -215,10 +267,11 @@ static PyObject *record_view(GuardRecord *r) {
 }
 
 /* guard_state(keyspace): {held key: ({state key: record}, {nonce key:
- * deadline ms})} for every board's tables on `keyspace` that it has not
- * flushed since; a record is (has_stats, last, base, bt, n, mean, m2, limiter
- * key or None, (value, value_is_int, aux, deadline ms) or None). Expired
- * entries are included (a reader compares deadlines). */
+ * deadline ms}, {IP limiter key: limit or None})} for every board's tables on
+ * `keyspace` that it has not flushed since; a record is (has_stats, last,
+ * base, bt, n, mean, m2, limiter key or None, limit or None), a limit
+ * (value, value_is_int, aux, deadline ms). Expired entries are included (a
+ * reader compares deadlines). */
 static PyObject *guard_state(PyObject *module, PyObject *keyspace) {
     PyObject *ks_dict = PyObject_GenericGetDict(keyspace, NULL);
     if (!ks_dict)
@@ -242,9 +295,22 @@ static PyObject *guard_state(PyObject *module, PyObject *keyspace) {
             Py_XDECREF(view);
         }
         PyObject *nonces = members ? PyDict_Copy(t->nonces) : NULL;
-        PyObject *pair = nonces ? PyTuple_Pack(2, members, nonces) : NULL;
+        PyObject *limits = nonces ? PyDict_New() : NULL, *limit;
+        at = 0;
+        while (limits && PyDict_Next(t->limits, &at, &key, &limit)) {
+            LimitRecord *r = (LimitRecord *)limit;
+            PyObject *view = r->state.present
+                                 ? Py_BuildValue("(diLL)", r->state.value, r->state.value_is_int,
+                                                 (long long)r->state.aux, (long long)r->deadline)
+                                 : Py_NewRef(Py_None);
+            if (!view || PyDict_SetItem(limits, key, view) < 0)
+                Py_CLEAR(limits);
+            Py_XDECREF(view);
+        }
+        PyObject *pair = limits ? PyTuple_Pack(3, members, nonces, limits) : NULL;
         Py_XDECREF(members);
         Py_XDECREF(nonces);
+        Py_XDECREF(limits);
         if (!pair || PyDict_SetItem(out, owner, pair) < 0) {
             Py_XDECREF(pair);
             goto error;
@@ -268,7 +334,8 @@ static PyMethodDef guard_tables_methods[] = {
 int guard_tables_add_to_module(PyObject *m) {
     if (!(s_registry = PyUnicode_InternFromString("_ranked_guard_tables")) ||
         !(s_values = PyUnicode_InternFromString("_values")) ||
-        PyType_Ready(&GuardRecordType) < 0 || PyType_Ready(&GuardTablesType) < 0)
+        PyType_Ready(&GuardRecordType) < 0 || PyType_Ready(&LimitRecordType) < 0 ||
+        PyType_Ready(&GuardTablesType) < 0)
         return -1;
     return PyModule_AddFunctions(m, guard_tables_methods);
 }

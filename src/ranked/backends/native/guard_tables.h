@@ -12,7 +12,10 @@
  *   mean and M2) and, for a per-member limit of fixed state (GCRA, token
  *   bucket), that limiter's state with its deadline;
  * - nonces: a nonce's key (keys[1]) -> its deadline (ms), and the same keys
- *   in the order they were added, so the oldest go first once expired.
+ *   in the order they were added, so the oldest go first once expired;
+ * - limits: the per-IP limiter's key -> LimitRecord, for a limit of fixed
+ *   state: the limiter's state and its deadline (records past it are swept a
+ *   few at a time as new ones are made).
  *
  * A record or a nonce is made once and changed in place: no Python object is
  * made for an accepted submission but the nonce's deadline.
@@ -34,6 +37,12 @@ typedef struct {
 } GuardRecord;
 
 typedef struct {
+    PyObject_HEAD
+    rl_state state; /* present only while now_ms <= deadline */
+    int64_t deadline;
+} LimitRecord;
+
+typedef struct {
     PyObject *key; /* strong */
     int64_t deadline;
 } nonce_entry;
@@ -43,6 +52,8 @@ typedef struct {
     PyObject *values;  /* the keyspace's _values when made (strong: compared by identity) */
     PyObject *members; /* dict: state key -> GuardRecord */
     PyObject *nonces;  /* dict: nonce key -> deadline (int, ms) */
+    PyObject *limits;  /* dict: the IP's limiter key -> LimitRecord */
+    Py_ssize_t sweep;  /* where the sweep of expired LimitRecords goes on in `limits` */
     nonce_entry *ring; /* the nonces in the order added: ring[(head + i) % cap] */
     Py_ssize_t head, count, cap;
 } GuardTables;
@@ -57,6 +68,11 @@ GuardTables *guard_tables_of(PyObject *ks_dict, PyObject *values, PyObject *owne
  * borrowed (held by the tables), or NULL (absent, or an exception set:
  * check PyErr_Occurred). */
 GuardRecord *guard_record(GuardTables *tables, PyObject *key, int create);
+
+/* The limit record at `key` (exact bytes), made empty when absent and
+ * `create` (after dropping at most two records past their deadline at now_ms):
+ * borrowed, or NULL (absent, or an exception set: check PyErr_Occurred). */
+LimitRecord *guard_limit(GuardTables *tables, PyObject *key, int create, int64_t now_ms);
 
 /* Whether the nonce at `key` is held with a deadline not passed at now_ms:
  * 1, 0, or -1 with an exception set. */
