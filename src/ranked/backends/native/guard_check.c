@@ -356,17 +356,12 @@ static int math_items(const rl_outcome *out, PyObject *items[3]) {
     return items[0] && items[1] && items[2] ? 0 : -1;
 }
 
-/* A limiter cell found in the keyspace at the member's limiter key, taken
- * into `in` (its numbers, as the core reads them) with its deadline in
- * *deadline; 0, or 1 when its numbers are not what the cores take. */
+/* A limiter cell found in the keyspace at a limiter key, taken into `in` (its
+ * numbers, as the core reads them) with its deadline in *deadline; 0, or 1
+ * when its numbers are not what the cores take. */
 static int cell_numbers(RateDeciderObject *d, PyObject *cell, PyObject *deadline_obj,
                         rl_state *in, int64_t *deadline) {
-    in->present = 1;
-    if (!small_number(slot_get(cell, d->slots[0]), &in->value, &in->value_is_int) ||
-        (d->algorithm == ALG_BUCKET && !small_int(slot_get(cell, d->slots[1]), &in->aux)) ||
-        !deadline_obj || !small_int(deadline_obj, deadline))
-        return 1;
-    return 0;
+    return rl_cell_state(d, cell, in) && deadline_obj && small_int(deadline_obj, deadline) ? 0 : 1;
 }
 
 /* Where a limit of fixed state lives in the tables: the member's in its

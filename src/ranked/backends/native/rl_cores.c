@@ -420,39 +420,36 @@ static int write_gcra(RateDeciderObject *self, PyObject *cell, const rl_state *n
     return slot_set(cell, self->slots[0], PyFloat_FromDouble(next->value));
 }
 
-/* Token bucket on the keyspace; a rl_core. */
-static PyObject *token_bucket(RateDeciderObject *self, const hit *h) {
+int rl_cell_state(const RateDeciderObject *self, PyObject *cell, rl_state *in) {
+    in->present = 1;
+    return small_number(slot_get(cell, self->slots[0]), &in->value, &in->value_is_int) &&
+           (self->algorithm != ALG_BUCKET || small_int(slot_get(cell, self->slots[1]), &in->aux));
+}
+
+/* An algorithm of fixed state on the keyspace: its cell read as numbers, then
+ * decide_on_cell. */
+static PyObject *fixed_state_core(RateDeciderObject *self, const hit *h, rl_math math,
+                                  int (*write)(RateDeciderObject *, PyObject *, const rl_state *)) {
     PyObject *cell;
     int rc = rl_get_cell(self, h, &cell);
     if (rc)
         return rc < 0 ? NULL : SLOW;
     rl_state in = {0};
-    if (cell) {
-        in.present = 1;
-        if (!small_number(slot_get(cell, self->slots[0]), &in.value, &in.value_is_int) ||
-            !small_int(slot_get(cell, self->slots[1]), &in.aux)) {
-            Py_DECREF(cell);
-            return SLOW;
-        }
+    if (cell && !rl_cell_state(self, cell, &in)) {
+        Py_DECREF(cell);
+        return SLOW;
     }
-    return decide_on_cell(self, h, cell, &in, rl_bucket_math, write_bucket);
+    return decide_on_cell(self, h, cell, &in, math, write);
+}
+
+/* Token bucket on the keyspace; a rl_core. */
+static PyObject *token_bucket(RateDeciderObject *self, const hit *h) {
+    return fixed_state_core(self, h, rl_bucket_math, write_bucket);
 }
 
 /* GCRA on the keyspace; a rl_core. */
 static PyObject *gcra(RateDeciderObject *self, const hit *h) {
-    PyObject *cell;
-    int rc = rl_get_cell(self, h, &cell);
-    if (rc)
-        return rc < 0 ? NULL : SLOW;
-    rl_state in = {0};
-    if (cell) {
-        in.present = 1;
-        if (!small_number(slot_get(cell, self->slots[0]), &in.value, &in.value_is_int)) {
-            Py_DECREF(cell);
-            return SLOW;
-        }
-    }
-    return decide_on_cell(self, h, cell, &in, rl_gcra_math, write_gcra);
+    return fixed_state_core(self, h, rl_gcra_math, write_gcra);
 }
 
 const rl_core rl_cores[5] = {fixed_window, sliding_log, sliding_counter, token_bucket, gcra};

@@ -189,6 +189,11 @@ void rl_gcra_math(const RateDeciderObject *self, const rl_state *in, int64_t now
 void rl_bucket_math(const RateDeciderObject *self, const rl_state *in, int64_t now,
                     int64_t cost, int consume, rl_outcome *out);
 
+/* The numbers of a cell of an algorithm with fixed state (GCRA, the token
+ * bucket) into `in`, as its core reads them: 1, or 0 when they are not what
+ * the C code takes (the Python core then decides). No exception set. */
+int rl_cell_state(const RateDeciderObject *self, PyObject *cell, rl_state *in);
+
 /* One algorithm's decision for a validated hit, under the backend's lock: a
  * new Decision, SLOW (nothing written), or NULL with an exception set. */
 typedef PyObject *(*rl_core)(RateDeciderObject *, const hit *);
