@@ -34,7 +34,6 @@ __all__ = [
     "CLAIM",
     "NATIVE",
     "PENDING",
-    "STATS_FIELDS",
     "Checked",
     "check_operation",
     "check_procedure",
@@ -44,8 +43,6 @@ __all__ = [
 _PACKAGE: Final = "ranked.guard"
 NATIVE: Final = "guard"
 """The check's native name: memory's C check (``ranked.backends.native.guard``)."""
-STATS_FIELDS: Final = ("last", "base", "bt", "n", "mean", "m2")
-"""The member state's slots, in the order the native check reads them."""
 _WRONGTYPE: Final = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 

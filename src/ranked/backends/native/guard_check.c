@@ -111,27 +111,44 @@ static PyObject *ks_table(PyObject *ks_dict, PyObject *name) {
     return Py_NewRef(t);
 }
 
+/* What a step reads of the keyspace: its tables (_values, _deadlines), held
+ * for the step (no step flushes the keyspace), and its methods the step calls
+ * (borrowed from the caller). */
+typedef struct {
+    PyObject *values, *deadlines;        /* strong */
+    PyObject *get_at, *delete, *restored; /* borrowed */
+} keyspace_view;
+
+/* Takes the keyspace's tables from its __dict__ into `v` (the methods are
+ * the caller's to set); 0, or -1 with an exception set (nothing held). */
+static int view_open(PyObject *ks_dict, keyspace_view *v) {
+    v->values = ks_table(ks_dict, s_values);
+    v->deadlines = v->values ? ks_table(ks_dict, s_deadlines) : NULL;
+    if (!v->deadlines) {
+        Py_CLEAR(v->values);
+        return -1;
+    }
+    return 0;
+}
+
+/* Drops the tables `v` holds. */
+static void view_close(keyspace_view *v) {
+    Py_CLEAR(v->values);
+    Py_CLEAR(v->deadlines);
+}
+
 /* The value at `key` as Keyspace.get_at(key, now_ms) answers it: read from
  * the tables when live with no deadline or a deadline not passed, else
  * through get_at (which deletes a key past its deadline or an emptied
  * container). 0 with a new reference in *value (NULL: absent), or -1 with an
  * exception set. */
-static int live_value(PyObject *ks_dict, PyObject *get_at, PyObject *key, int64_t now_ms,
+static int live_value(const keyspace_view *v, PyObject *key, int64_t now_ms,
                       PyObject *now_ms_obj, PyObject **value) {
-    PyObject *values = ks_table(ks_dict, s_values);
-    PyObject *deadlines = values ? ks_table(ks_dict, s_deadlines) : NULL;
     *value = NULL;
-    if (!deadlines) {
-        Py_XDECREF(values);
-        return -1;
-    }
-    int rc = 0;
-    PyObject *found = Py_XNewRef(PyDict_GetItemWithError(values, key));
-    if (!found) {
-        rc = PyErr_Occurred() ? -1 : 0;
-        goto out;
-    }
-    PyObject *deadline = PyDict_GetItemWithError(deadlines, key);
+    PyObject *found = Py_XNewRef(PyDict_GetItemWithError(v->values, key));
+    if (!found)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *deadline = PyDict_GetItemWithError(v->deadlines, key);
     int64_t when;
     int usual = 1;
     if (deadline)
@@ -144,24 +161,19 @@ static int live_value(PyObject *ks_dict, PyObject *get_at, PyObject *key, int64_
     }
     if (usual == 1) {
         *value = found;
-        goto out;
+        return 0;
     }
     Py_DECREF(found);
-    if (usual < 0 || PyErr_Occurred()) {
-        rc = -1;
-        goto out;
-    }
-    PyObject *got = PyObject_CallFunctionObjArgs(get_at, key, now_ms_obj, NULL);
+    if (usual < 0 || PyErr_Occurred())
+        return -1;
+    PyObject *got = PyObject_CallFunctionObjArgs(v->get_at, key, now_ms_obj, NULL);
     if (!got)
-        rc = -1;
-    else if (got == Py_None)
+        return -1;
+    if (got == Py_None)
         Py_DECREF(got);
     else
         *value = got;
-out:
-    Py_DECREF(values);
-    Py_DECREF(deadlines);
-    return rc;
+    return 0;
 }
 
 /* keyspace.delete(key); 0, or -1 with an exception set. */
@@ -413,8 +425,9 @@ static void keep_limit(limit_place *place, PyObject *limit_key, const rl_state *
  * the keyspace at that key taken in first), the limiter's arithmetic, the
  * state written when it consumes. Sets the reply items and *refused; 0, or
  * -1 with an exception set. */
-static int table_limit(GuardCheckObject *self, GuardTables *tables, PyObject *keys, Py_ssize_t at,
-                       int member, int64_t now, int64_t now_ms, PyObject *items[3], int *refused) {
+static int table_limit(GuardCheckObject *self, const keyspace_view *v, GuardTables *tables,
+                       PyObject *keys, Py_ssize_t at, int member, int64_t now, int64_t now_ms,
+                       PyObject *items[3], int *refused) {
     RateDeciderObject *d = (RateDeciderObject *)(member ? self->player : self->ip);
     rl_math math = member ? self->player_math : self->ip_math;
     PyObject *limit_key = PySequence_Fast_GET_ITEM(keys, at);
@@ -435,17 +448,14 @@ static int table_limit(GuardCheckObject *self, GuardTables *tables, PyObject *ke
         return -1;
     }
     if (cell) { /* a limiter's cell in the keyspace: into the tables, its key deleted */
-        PyObject *deadlines = ks_table(self->ks_dict, s_deadlines);
-        PyObject *deadline_obj = deadlines ? PyDict_GetItemWithError(deadlines, limit_key) : NULL;
+        PyObject *deadline_obj = PyDict_GetItemWithError(v->deadlines, limit_key);
         rl_state in = {0};
         int64_t deadline = 0;
-        int odd = deadlines && !PyErr_Occurred() ? cell_numbers(d, cell, deadline_obj, &in, &deadline)
-                                                 : -1;
-        Py_XDECREF(deadlines);
+        int odd = PyErr_Occurred() ? -1 : cell_numbers(d, cell, deadline_obj, &in, &deadline);
         Py_DECREF(cell);
         if (!odd) {
             keep_limit(&place, limit_key, &in, deadline);
-            odd = delete_key(self->delete, limit_key) < 0 ? -1 : 0;
+            odd = delete_key(v->delete, limit_key) < 0 ? -1 : 0;
         } else if (odd > 0) {
             PyErr_SetString(PyExc_TypeError, "a limiter's cell of numbers the cores do not take");
         }
@@ -483,11 +493,11 @@ static int table_limit(GuardCheckObject *self, GuardTables *tables, PyObject *ke
  * does: WRONGTYPE; then kept in the record and its key deleted). Made when
  * absent and `create`. A new reference; NULL when absent (no exception) or
  * with an exception set. */
-static GuardRecord *history_record(PyObject *ks_dict, PyObject *get_at, PyObject *delete,
-                                   PyObject *restored, GuardTables *tables, PyObject *state_key,
-                                   int64_t now_ms, PyObject *now_ms_obj, int create) {
+static GuardRecord *history_record(const keyspace_view *v, GuardTables *tables,
+                                   PyObject *state_key, int64_t now_ms, PyObject *now_ms_obj,
+                                   int create) {
     PyObject *found = NULL;
-    if (live_value(ks_dict, get_at, state_key, now_ms, now_ms_obj, &found) < 0)
+    if (live_value(v, state_key, now_ms, now_ms_obj, &found) < 0)
         return NULL;
     GuardRecord *record = guard_record(tables, state_key, create || found != NULL);
     Py_XINCREF(record); /* held across the helper and keyspace.delete */
@@ -495,7 +505,7 @@ static GuardRecord *history_record(PyObject *ks_dict, PyObject *get_at, PyObject
         Py_XDECREF(found);
         return record;
     }
-    PyObject *fields = PyObject_CallOneArg(restored, found);
+    PyObject *fields = PyObject_CallOneArg(v->restored, found);
     Py_DECREF(found);
     if (!fields) {
         Py_DECREF(record);
@@ -524,7 +534,7 @@ static GuardRecord *history_record(PyObject *ks_dict, PyObject *get_at, PyObject
     Py_DECREF(fields);
     if (!ok)
         PyErr_SetString(PyExc_OverflowError, "a restored member state of numbers out of range");
-    if (!ok || delete_key(delete, state_key) < 0) {
+    if (!ok || delete_key(v->delete, state_key) < 0) {
         Py_DECREF(record);
         return NULL;
     }
@@ -533,11 +543,10 @@ static GuardRecord *history_record(PyObject *ks_dict, PyObject *get_at, PyObject
 
 /* The member's history into `s` (see history_record); 0, or -1 with an
  * exception set. */
-static int read_history(GuardCheckObject *self, GuardTables *tables, state *s, int64_t now_ms,
+static int read_history(const keyspace_view *v, GuardTables *tables, state *s, int64_t now_ms,
                         PyObject *now_ms_obj) {
     GuardRecord *record =
-        history_record(self->ks_dict, self->get_at, self->delete, self->restored, tables,
-                       PySequence_Fast_GET_ITEM(s->keys, 0), now_ms, now_ms_obj, 0);
+        history_record(v, tables, PySequence_Fast_GET_ITEM(s->keys, 0), now_ms, now_ms_obj, 0);
     if (!record)
         return PyErr_Occurred() ? -1 : 0;
     if ((s->has_stats = record->has_stats)) {
@@ -554,30 +563,32 @@ static int read_history(GuardCheckObject *self, GuardTables *tables, state *s, i
     return 0;
 }
 
-/* The member's history after an accepted submission (Welford as _welford, then
- * last and the span's base), in its record. 0, or -1 with an exception set. */
+/* `score` counted in the record's history as the twin's _welford counts it
+ * (a record without one starts as the twin's fresh cell), and made its last
+ * score. */
+static void count_score(GuardRecord *r, double score) {
+    if (!r->has_stats) {
+        r->n = 0;
+        r->mean = r->m2 = r->base = 0.0;
+        r->has_base = 0;
+        r->bt = 0;
+    }
+    r->n += 1;
+    double delta = score - r->mean;
+    r->mean += delta / (double)r->n;
+    r->m2 += delta * (score - r->mean);
+    r->has_stats = r->has_last = 1;
+    r->last = score;
+}
+
+/* The member's history after an accepted submission (count_score, then the
+ * span's base when it is kept), in its record. 0, or -1 with an exception set. */
 static int record_history(GuardTables *tables, const state *s, int keep_base, double base,
                           int64_t bt) {
     GuardRecord *r = guard_record(tables, PySequence_Fast_GET_ITEM(s->keys, 0), 1);
     if (!r)
         return -1;
-    int64_t n = s->has_stats ? s->n : 0;
-    double mean = s->has_stats ? s->mean : 0.0, m2 = s->has_stats ? s->m2 : 0.0;
-    n += 1;
-    double delta = s->score - mean;
-    mean += delta / (double)n;
-    m2 += delta * (s->score - mean);
-    if (!s->has_stats) { /* a new state: as the twin's fresh cell */
-        r->has_base = 0;
-        r->base = 0.0;
-        r->bt = 0;
-    }
-    r->has_stats = 1;
-    r->n = n;
-    r->mean = mean;
-    r->m2 = m2;
-    r->has_last = 1;
-    r->last = s->score;
+    count_score(r, s->score);
     if (keep_base) {
         r->has_base = 1;
         r->base = base;
@@ -600,7 +611,8 @@ typedef struct {
 static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *args,
                               PyObject *given, step_extra *extra) {
     PyObject *now_obj = NULL, *now_ms_obj = NULL, *reply = NULL, *score_obj = NULL;
-    PyObject *tier_found = NULL, *values = NULL, *found = NULL;
+    PyObject *tier_found = NULL, *found = NULL;
+    keyspace_view v = {NULL, NULL, self->get_at, self->delete, self->restored};
     GuardTables *tables = NULL;
     state s = {0};
     s.keys = keys;
@@ -616,14 +628,14 @@ static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *
         PyErr_SetString(PyExc_TypeError, "check() takes the guard's own keys and arguments");
         goto done;
     }
-    if (!(values = ks_table(self->ks_dict, s_values)))
+    if (view_open(self->ks_dict, &v) < 0)
         goto done;
     /* held across the Python code the step may run (get_at, the helpers) */
     tables = (GuardTables *)Py_XNewRef(
-        guard_tables_of(self->ks_dict, values, PySequence_Fast_GET_ITEM(keys, 3)));
+        guard_tables_of(self->ks_dict, v.values, PySequence_Fast_GET_ITEM(keys, 3)));
     if (!tables || !(reply = new_reply()))
         goto done;
-    if (live_value(self->ks_dict, self->get_at, PySequence_Fast_GET_ITEM(keys, 4), now_ms, now_ms_obj, &found) < 0)
+    if (live_value(&v, PySequence_Fast_GET_ITEM(keys, 4), now_ms, now_ms_obj, &found) < 0)
         goto fail;
     if (found) { /* `member in banned`, whatever the value's type */
         int banned = PySequence_Contains(found, s.member);
@@ -643,7 +655,8 @@ static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *
         if (!count)
             continue;
         int failed = (which ? self->ip_math : self->player_math)
-                         ? table_limit(self, tables, keys, at, !which, now, now_ms, items, &refused)
+                         ? table_limit(self, &v, tables, keys, at, !which, now, now_ms, items,
+                                       &refused)
                          : limit(self, which ? self->ip : self->player, keys, at, count, now,
                                  now_ms, now_obj, now_ms_obj, items, &refused);
         if (failed) {
@@ -668,7 +681,7 @@ static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *
         PyObject *nonce_key = PySequence_Fast_GET_ITEM(keys, 1);
         int replayed = guard_nonce_live(tables, nonce_key, now_ms);
         if (replayed == 0) {
-            if (live_value(self->ks_dict, self->get_at, nonce_key, now_ms, now_ms_obj, &found) < 0)
+            if (live_value(&v, nonce_key, now_ms, now_ms_obj, &found) < 0)
                 goto fail;
             replayed = found != NULL;
             Py_CLEAR(found);
@@ -680,7 +693,7 @@ static PyObject *check_locked(GuardCheckObject *self, PyObject *keys, PyObject *
             goto done;
         }
     }
-    if (read_history(self, tables, &s, now_ms, now_ms_obj) < 0)
+    if (read_history(&v, tables, &s, now_ms, now_ms_obj) < 0)
         goto fail;
     if (s.has_step && s.has_last && fabs(s.score - s.last) > s.step) {
         reply = verdict(reply, 1, r_step);
@@ -755,7 +768,7 @@ fail:
 done:
     Py_XDECREF(tables);
     Py_XDECREF(found);
-    Py_XDECREF(values);
+    view_close(&v);
     Py_XDECREF(tier_found);
     Py_XDECREF(score_obj);
     Py_XDECREF(now_obj);
@@ -1010,35 +1023,28 @@ static PyObject *guard_promote(PyObject *module, PyObject *const *argv, Py_ssize
         PyErr_SetString(PyExc_ValueError, "guard_promote: now_us past 2**52");
         return NULL;
     }
-    PyObject *ks_dict = PyObject_GenericGetDict(argv[0], NULL), *values = NULL, *now_ms_obj = NULL;
+    PyObject *ks_dict = PyObject_GenericGetDict(argv[0], NULL), *now_ms_obj = NULL;
     PyObject *get_at = NULL, *delete = NULL, *result = NULL;
+    keyspace_view v = {NULL, NULL, NULL, NULL, argv[5]};
     GuardTables *tables = NULL;
     GuardRecord *record = NULL;
-    if (!ks_dict || !(values = ks_table(ks_dict, s_values)) ||
-        native_method(&get_at, argv[0], "get_at") || native_method(&delete, argv[0], "delete") ||
+    if (!ks_dict || view_open(ks_dict, &v) < 0 || native_method(&get_at, argv[0], "get_at") ||
+        native_method(&delete, argv[0], "delete") ||
         !(now_ms_obj = PyObject_CallMethod(argv[0], "now_ms", NULL)))
         goto out;
+    v.get_at = get_at;
+    v.delete = delete;
     if (!small_int(now_ms_obj, &now_ms)) {
         PyErr_SetString(PyExc_ValueError, "guard_promote: a clock reading past 2**52");
         goto out;
     }
-    if (!(tables = (GuardTables *)Py_XNewRef(guard_tables_of(ks_dict, values, argv[1]))) ||
-        !(record = history_record(ks_dict, get_at, delete, argv[5], tables, argv[2], now_ms,
-                                  now_ms_obj, 1)))
+    if (!(tables = (GuardTables *)Py_XNewRef(guard_tables_of(ks_dict, v.values, argv[1]))) ||
+        !(record = history_record(&v, tables, argv[2], now_ms, now_ms_obj, 1)))
         goto out;
     double score = PyFloat_AS_DOUBLE(argv[3]);
-    int64_t n = record->has_stats ? record->n : 0;
-    double mean = record->has_stats ? record->mean : 0.0;
-    double m2 = record->has_stats ? record->m2 : 0.0;
-    n += 1;
-    double delta = score - mean;
-    mean += delta / (double)n;
-    m2 += delta * (score - mean);
-    record->has_stats = record->has_last = record->has_base = 1;
-    record->n = n;
-    record->mean = mean;
-    record->m2 = m2;
-    record->last = record->base = score;
+    count_score(record, score);
+    record->has_base = 1;
+    record->base = score;
     record->bt = now_us;
     result = Py_NewRef(Py_None);
 out:
@@ -1047,7 +1053,7 @@ out:
     Py_XDECREF(now_ms_obj);
     Py_XDECREF(get_at);
     Py_XDECREF(delete);
-    Py_XDECREF(values);
+    view_close(&v);
     Py_XDECREF(ks_dict);
     return result;
 }
