@@ -24,3 +24,23 @@ def test_limit_headers_match_the_library(decision: Decision) -> None:
     ]
     assert _limit_headers(decision) == expected
     assert _limit_headers(decision) == expected  # the policy's header from the cache
+
+
+def test_a_repeated_decision_reuses_its_header_and_a_changed_one_does_not() -> None:
+    policy = Policy(10, 1, "gcra", name="player")
+    sequence = [
+        Decision(True, 10, 9, 0.1, None, policy),
+        Decision(True, 10, 9, 0.1, None, policy),  # repeated: the kept header
+        Decision(True, 10, 8, 0.1, None, policy),  # another remaining
+        Decision(True, 10, 8, 1.2, None, policy),  # another reset: t=2
+        Decision(False, 10, 0, 1.2, 0.4, policy),  # denied: never the kept header
+        Decision(True, 10, 8, 1.2, None, policy),  # the kept header again
+    ]
+    for decision in sequence:
+        expected = [
+            (name.lower().encode(), value.encode())
+            for name, value in rate_limit_headers([decision], style="ietf")
+        ]
+        assert _limit_headers(decision) == expected
+    first, again = (_limit_headers(sequence[1])[1] for _ in range(2))
+    assert first is again  # made once while the decisions repeat it

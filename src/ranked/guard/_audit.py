@@ -56,6 +56,8 @@ def accepted_note(
         if len(_HEADS) >= 4096:
             _HEADS.clear()
         head = _HEADS[ip, scope] = _members({"ip": ip, "scope": scope})
+    if head and nonce is not None and type(z) is float and rank is None and math.isfinite(z):
+        return f'{ACCEPTED} {{{head},"nonce":"{nonce}","z":{z!r}}}'  # a client's common note
     parts = [head] if head else []
     if nonce is not None:
         parts.append(f'"nonce":"{nonce}"')

@@ -306,6 +306,22 @@ static int buf_add(Buffer *b, const void *src, size_t n) {
     return 0;
 }
 
+/* Append `v` in decimal, as "%lld" writes it (snprintf's locale-aware
+ * machinery costs more than the hash of a short message); 0, or -1 with
+ * MemoryError. */
+static int buf_add_decimal(Buffer *b, long long v) {
+    char text[24];
+    char *end = text + sizeof text, *at = end;
+    unsigned long long magnitude = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        *--at = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude);
+    if (v < 0)
+        *--at = '-';
+    return buf_add(b, at, (size_t)(end - at));
+}
+
 /* Append a str's UTF-8 (with surrogateescape when `escape`, as signing.py
  * encodes a member); 0, or -1 with an exception (TypeError for a non-str). */
 static int buf_add_str(Buffer *b, PyObject *text, int escape) {
@@ -333,11 +349,8 @@ static int buf_add_score(Buffer *b, PyObject *score) {
     double v = PyFloat_AsDouble(score);
     if (v == -1.0 && PyErr_Occurred())
         return -1;
-    char text[32];
-    if (isfinite(v) && v == floor(v) && fabs(v) < 9007199254740992.0) {
-        int n = snprintf(text, sizeof text, "%lld", (long long)v);
-        return buf_add(b, text, (size_t)n);
-    }
+    if (isfinite(v) && v == floor(v) && fabs(v) < 9007199254740992.0)
+        return buf_add_decimal(b, (long long)v);
     char *repr = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
     if (!repr)
         return -1;
@@ -356,11 +369,8 @@ static int buf_add_int(Buffer *b, PyObject *value) {
     long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
     if (v == -1 && PyErr_Occurred())
         return -1;
-    if (!overflow) {
-        char text[24];
-        int n = snprintf(text, sizeof text, "%lld", v);
-        return buf_add(b, text, (size_t)n);
-    }
+    if (!overflow)
+        return buf_add_decimal(b, v);
     PyObject *text = PyObject_Str(value);
     if (!text)
         return -1;

@@ -255,11 +255,26 @@ def _entry_out(entry: PendingEntry) -> PendingOut:
     )
 
 
-_POLICY_HEADERS: dict[int, tuple[Policy, tuple[bytes, bytes], str]] = {}
-"""Each policy's ``RateLimit-Policy`` header and its ``RateLimit`` item's head, made once
-(at most 1,024 kept), by the policy object's id: a policy hashes all its fields, and the
-guard's decisions carry the same policy object every time (the entry keeps it alive, so
-its id is not reused while the entry stands)."""
+class _PolicyHeaders:
+    """One policy's header parts: its ``RateLimit-Policy`` header and ``RateLimit`` item's
+    head, made once, and the last allowed decision's ``RateLimit`` header, kept while the
+    decisions repeat it (a client well under its limit gets the same remaining quota and
+    reset time on every request)."""
+
+    __slots__ = ("head", "item", "last", "policy", "policy_header")
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.policy_header = (b"ratelimit-policy", policy_value([policy]).encode())
+        self.head = sf_string(policy.name) + ";r="
+        self.last: tuple[int, float] | None = None
+        self.item = (b"ratelimit", b"")
+
+
+_POLICY_HEADERS: dict[int, _PolicyHeaders] = {}
+"""Each policy's header parts (at most 1,024 kept), by the policy object's id: a policy
+hashes all its fields, and the guard's decisions carry the same policy object every time
+(the entry keeps it alive, so its id is not reused while the entry stands)."""
 
 
 def _limit_headers(limit: Decision) -> list[tuple[bytes, bytes]]:
@@ -268,16 +283,20 @@ def _limit_headers(limit: Decision) -> list[tuple[bytes, bytes]]:
     once per policy."""
     policy = limit.policy
     known = _POLICY_HEADERS.get(id(policy))
-    if known is None or known[0] is not policy:
+    if known is None or known.policy is not policy:
         if len(_POLICY_HEADERS) >= 1024:
             _POLICY_HEADERS.clear()
-        header = (b"ratelimit-policy", policy_value([policy]).encode())
-        known = _POLICY_HEADERS[id(policy)] = (policy, header, sf_string(policy.name) + ";r=")
-    t = reset_seconds(limit)
-    found = [known[1], (b"ratelimit", f"{known[2]}{limit.remaining};t={t}".encode())]
-    if not limit.allowed:  # retry_after_seconds of one decision: its t when denied
-        found.append((b"retry-after", str(t).encode()))
-    return found
+        known = _POLICY_HEADERS[id(policy)] = _PolicyHeaders(policy)
+    if limit.allowed:
+        seen = (limit.remaining, limit.reset_after)
+        if seen != known.last:
+            t = reset_seconds(limit)
+            known.item = (b"ratelimit", f"{known.head}{seen[0]};t={t}".encode())
+            known.last = seen
+        return [known.policy_header, known.item]
+    t = reset_seconds(limit)  # retry_after_seconds of one decision: its t when denied
+    item = (b"ratelimit", f"{known.head}{limit.remaining};t={t}".encode())
+    return [known.policy_header, item, (b"retry-after", str(t).encode())]
 
 
 def _actor(request: Request) -> str:

@@ -360,7 +360,8 @@ class Guard:
         refuses, none for one a cheap check refuses. Bad arguments raise
         :class:`~ranked.errors.GuardArgumentError` before anything is checked.
         """
-        now = self._now()  # read once: the C stage and the Python path judge one instant
+        clock = self._clock  # read once: the C stage and the Python path judge one instant
+        now = time.time() if clock is None else clock()
         state: _Board | None = None
         found: tuple[bytes, float, list[bytes], list[Any]] | None = None
         if operator is None and replay is None:
@@ -390,7 +391,7 @@ class Guard:
         # -- the stateful layers: one atomic step -----------------------------------------
         if not state.restored:
             self.restore(board)
-        checked = state.check(keys, args, self._now_us())
+        checked = state.check(keys, args, None if clock is None else round(clock() * 1e6))
         if checked.code:
             if sent is None:
                 sent = _Sent(member, score, client_time, nonce, ip, key_scope, None, None)
