@@ -61,21 +61,23 @@ static void sha256_schedule(uint32_t w[64], const uint8_t block[64]) {
 #include <cpuid.h>
 #include <immintrin.h>
 
-/* Whether the processor has the SHA extensions and SSE4.1 (cpuid leaf 7 EBX
- * bit 29, leaf 1 ECX bit 19): 1 or 0. */
+/* Whether the processor has the SHA extensions, SSE4.1 and SSSE3 (cpuid leaf 7
+ * EBX bit 29, leaf 1 ECX bits 19 and 9): 1 or 0. */
 static int has_sha_rounds(void) {
     unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 19)))
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 19)) || !(c & (1u << 9)))
         return 0;
     return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
 }
 
-/* One compression with the processor's SHA-256 round instructions: the
- * schedule in plain C, then the 64 rounds two at a time (SHA256RNDS2 on the
- * state held as the pairs ABEF and CDGH, each round's W + K in the low lanes).
- * The same result as sha256_rounds_c. */
-__attribute__((target("sha,sse4.1"))) static void sha256_rounds_x86(uint32_t state[8],
-                                                                    const uint32_t w[64]) {
+/* One compression of the 64-byte `block` into `state` with the processor's
+ * SHA-256 instructions: the message schedule four words at a time
+ * (SHA256MSG1 / SHA256MSG2), the rounds two at a time (SHA256RNDS2 on the
+ * state held as the pairs ABEF and CDGH, each round's W + K in the low
+ * lanes). The same result as sha256_block_c. */
+__attribute__((target("sha,sse4.1,ssse3"))) static void sha256_block_x86(uint32_t state[8],
+                                                                         const uint8_t block[64]) {
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
     __m128i dcba = _mm_loadu_si128((const __m128i *)&state[0]); /* lanes A B C D */
     __m128i hgfe = _mm_loadu_si128((const __m128i *)&state[4]); /* lanes E F G H */
     __m128i badc = _mm_shuffle_epi32(dcba, 0xB1);               /* lanes B A D C */
@@ -83,12 +85,19 @@ __attribute__((target("sha,sse4.1"))) static void sha256_rounds_x86(uint32_t sta
     __m128i abef = _mm_alignr_epi8(badc, hgfe, 8);              /* lanes F E B A */
     __m128i cdgh = _mm_blend_epi16(hgfe, badc, 0xF0);           /* lanes H G D C */
     const __m128i abef_in = abef, cdgh_in = cdgh;
-    for (int t = 0; t < 64; t += 4) {
-        __m128i wk = _mm_add_epi32(_mm_loadu_si128((const __m128i *)&w[t]),
-                                   _mm_loadu_si128((const __m128i *)&K256[t]));
-        cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk); /* rounds t, t+1: the new ABEF */
+    __m128i w[4]; /* the schedule's last sixteen words, four by four, in a ring */
+    for (int g = 0; g < 4; g++)
+        w[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(block + 16 * g)), swap);
+    for (int g = 0; g < 16; g++) { /* rounds 4g .. 4g+3 */
+        if (g >= 4) {              /* W[4g..]: from W[4g-16..], W[4g-12..], W[4g-8..], W[4g-4..] */
+            __m128i sum = _mm_sha256msg1_epu32(w[g & 3], w[(g + 1) & 3]);
+            sum = _mm_add_epi32(sum, _mm_alignr_epi8(w[(g + 3) & 3], w[(g + 2) & 3], 4));
+            w[g & 3] = _mm_sha256msg2_epu32(sum, w[(g + 3) & 3]);
+        }
+        __m128i wk = _mm_add_epi32(w[g & 3], _mm_loadu_si128((const __m128i *)&K256[4 * g]));
+        cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk); /* rounds 4g, 4g+1: the new ABEF */
         wk = _mm_shuffle_epi32(wk, 0x0E);
-        abef = _mm_sha256rnds2_epu32(abef, cdgh, wk); /* rounds t+2, t+3 */
+        abef = _mm_sha256rnds2_epu32(abef, cdgh, wk); /* rounds 4g+2, 4g+3 */
     }
     abef = _mm_add_epi32(abef, abef_in);
     cdgh = _mm_add_epi32(cdgh, cdgh_in);
@@ -101,8 +110,11 @@ __attribute__((target("sha,sse4.1"))) static void sha256_rounds_x86(uint32_t sta
 }
 #endif
 
-/* The 64 rounds in plain C (FIPS 180-4, 6.2.2 steps 2-4) on the schedule `w`. */
-static void sha256_rounds_c(uint32_t state[8], const uint32_t w[64]) {
+/* One compression in plain C: `state` absorbs the 64-byte `block` (FIPS
+ * 180-4, 6.2.2: the schedule, then the 64 rounds). */
+static void sha256_block_c(uint32_t state[8], const uint8_t block[64]) {
+    uint32_t w[64];
+    sha256_schedule(w, block);
     uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
     uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
     for (int t = 0; t < 64; t++) {
@@ -128,16 +140,9 @@ static void sha256_rounds_c(uint32_t state[8], const uint32_t w[64]) {
     state[7] += h;
 }
 
-/* The rounds this processor runs: sha256_rounds_x86 where it has the SHA
- * extensions (chosen once, at module init), else sha256_rounds_c. */
-static void (*sha256_rounds)(uint32_t state[8], const uint32_t w[64]) = sha256_rounds_c;
-
-/* One compression: `state` absorbs the 64-byte `block`. */
-static void sha256_block(uint32_t state[8], const uint8_t block[64]) {
-    uint32_t w[64];
-    sha256_schedule(w, block);
-    sha256_rounds(state, w);
-}
+/* The compression this processor runs: sha256_block_x86 where it has the SHA
+ * extensions (chosen once, at module init), else sha256_block_c. */
+static void (*sha256_block)(uint32_t state[8], const uint8_t block[64]) = sha256_block_c;
 
 /* The digest of (`prior` bytes already absorbed into `start`, a multiple of 64)
  * followed by `data`: the remaining blocks, the padding and the length. */
@@ -464,17 +469,17 @@ static PyObject *rounds(PyObject *module, PyObject *const *args, Py_ssize_t narg
     }
     if (nargs == 1 && args[0] != Py_None) {
         if (PyUnicode_CompareWithASCIIString(args[0], "c") == 0)
-            sha256_rounds = sha256_rounds_c;
+            sha256_block = sha256_block_c;
 #if defined(__x86_64__) && defined(__GNUC__)
         else if (PyUnicode_CompareWithASCIIString(args[0], "x86") == 0 && has_sha_rounds())
-            sha256_rounds = sha256_rounds_x86;
+            sha256_block = sha256_block_x86;
 #endif
         else {
             PyErr_Format(PyExc_ValueError, "no SHA-256 rounds %R here", args[0]);
             return NULL;
         }
     }
-    return PyUnicode_FromString(sha256_rounds == sha256_rounds_c ? "c" : "x86");
+    return PyUnicode_FromString(sha256_block == sha256_block_c ? "c" : "x86");
 }
 
 static PyMethodDef methods[] = {
@@ -495,7 +500,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__signature(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (has_sha_rounds())
-        sha256_rounds = sha256_rounds_x86;
+        sha256_block = sha256_block_x86;
 #endif
     if (PyType_Ready(&VerifierType) < 0)
         return NULL;
