@@ -63,7 +63,7 @@ static void sha256_schedule(uint32_t w[64], const uint8_t block[64]) {
 
 /* Whether the processor has the SHA extensions, SSE4.1 and SSSE3 (cpuid leaf 7
  * EBX bit 29, leaf 1 ECX bits 19 and 9): 1 or 0. */
-static int has_sha_rounds(void) {
+static int has_sha_extensions(void) {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 19)) || !(c & (1u << 9)))
         return 0;
@@ -459,9 +459,10 @@ static PyTypeObject VerifierType = {
     .tp_call = PyVectorcall_Call,
 };
 
-/* rounds(name=None): the SHA-256 rounds in use, "x86" (the SHA extensions) or
- * "c"; given a name, switches to it first (for tests: both must agree with
- * hashlib). ValueError for "x86" on a processor without them. */
+/* rounds(name=None): the SHA-256 compression in use (its schedule and
+ * rounds), "x86" (the SHA extensions) or "c"; given a name, switches to it
+ * first (for tests: both must agree with hashlib). ValueError for "x86" on a
+ * processor without them. */
 static PyObject *rounds(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs > 1 || (nargs == 1 && args[0] != Py_None && !PyUnicode_Check(args[0]))) {
         PyErr_SetString(PyExc_TypeError, "rounds(name=None)");
@@ -471,7 +472,7 @@ static PyObject *rounds(PyObject *module, PyObject *const *args, Py_ssize_t narg
         if (PyUnicode_CompareWithASCIIString(args[0], "c") == 0)
             sha256_block = sha256_block_c;
 #if defined(__x86_64__) && defined(__GNUC__)
-        else if (PyUnicode_CompareWithASCIIString(args[0], "x86") == 0 && has_sha_rounds())
+        else if (PyUnicode_CompareWithASCIIString(args[0], "x86") == 0 && has_sha_extensions())
             sha256_block = sha256_block_x86;
 #endif
         else {
@@ -484,7 +485,7 @@ static PyObject *rounds(PyObject *module, PyObject *const *args, Py_ssize_t narg
 
 static PyMethodDef methods[] = {
     {"rounds", (PyCFunction)(void (*)(void))rounds, METH_FASTCALL,
-     "rounds(name=None): the SHA-256 rounds in use (\"x86\" or \"c\"), switching to `name`."},
+     "rounds(name=None): the SHA-256 compression in use (\"x86\" or \"c\"), switching to `name`."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -499,7 +500,7 @@ static struct PyModuleDef module = {
 /* Module init: the Verifier type. A new reference, or NULL with an exception. */
 PyMODINIT_FUNC PyInit__signature(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (has_sha_rounds())
+    if (has_sha_extensions())
         sha256_block = sha256_block_x86;
 #endif
     if (PyType_Ready(&VerifierType) < 0)

@@ -17,5 +17,6 @@ class Verifier:
     ) -> bool: ...
 
 def rounds(name: str | None = None, /) -> str:
-    """The SHA-256 rounds in use, ``"x86"`` (the processor's SHA extensions) or ``"c"``;
-    given a name, switches to it first (for tests). ValueError for one not here."""
+    """The SHA-256 compression in use (schedule and rounds), ``"x86"`` (the processor's SHA
+    extensions) or ``"c"``; given a name, switches to it first (for tests). ValueError for
+    one not here."""

@@ -257,18 +257,17 @@ def _entry_out(entry: PendingEntry) -> PendingOut:
 
 class _PolicyHeaders:
     """One policy's header parts: its ``RateLimit-Policy`` header and ``RateLimit`` item's
-    head, made once, and the last allowed decision's ``RateLimit`` header, kept while the
-    decisions repeat it (a client well under its limit gets the same remaining quota and
-    reset time on every request)."""
+    head, made once, and the last allowed decision's ``(remaining, reset_after)`` with its
+    ``RateLimit`` header, kept while the decisions repeat it (a client well under its
+    limit gets the same remaining quota and reset time on every request)."""
 
-    __slots__ = ("head", "item", "last", "policy", "policy_header")
+    __slots__ = ("head", "last", "policy", "policy_header")
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         self.policy_header = (b"ratelimit-policy", policy_value([policy]).encode())
         self.head = sf_string(policy.name) + ";r="
-        self.last: tuple[int, float] | None = None
-        self.item = (b"ratelimit", b"")
+        self.last: tuple[tuple[int, float], tuple[bytes, bytes]] | None = None
 
 
 _POLICY_HEADERS: dict[int, _PolicyHeaders] = {}
@@ -289,11 +288,11 @@ def _limit_headers(limit: Decision) -> list[tuple[bytes, bytes]]:
         known = _POLICY_HEADERS[id(policy)] = _PolicyHeaders(policy)
     if limit.allowed:
         seen = (limit.remaining, limit.reset_after)
-        if seen != known.last:
+        last = known.last
+        if last is None or last[0] != seen:
             t = reset_seconds(limit)
-            known.item = (b"ratelimit", f"{known.head}{seen[0]};t={t}".encode())
-            known.last = seen
-        return [known.policy_header, known.item]
+            last = known.last = (seen, (b"ratelimit", f"{known.head}{seen[0]};t={t}".encode()))
+        return [known.policy_header, last[1]]
     t = reset_seconds(limit)  # retry_after_seconds of one decision: its t when denied
     item = (b"ratelimit", f"{known.head}{limit.remaining};t={t}".encode())
     return [known.policy_header, item, (b"retry-after", str(t).encode())]

@@ -360,8 +360,9 @@ class Guard:
         refuses, none for one a cheap check refuses. Bad arguments raise
         :class:`~ranked.errors.GuardArgumentError` before anything is checked.
         """
-        clock = self._clock  # read once: the C stage and the Python path judge one instant
-        now = time.time() if clock is None else clock()
+        clock = self._clock
+        now = time.time() if clock is None else clock()  # the C stage and the Python path
+        # judge this one instant
         state: _Board | None = None
         found: tuple[bytes, float, list[bytes], list[Any]] | None = None
         if operator is None and replay is None:
