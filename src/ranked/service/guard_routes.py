@@ -269,6 +269,11 @@ class _PolicyHeaders:
         self.head = sf_string(policy.name) + ";r="
         self.last: tuple[tuple[int, float], tuple[bytes, bytes]] | None = None
 
+    def item(self, remaining: int, t: int) -> tuple[bytes, bytes]:
+        """The ``RateLimit`` header of one decision of this policy (``ratelimit_value``'s
+        item): its remaining quota and its ``t``."""
+        return (b"ratelimit", f"{self.head}{remaining};t={t}".encode())
+
 
 _POLICY_HEADERS: dict[int, _PolicyHeaders] = {}
 """Each policy's header parts (at most 1,024 kept), by the policy object's id: a policy
@@ -290,12 +295,10 @@ def _limit_headers(limit: Decision) -> list[tuple[bytes, bytes]]:
         seen = (limit.remaining, limit.reset_after)
         last = known.last
         if last is None or last[0] != seen:
-            t = reset_seconds(limit)
-            last = known.last = (seen, (b"ratelimit", f"{known.head}{seen[0]};t={t}".encode()))
+            last = known.last = (seen, known.item(seen[0], reset_seconds(limit)))
         return [known.policy_header, last[1]]
     t = reset_seconds(limit)  # retry_after_seconds of one decision: its t when denied
-    item = (b"ratelimit", f"{known.head}{limit.remaining};t={t}".encode())
-    return [known.policy_header, item, (b"retry-after", str(t).encode())]
+    return [known.policy_header, known.item(limit.remaining, t), (b"retry-after", str(t).encode())]
 
 
 def _actor(request: Request) -> str:

@@ -359,9 +359,7 @@ class AsyncGuard:
         refuses, none for one a cheap check refuses. Bad arguments raise
         :class:`~ranked.errors.GuardArgumentError` before anything is checked.
         """
-        clock = self._clock
-        now = time.time() if clock is None else clock()  # the C stage and the Python path
-        # judge this one instant
+        now = self._now()  # read once: the C stage and the Python path judge one instant
         state: _Board | None = None
         found: tuple[bytes, float, list[bytes], list[Any]] | None = None
         if operator is None and replay is None:
@@ -391,7 +389,7 @@ class AsyncGuard:
         # -- the stateful layers: one atomic step -----------------------------------------
         if not state.restored:
             await self.restore(board)
-        checked = await state.check(keys, args, None if clock is None else round(clock() * 1e6))
+        checked = await state.check(keys, args, self._now_us())
         if checked.code:
             if sent is None:
                 sent = _Sent(member, score, client_time, nonce, ip, key_scope, None, None)
